@@ -1,0 +1,1 @@
+"""The course: manifest, lesson text, notebook widgets and the course build."""

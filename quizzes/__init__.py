@@ -1,0 +1,1 @@
+"""Quiz engine and question banks for the minislurm course."""
