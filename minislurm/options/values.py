@@ -1,0 +1,220 @@
+"""Value parsers shared by sbatch/srun/salloc options.
+
+Each mirrors a helper of Slurm 22.05 (src/common/proc_args.c unless noted)
+and raises `OptionError` with Slurm's text *without* the ``prog: error:``
+prefix; `minislurm.options.table` adds the prefix and the exit code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from minislurm.errors import OptionError
+
+
+class NumericError(OptionError):
+    """``parse_int`` failures: Slurm calls ``exit(1)`` there, not ``exit(-1)``
+    (capture b_sbatch_errors/42_ntasks_zero: rc 1)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 1)
+
+
+def strtol(s: str) -> tuple[int | None, str]:
+    """C ``strtol(s, &end, 10)``: (value or None when no digits, rest)."""
+    m = re.match(r"\s*([+-]?\d+)", s)
+    if not m:
+        return None, s
+    return int(m.group(1)), s[m.end():]
+
+
+def parse_int(name: str, val: str, positive: bool) -> int:
+    """``parse_int``: a decimal integer, > 0 if ``positive`` else >= 0.
+
+    ``Invalid numeric value "0" for --ntasks.`` / ``Numeric argument (N) too
+    large for NAME.`` (both exit 1).
+    """
+    value, rest = strtol(val)
+    result = 0 if value is None else value
+    if (val if value is None else rest) != "":
+        raise NumericError(f'Invalid numeric value "{val}" for {name}.')
+    if result < 0 or (positive and result <= 0):
+        raise NumericError(f'Invalid numeric value "{val}" for {name}.')
+    if result > 2**31 - 1:
+        raise NumericError(f"Numeric argument ({result}) too large for {name}.")
+    return result
+
+
+def str_to_mbytes(arg: str) -> int | None:
+    """``str_to_mbytes``: ``N[K|M|G|T]`` in MB (default unit M, K rounds up);
+    ``None`` where Slurm returns NO_VAL64 (invalid)."""
+    value, rest = strtol(arg)
+    result = 0 if value is None else value
+    if value is None:
+        rest = arg
+    unit = rest[:1]
+    if unit in ("", "m", "M"):
+        pass
+    elif unit in ("k", "K"):
+        result = -((-result) // 1024) if result >= 0 else -1
+    elif unit in ("g", "G"):
+        result *= 1024
+    elif unit in ("t", "T"):
+        result *= 1024 * 1024
+    else:
+        return None
+    return None if result < 0 else result
+
+
+def _str_to_nodes(s: str) -> tuple[int, str]:
+    """``_str_to_nodes``: a count with optional ``k``/``m`` multiplier."""
+    value, rest = strtol(s)
+    if value is None:
+        return 0, s
+    if rest[:1] in ("k", "K"):
+        value *= 1024
+        rest = rest[1:]
+    elif rest[:1] in ("m", "M"):
+        value *= 1024 * 1024
+        rest = rest[1:]
+    return value, rest
+
+
+def verify_node_count(arg: str) -> tuple[int, int]:
+    """``verify_node_count``: ``N`` or ``min-max`` -> (min, max).
+
+    ``-N0`` passes the client (Slurm 22.05 allows 0 nodes for steps/hetjobs)
+    and is rejected by slurmctld (``Node count specification invalid``).
+    """
+    if "-" in arg:
+        min_str, _, max_str = arg.partition("-")
+        lo, left = _str_to_nodes(min_str)
+        if left.strip():
+            raise OptionError(f'"{min_str}" is not a valid node count')
+        if lo == 0:
+            lo = 1
+        hi, left = _str_to_nodes(max_str)
+        if left.strip():
+            raise OptionError(f'"{max_str}" is not a valid node count')
+    else:
+        lo, left = _str_to_nodes(arg)
+        if left.strip():
+            raise OptionError(f'"{arg}" is not a valid node count')
+        hi = lo
+    if hi != 0 and hi < lo:
+        raise OptionError(f"Maximum node count {hi} is less than minimum node count {lo}")
+    return lo, hi
+
+
+SIGNALS: dict[str, int] = {
+    "HUP": 1, "INT": 2, "QUIT": 3, "ABRT": 6, "KILL": 9, "ALRM": 14, "TERM": 15,
+    "USR1": 10, "USR2": 12, "URG": 23, "CONT": 18, "STOP": 19, "TSTP": 20,
+    "TTIN": 21, "TTOU": 22, "XCPU": 24,
+}
+"""``sig_name_num`` (src/common/proc_args.c), Linux numbering."""
+
+
+def sig_name2num(name: str) -> int:
+    """``sig_name2num``: ``10``, ``USR1``, ``SIGUSR1`` (any case) -> 10; 0 if unknown."""
+    value, rest = strtol(name)
+    if value is not None:
+        return value if not rest.strip() else 0
+    s = name.lstrip()
+    if s[:3].upper() == "SIG":
+        s = s[3:]
+    for sig, num in SIGNALS.items():
+        if s[: len(sig)].upper() == sig and not s[len(sig):].strip():
+            return num
+    return 0
+
+
+def get_signal_opts(arg: str) -> tuple[int, int, bool, bool]:
+    """``get_signal_opts``: ``[{R|B}:]sig[@time]`` -> (signal, time, batch, resv).
+
+    Raises `OptionError` ``Invalid --signal specification``.
+    """
+    batch = resv = False
+    low = arg[:3].upper()
+    if low in ("RB:", "BR:"):
+        batch = resv = True
+        arg = arg[3:]
+    elif low[:2] == "B:":
+        batch = True
+        arg = arg[2:]
+    elif low[:2] == "R:":
+        resv = True
+        arg = arg[2:]
+    sig_text, at, time_text = arg.partition("@")
+    num = sig_name2num(sig_text) & 0xFFFF
+    if num < 1:
+        raise OptionError("Invalid --signal specification")
+    if not at:
+        return num, 60, batch, resv
+    value, rest = strtol(time_text)
+    t = 0 if value is None else value
+    if t < 0 or t > 0xFFFF or (rest != "" and value is not None):
+        raise OptionError("Invalid --signal specification")
+    if value is None and time_text != "":
+        raise OptionError("Invalid --signal specification")
+    return num, t, batch, resv
+
+
+_DIST_L1 = ("block", "cyclic", "arbitrary", "*")
+_DIST_L23 = ("block", "cyclic", "fcyclic", "*")
+
+
+def verify_dist_type(arg: str) -> str:
+    """``verify_dist_type``: ``block|cyclic|arbitrary|plane=<size>|*`` then
+    ``:block|cyclic|fcyclic`` (socket, core) and ``,Pack|NoPack``.
+
+    Returns ``arg``; raises `OptionError` ``Invalid --distribution
+    specification``.
+    """
+    err = OptionError("Invalid --distribution specification")
+    text, comma, flag = arg.partition(",")
+    if comma and flag.lower() not in ("pack", "nopack"):
+        raise err
+    levels = text.split(":")
+    if not text or len(levels) > 3:
+        raise err
+    first = levels[0].lower()
+    if first.startswith("plane"):
+        if len(levels) > 1 or not re.fullmatch(r"plane=\d+", first) or int(first[6:]) < 1:
+            raise err
+        return arg
+    if first not in _DIST_L1:
+        raise err
+    if any(lvl.lower() not in _DIST_L23 for lvl in levels[1:]):
+        raise err
+    return arg
+
+
+MAIL_TYPES = (
+    "NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "STAGE_OUT", "TIME_LIMIT",
+    "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS", "INVALID_DEPEND",
+)
+"""``parse_mail_type`` tokens."""
+
+
+def parse_mail_type(arg: str) -> str:
+    """``parse_mail_type``: a comma list of `MAIL_TYPES` (any case)."""
+    tokens = arg.split(",")
+    if not arg or any(t.upper() not in MAIL_TYPES for t in tokens):
+        raise OptionError("Invalid --mail-type specification")
+    return ",".join(t.upper() for t in tokens)
+
+
+NICE_LIMIT = 0x80000000 - 3
+"""``NICE_OFFSET - 3``: the largest ``--nice`` adjustment."""
+
+
+def parse_nice(arg: str | None) -> int:
+    """``arg_set_nice``: ``strtoll`` of the value (100 without one)."""
+    if arg is None:
+        value = 100
+    else:
+        parsed, _ = strtol(arg)
+        value = parsed or 0
+    if abs(value) > NICE_LIMIT:
+        raise OptionError(f"Invalid --nice value, out of range (+/- {NICE_LIMIT})")
+    return value

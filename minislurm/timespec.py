@@ -1,0 +1,439 @@
+"""Slurm's time formats: time limits, elapsed times, ``--begin`` times.
+
+Mirrors src/common/parse_time.c of Slurm 22.05:
+
+* `parse_time_limit` is ``time_str2mins`` as used by ``-t/--time`` and
+  ``--time-min`` (slurm_opt.c ``arg_set_time_limit``): ``M``, ``M:S``,
+  ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``, ``UNLIMITED``/``INFINITE``/``-1``;
+  seconds round *up* to the next minute, and ``0`` means UNLIMITED.
+* `parse_begin` is ``parse_time`` as used by ``-b/--begin`` and ``--deadline``.
+* the formatters are ``mins2time_str``/``secs2time_str`` (scontrol) and
+  squeue's shorter ``M:SS`` form.
+
+Units follow docs/ARCHITECTURE.md: a time limit is ``int | None`` minutes with
+``None`` = UNLIMITED; timestamps are epoch seconds.  minislurm's clock is UTC,
+so "today", "noon" and ``HH:MM`` are read in UTC (Slurm uses local time).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time as _time
+from datetime import UTC, datetime, timedelta
+
+from minislurm.errors import OptionError
+
+INVALID_TIME = -1
+"""A negative time limit (``--time=-5``): sbatch accepts it, squeue/scontrol
+print ``INVALID`` (capture b_sbatch_errors/09_bad_time_negative)."""
+
+_TIMESPEC_CHARS = re.compile(r"^[0-9:-]*$")
+
+
+def _is_valid_timespec(s: str) -> bool:
+    """``_is_valid_timespec``: digits, at most one ``-`` (before any ``:``),
+    at most two ``:``, with enough digit groups for the separators."""
+    if not _TIMESPEC_CHARS.match(s):
+        return False
+    digit = dash = colon = 0
+    already_digit = False
+    for ch in s:
+        if ch.isdigit():
+            if not already_digit:
+                digit += 1
+                already_digit = True
+        elif ch == "-":
+            already_digit = False
+            dash += 1
+            if colon:
+                return False
+        else:  # ':'
+            already_digit = False
+            colon += 1
+    if not digit or dash > 1 or colon > 2:
+        return False
+    if dash:
+        return not ((colon == 1 and digit < 3) or (colon == 2 and digit < 4))
+    return not ((colon == 1 and digit < 2) or (colon == 2 and digit < 3))
+
+
+def _scan_ints(s: str, seps: str) -> list[int]:
+    """Emulate ``sscanf`` with ``%d`` conversions separated by literal ``seps``
+    characters: returns the integers converted before the first mismatch."""
+    values: list[int] = []
+    pos = 0
+    for index in range(len(seps) + 1):
+        m = re.match(r"[+-]?\d+", s[pos:])
+        if not m:
+            break
+        values.append(int(m.group()))
+        pos += m.end()
+        if index == len(seps) or pos >= len(s) or s[pos] != seps[index]:
+            break
+        pos += 1
+    return values
+
+
+def time_str2secs(s: str) -> int | None:
+    """``time_str2secs``: seconds, ``None`` for UNLIMITED; raises `ValueError`
+    where Slurm returns NO_VAL."""
+    if not s:
+        raise ValueError(s)
+    if s.lower() in ("-1", "infinite", "unlimited"):
+        return None
+    if not _is_valid_timespec(s):
+        raise ValueError(s)
+    d = h = m = sec = 0
+    if "-" in s:
+        vals = [*_scan_ints(s, "-::"), 0, 0, 0, 0]
+        d, h, m, sec = vals[0] * 86400, vals[1] * 3600, vals[2] * 60, vals[3]
+    else:
+        vals = _scan_ints(s, "::")
+        if len(vals) == 3:
+            h, m, sec = vals[0] * 3600, vals[1] * 60, vals[2]
+        else:
+            vals += [0, 0]
+            m, sec = vals[0] * 60, vals[1]
+    return d + h + m + sec
+
+
+def parse_time_limit(s: str) -> int | None:
+    """Minutes for a ``--time`` value; ``None`` = UNLIMITED (``0`` too).
+
+    Negative values (``-5``) are accepted and return `INVALID_TIME`.
+    Raises `OptionError` ``Invalid --time specification`` (without the
+    program prefix, which the front end adds).
+    """
+    try:
+        secs = time_str2secs(s)
+    except ValueError:
+        raise OptionError("Invalid --time specification") from None
+    if secs is None:
+        return None
+    # C integer division truncates towards zero.
+    minutes = int((secs + 59) / 60)
+    if minutes == 0:
+        return None
+    if minutes < 0:
+        return INVALID_TIME
+    return minutes
+
+
+def format_time_limit(minutes: int | None) -> str:
+    """squeue's ``%l``: ``5:00``, ``1:00:00``, ``2-00:00:00``, ``UNLIMITED``,
+    ``INVALID`` for a negative limit."""
+    if minutes is None:
+        return "UNLIMITED"
+    if minutes < 0:
+        return "INVALID"
+    days, rem = divmod(minutes, 1440)
+    hours, mins = divmod(rem, 60)
+    if days:
+        return f"{days}-{hours:02d}:{mins:02d}:00"
+    if hours:
+        return f"{hours}:{mins:02d}:00"
+    return f"{mins}:00"
+
+
+def format_time_limit_hms(minutes: int | None) -> str:
+    """``mins2time_str`` as scontrol prints ``TimeLimit=``: ``00:05:00``,
+    ``2-00:00:00``, ``UNLIMITED``, ``INVALID``."""
+    if minutes is None:
+        return "UNLIMITED"
+    if minutes < 0:
+        return "INVALID"
+    return format_elapsed(minutes * 60)
+
+
+def format_elapsed(seconds: int) -> str:
+    """``secs2time_str`` (scontrol ``RunTime=``, sacct ``Elapsed``):
+    ``00:01:25``, ``1-02:03:04``; ``INVALID`` when negative."""
+    if seconds < 0:
+        return "INVALID"
+    days, rem = divmod(seconds, 86400)
+    hours, rem = divmod(rem, 3600)
+    mins, secs = divmod(rem, 60)
+    if days:
+        return f"{days}-{hours:02d}:{mins:02d}:{secs:02d}"
+    return f"{hours:02d}:{mins:02d}:{secs:02d}"
+
+
+def format_timestamp(ts: int | None) -> str:
+    """``slurm_make_time_str`` (``%FT%T``): ``2026-01-05T08:00:00``; ``Unknown``
+    for 0/None (as scontrol prints an unset time)."""
+    if not ts:
+        return "Unknown"
+    return _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(ts))
+
+
+# --- parse_time (--begin) ----------------------------------------------------
+
+_UNITS = (
+    ("seconds", 1), ("second", 1), ("minutes", 60), ("minute", 60),
+    ("hours", 3600), ("hour", 3600), ("days", 86400), ("day", 86400),
+    ("weeks", 604800), ("week", 604800),
+)
+
+
+class _Prob(Exception):
+    """A parse failure at character ``pos`` (parse_time's ``goto prob``)."""
+
+    def __init__(self, pos: int) -> None:
+        super().__init__(pos)
+        self.pos = pos
+
+
+def _ch(s: str, i: int) -> str:
+    return s[i] if 0 <= i < len(s) else "\0"
+
+
+def _isdigit(c: str) -> bool:
+    return "0" <= c <= "9"
+
+
+def _get_delta(s: str, pos: int) -> tuple[int, int]:
+    """``_get_delta``: count and unit after ``now+``; returns (new pos, secs)."""
+    cnt = 0
+    digit = 0
+    offset = pos + 1
+    while _ch(s, offset) not in ("\0", "\n"):
+        c = s[offset]
+        if c.isspace():
+            offset += 1
+            continue
+        unit = next(((n, mult) for n, mult in _UNITS
+                     if s[offset:offset + len(n)].lower() == n), None)
+        if unit is not None:
+            offset += len(unit[0])
+            cnt *= unit[1]
+            break
+        if _isdigit(c):
+            cnt = cnt * 10 + int(c)
+            digit += 1
+            offset += 1
+            continue
+        raise _Prob(offset - 1)
+    if not digit:
+        raise _Prob(pos)
+    return offset - 1, cnt
+
+
+def _get_time(s: str, pos: int) -> tuple[int, int, int, int]:
+    """``_get_time``: ``HH:MM[:SS] [AM|PM]``; returns (pos, hour, min, sec)."""
+    o = pos
+    if not _isdigit(_ch(s, o)):
+        raise _Prob(o)
+    hr = int(s[o])
+    o += 1
+    if _ch(s, o) != ":":
+        if not _isdigit(_ch(s, o)):
+            raise _Prob(o)
+        hr = hr * 10 + int(s[o])
+        o += 1
+    if hr > 23:
+        raise _Prob(o - 2)
+    if _ch(s, o) != ":":
+        raise _Prob(o)
+    o += 1
+    if not _isdigit(_ch(s, o)):
+        raise _Prob(o)
+    mn = int(s[o])
+    o += 1
+    if not _isdigit(_ch(s, o)):
+        raise _Prob(o)
+    mn = mn * 10 + int(s[o])
+    o += 1
+    if mn > 59:
+        raise _Prob(o - 2)
+    sec = 0
+    if _ch(s, o) == ":":
+        o += 1
+        if not _isdigit(_ch(s, o)):
+            raise _Prob(o)
+        sec = int(s[o])
+        o += 1
+        if not _isdigit(_ch(s, o)):
+            raise _Prob(o)
+        sec = sec * 10 + int(s[o])
+        o += 1
+        if sec > 59:
+            raise _Prob(o - 2)
+    while _ch(s, o).isspace() and _ch(s, o) != "\0":
+        o += 1
+    if s[o:o + 2].lower() == "pm":
+        hr += 12
+        if hr > 23:
+            if hr != 24:
+                raise _Prob(o)
+            hr = 12
+        o += 2
+    elif s[o:o + 2].lower() == "am":
+        if hr > 11:
+            if hr != 12:
+                raise _Prob(o)
+            hr = 0
+        o += 2
+    return o - 1, hr, mn, sec
+
+
+def _two_digits(s: str, o: int) -> tuple[int, int]:
+    """One digit, optionally followed by a second: (value, new offset)."""
+    v = ord(_ch(s, o)) - ord("0")
+    o += 1
+    if _isdigit(_ch(s, o)):
+        v = v * 10 + int(s[o])
+        o += 1
+    return v, o
+
+
+def _get_date(s: str, pos: int) -> tuple[int, int, int, int | None]:
+    """``_get_date``: ``YYYY-MM-DD`` or ``MMDD[YY]``, ``MM/DD[/YY]``,
+    ``MM.DD[.YY]``; returns (pos, month 0-11, mday, year-1900 or None)."""
+    o = pos
+    if len(s) >= o + 7 and _ch(s, o + 4) == "-" and _ch(s, o + 7) == "-":
+        yr = 0
+        for _ in range(4):
+            if not _isdigit(_ch(s, o)):
+                raise _Prob(o)
+            yr = yr * 10 + int(s[o])
+            o += 1
+        o += 1
+        mon, o = _two_digits(s, o)
+        if mon < 1 or mon > 12:
+            raise _Prob(o - 2)
+        o += 1
+        if not _isdigit(_ch(s, o)):
+            raise _Prob(o)
+        day, o = _two_digits(s, o)
+        if day < 1 or day > 31:
+            raise _Prob(o - 2)
+        return o - 1, mon - 1, day, yr - 1900
+    mon, o = _two_digits(s, o)
+    if mon < 1 or mon > 12:
+        raise _Prob(o - 2)
+    if _ch(s, o) in "./" and _ch(s, o) != "\0":
+        o += 1
+    if not _isdigit(_ch(s, o)):
+        raise _Prob(o)
+    day, o = _two_digits(s, o)
+    if day < 1 or day > 31:
+        raise _Prob(o - 2)
+    if _ch(s, o) in "./" and _ch(s, o) != "\0":
+        o += 1
+    year: int | None = None
+    if _isdigit(_ch(s, o)):
+        yr = int(s[o])
+        o += 1
+        if not _isdigit(_ch(s, o)):
+            raise _Prob(o)
+        yr = yr * 10 + int(s[o])
+        o += 1
+        if yr:
+            year = yr + 100
+    return o - 1, mon - 1, day, year
+
+
+def parse_begin(s: str, now: int) -> int:
+    """``parse_time(s, past=0)`` relative to ``now``: the epoch time of ``s``.
+
+    Formats: ``today``, ``tomorrow``, ``midnight``, ``noon``, ``fika`` (15:00),
+    ``teatime`` (16:00), ``HH:MM[:SS] [AM|PM]``, ``MMDD[YY]``,
+    ``MM/DD[/YY]``, ``MM.DD[.YY]``, ``YYYY-MM-DD[THH:MM[:SS]]``,
+    ``now[{+|-}count[seconds|minutes|hours|days|weeks]]``, ``uts<epoch>``.
+    A time without a date is the next such time (today or tomorrow).
+
+    Raises `OptionError` when Slurm's parse_time returns 0; its message is the
+    line parse_time prints (``Invalid time specification (pos=N): s``), or
+    empty when nothing was specified.
+    """
+    if s[:3].lower() == "uts":
+        m = re.fullmatch(r"[+-]?\d+", s[3:].lstrip())
+        if m is None or int(m.group()) < 1000000:
+            raise OptionError(f"Invalid time specification (pos=0): {s}")
+        return int(m.group())
+    now_tm = datetime.fromtimestamp(now, UTC)
+    hour = minute = -1
+    second = 0
+    month = mday = -1
+    year: int | None = None
+    pos = 0
+    try:
+        while _ch(s, pos) not in ("\0", "\n"):
+            c = s[pos]
+            low = s[pos:].lower()
+            if c in " \t-T":
+                pos += 1
+                continue
+            if low.startswith("today"):
+                month, mday, year = now_tm.month - 1, now_tm.day, now_tm.year - 1900
+                pos += 5
+                continue
+            if low.startswith("tomorrow"):
+                t = now_tm + timedelta(days=1)
+                month, mday, year = t.month - 1, t.day, t.year - 1900
+                pos += 8
+                continue
+            named = {"midnight": 0, "noon": 12, "fika": 15, "teatime": 16}
+            word = next((w for w in named if low.startswith(w)), None)
+            if word is not None:
+                hour, minute, second = named[word], 0, 0
+                pos += len(word)
+                continue
+            if low.startswith("now"):
+                delta = 0
+                i = pos + 3
+                while True:
+                    ci = _ch(s, i)
+                    if ci in "+-" and ci != "\0":
+                        pos += i
+                        pos, delta = _get_delta(s, pos)
+                        if ci == "-":
+                            delta = -delta
+                        break
+                    if ci in " \t" and ci != "\0":
+                        i += 1
+                        continue
+                    if ci in ("\0", "\n"):
+                        pos += i - 1
+                        break
+                    pos += i
+                    raise _Prob(pos)
+                t = now_tm + timedelta(seconds=delta)
+                month, mday, year = t.month - 1, t.day, t.year - 1900
+                hour, minute, second = t.hour, t.minute, t.second
+                pos += 1
+                continue
+            if not _isdigit(c):
+                raise _Prob(pos)
+            if _ch(s, pos + 1) == ":" or _ch(s, pos + 2) == ":":
+                pos, hour, minute, second = _get_time(s, pos)
+            else:
+                pos, month, mday, year = _get_date(s, pos)
+            pos += 1
+    except _Prob as prob:
+        raise OptionError(f"Invalid time specification (pos={prob.pos}): {s}") from None
+    return _resolve(now_tm, hour, minute, second, month, mday, year, s)
+
+
+def _resolve(now_tm: datetime, hour: int, minute: int, second: int, month: int,
+             mday: int, year: int | None, s: str) -> int:
+    """The end of parse_time: default the missing date or time, then mktime."""
+    if hour == -1 and month == -1:
+        raise OptionError("")
+    if hour == -1:
+        hour, minute = 0, 0
+    elif month == -1:
+        if hour > now_tm.hour or (hour == now_tm.hour and minute > now_tm.minute):
+            t = now_tm
+        else:
+            t = now_tm + timedelta(days=1)
+        month, mday, year = t.month - 1, t.day, t.year - 1900
+    if year is None:
+        later = (month, mday, hour, minute) > (now_tm.month - 1, now_tm.day,
+                                                 now_tm.hour, now_tm.minute)
+        year = now_tm.year - 1900 + (0 if later else 1)
+    # mktime normalises out-of-range days (Feb 31 -> Mar 3).
+    base = datetime(year + 1900, month + 1, 1, tzinfo=UTC)
+    result = base + timedelta(days=mday - 1, hours=hour, minutes=minute, seconds=second)
+    return calendar.timegm(result.utctimetuple())
