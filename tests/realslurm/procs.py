@@ -1,0 +1,81 @@
+"""Finding and ending exactly the processes one harness run started.
+
+Every daemon the harness starts carries ``MINISLURM_REALSLURM_ROOT=<scratch
+dir>`` in its environment, and every job task gets ``SLURM_CONF=<scratch
+conf>`` from slurmd (see CAPTURES.md: "SLURM_CONF is set by slurmd itself").
+Both strings are unique to one run, so scanning ``/proc/<pid>/environ`` finds
+the run's daemons, slurmstepd processes and job tasks without ever matching a
+process by its name. They are then ended one by one, by pid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+#: Environment variable placed in every daemon's environment.
+MARKER = "MINISLURM_REALSLURM_ROOT"
+
+
+def _environ(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return b""
+
+
+def pids_with_env(entries: Iterable[str]) -> list[int]:
+    """Pids (other than ours) whose initial environment holds one of ``entries``
+    (each ``NAME=value``, matched as a whole entry)."""
+    wanted = [e.encode() for e in entries]
+    me = os.getpid()
+    found: list[int] = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        entries_of_pid = _environ(int(name)).split(b"\0")
+        if any(w in entries_of_pid for w in wanted):
+            found.append(int(name))
+    return sorted(found)
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def read_pid_file(path: Path) -> int | None:
+    """The pid written in a daemon's pid file (SlurmctldPidFile, ...), if any."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def end_processes(pids: Iterable[int], *, grace: float = 5.0) -> list[int]:
+    """SIGTERM each pid, wait up to ``grace`` s, SIGKILL the survivors.
+
+    Returns the pids still alive afterwards (normally none).
+    """
+    targets = [p for p in pids if alive(p)]
+    for pid in targets:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(alive(p) for p in targets):
+        time.sleep(0.1)
+    for pid in targets:
+        if alive(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    return [p for p in targets if alive(p)]
