@@ -1,0 +1,75 @@
+"""``python -m minislurm <command> [args...]``: the Slurm commands under their names.
+
+``python -m minislurm sbatch job.sh`` behaves like Slurm's ``sbatch job.sh``;
+``python -m minislurm shell`` opens a shell whose PATH has every command under
+its Slurm name (the repository's ``bin/`` folder does the same).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+#: command name -> module under minislurm.cli providing ``main(argv) -> int``
+COMMANDS: dict[str, str] = {
+    "sbatch": "minislurm.cli.sbatch",
+    "srun": "minislurm.cli.srun",
+    "salloc": "minislurm.cli.salloc",
+    "squeue": "minislurm.cli.squeue",
+    "sinfo": "minislurm.cli.sinfo",
+    "scancel": "minislurm.cli.scancel",
+    "scontrol": "minislurm.cli.scontrol",
+    "sacct": "minislurm.cli.sacct",
+    "sprio": "minislurm.cli.sprio",
+    "sshare": "minislurm.cli.sshare",
+    "simulate": "minislurm.cli.simulate",
+    "cluster": "minislurm.cli.cluster",
+    "slurmctld": "minislurm.slurmctld",
+}
+
+USAGE = """usage: python -m minislurm <command> [args...]
+
+Slurm commands: {slurm}
+Daemons: slurmctld [-D] [-f slurm.conf]; cluster up|status|down [--conf slurm.conf]
+Experiments: simulate --workload FILE.swf ...
+Other: shell (a shell with the commands on PATH under their Slurm names)
+""".format(slurm=", ".join(c for c in COMMANDS if c not in ("simulate", "cluster", "slurmctld")))
+
+
+def bin_dir() -> Path:
+    """The folder of wrapper scripts named like Slurm's commands."""
+    return Path(__file__).resolve().parent.parent / "bin"
+
+
+def shell(argv: Sequence[str]) -> int:
+    """Start ``$SHELL`` (or /bin/sh) with minislurm's commands first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = f"{bin_dir()}{os.pathsep}{env.get('PATH', '')}"
+    sh = env.get("SHELL") or "/bin/sh"
+    print(f"minislurm: commands on PATH from {bin_dir()}; type 'exit' to leave", file=sys.stderr)
+    os.execvpe(sh, [sh, *argv], env)
+    return 0  # pragma: no cover - execvpe does not return
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return 0 if args else 1
+    name, rest = args[0], args[1:]
+    if name == "shell":
+        return shell(rest)
+    module = COMMANDS.get(name)
+    if module is None:
+        sys.stderr.write(f"minislurm: unknown command '{name}'\n{USAGE}")
+        return 1
+    command = importlib.import_module(module)
+    result: int = command.main(rest)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

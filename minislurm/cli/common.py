@@ -1,0 +1,141 @@
+"""What every command shares: where it runs (`Context`) and how it parses its options.
+
+A command is ``run(argv, ctx) -> exit code``: it parses ``argv`` like Slurm's
+own client (glibc ``getopt_long``, so the same abbreviations and the same
+error lines), asks the controller through ``ctx.controller()``, and writes
+what Slurm would print to ``ctx.stdout`` / ``ctx.stderr``. The same function
+serves a terminal (``python -m minislurm squeue``), a notebook
+(``Cluster.run("squeue")``) and the controller daemon.
+"""
+
+from __future__ import annotations
+
+import grp
+import io
+import os
+import pwd
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TextIO
+
+from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
+    from minislurm.ctld.runner import JobBody
+    from minislurm.options import SbatchInvocation
+
+
+def _no_controller() -> Controller:
+    raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+
+
+def _cannot_wait(predicate: Callable[[], bool]) -> None:
+    raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+
+
+@dataclass
+class Context:
+    """Where a command runs: streams, environment, working directory, controller.
+
+    ``controller()`` returns the live controller or raises `ControllerUnavailable`
+    (slurmctld is down); commands parse their options *before* calling it, as
+    Slurm's clients do, so option errors show even without a controller.
+    """
+
+    stdout: TextIO = field(default_factory=io.StringIO)
+    stderr: TextIO = field(default_factory=io.StringIO)
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str = "."
+    stdin: str | None = None
+    controller: Callable[[], Controller] = _no_controller
+    user: str = "root"
+    uid: int = 0
+    group: str = "root"
+    gid: int = 0
+    wait: Callable[[Callable[[], bool]], object] = _cannot_wait
+    """Block until the predicate holds (runs the simulated clock, or sleeps on the real one)."""
+    job_body: Callable[[SbatchInvocation, Context], JobBody] | None = None
+    """What a submitted job does: on the simulated clock its run time and exit
+    code (`minislurm.simscript`), on the real one the process to start."""
+
+    def out(self, text: str) -> None:
+        """Write ``text`` (a newline is added when missing) to stdout."""
+        self.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+    def err(self, text: str) -> None:
+        """Write ``text`` (a newline is added when missing) to stderr."""
+        self.stderr.write(text if text.endswith("\n") or not text else text + "\n")
+
+    @classmethod
+    def from_process(cls) -> Context:
+        """The context of a command started from a shell, as this user."""
+        uid, gid = os.getuid(), os.getgid()
+        try:
+            user = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            user = str(uid)
+        try:
+            group = grp.getgrgid(gid).gr_name
+        except KeyError:
+            group = str(gid)
+        return cls(stdout=sys.stdout, stderr=sys.stderr, env=dict(os.environ),
+                   cwd=os.getcwd(), user=user, uid=uid, group=group, gid=gid)
+
+
+def fail(ctx: Context, error: SlurmError) -> int:
+    """Print a typed error the way Slurm does and return its exit code."""
+    ctx.err(error.message)
+    return error.exit_code
+
+
+def parse_permuted(
+    argv: Sequence[str], shorts: dict[str, HasArg], longs: Sequence[LongOption], prog: str,
+) -> tuple[list[ParsedOption], list[str]]:
+    """glibc getopt_long without ``+``: options and operands may be interleaved.
+
+    squeue, sinfo, scancel, scontrol and sacct parse this way (``scancel 5 -u me``).
+    Returns the options and the operands, in order; ``--`` ends the options.
+    """
+    opts: list[ParsedOption] = []
+    operands: list[str] = []
+    rest = list(argv)
+    while rest:
+        found, index = getopt_long(rest, shorts, longs, prog)
+        opts.extend(found)
+        if index > 0 and rest[index - 1] == "--":
+            operands.extend(rest[index:])
+            break
+        if index >= len(rest):
+            break
+        operands.append(rest[index])
+        rest = rest[index + 1:]
+    return opts, operands
+
+
+def option_table(spec: str, longs: Sequence[tuple[str, HasArg, str]]
+                 ) -> tuple[dict[str, HasArg], list[LongOption]]:
+    """Build getopt tables from a getopt short string (``"ahj:"``) and long entries."""
+    shorts: dict[str, HasArg] = {}
+    i = 0
+    while i < len(spec):
+        letter = spec[i]
+        if spec[i + 1:i + 3] == "::":
+            shorts[letter] = HasArg.OPTIONAL
+            i += 3
+        elif spec[i + 1:i + 2] == ":":
+            shorts[letter] = HasArg.REQUIRED
+            i += 2
+        else:
+            shorts[letter] = HasArg.NO
+            i += 1
+    return shorts, [LongOption(name, has, key) for name, has, key in longs]
+
+
+def usage_error(ctx: Context, prog: str, error: GetoptError) -> int:
+    """glibc's line and Slurm's ``Try "prog --help"`` hint; exit 1 like squeue/sinfo."""
+    ctx.err(error.message)
+    ctx.err(f'Try "{prog} --help" for more information')
+    return 1
