@@ -1,0 +1,143 @@
+"""Item analysis on first attempts: facility, discrimination, distractors, Cronbach's alpha.
+
+Classical test theory, computed from each learner's *first* attempt at a quiz:
+
+* facility index of an item: mean score on it (0 = nobody right, 1 = everybody);
+* discrimination index D: facility in the top 27 % of learners by total score
+  minus facility in the bottom 27 % (Kelley's groups; at least one learner each);
+  ``item_rest_r`` is also given: the Pearson correlation of the item score with
+  the total of the *other* items (Moodle's "discrimination index");
+* distractor counts: how many learners chose each option of a choice item;
+* Cronbach's alpha: ``k/(k-1) * (1 - sum(var(item)) / var(total))`` over the k
+  items (population variances), None when undefined (fewer than 2 learners or
+  items, or no variance in the totals).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from quizzes.bank import Bank
+from quizzes.gradebook import Gradebook
+
+
+@dataclass(frozen=True, slots=True)
+class ItemStats:
+    item_id: str
+    type: str
+    n: int
+    facility: float
+    discrimination: float | None
+    item_rest_r: float | None
+    distractors: tuple[tuple[str, int], ...]  # (option id, times chosen) for choice items
+
+
+@dataclass(frozen=True, slots=True)
+class QuizStats:
+    quiz_id: str
+    learners: int
+    alpha: float | None
+    items: tuple[ItemStats, ...]
+
+    def table(self) -> str:
+        """A plain-text table (what ``quizzes analyse`` prints)."""
+        lines = [f"quiz {self.quiz_id}: {self.learners} learner(s) on first attempts, "
+                 f"Cronbach's alpha = {_fmt(self.alpha)}",
+                 f"{'item':<32} {'type':<9} {'n':>4} {'facility':>8} {'D':>6} {'r_ir':>6}  "
+                 "distractors"]
+        for it in self.items:
+            dis = " ".join(f"{o}:{c}" for o, c in it.distractors)
+            lines.append(f"{it.item_id:<32} {it.type:<9} {it.n:>4} {it.facility:>8.2f} "
+                         f"{_fmt(it.discrimination):>6} {_fmt(it.item_rest_r):>6}  {dis}")
+        return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def cronbach_alpha(matrix: np.ndarray) -> float | None:
+    """Alpha of a learners × items score matrix."""
+    learners, k = matrix.shape
+    if learners < 2 or k < 2:
+        return None
+    total_var = float(matrix.sum(axis=1).var())
+    if total_var == 0:
+        return None
+    return k / (k - 1) * (1 - float(matrix.var(axis=0).sum()) / total_var)
+
+
+def discrimination(scores: np.ndarray, totals: np.ndarray, fraction: float = 0.27) -> float | None:
+    """Upper-group minus lower-group facility (groups of ``fraction`` of the learners)."""
+    n = len(scores)
+    if n < 2:
+        return None
+    size = max(1, round(n * fraction))
+    order = np.argsort(totals, kind="stable")
+    return float(scores[order[-size:]].mean() - scores[order[:size]].mean())
+
+
+def item_rest_correlation(scores: np.ndarray, totals: np.ndarray) -> float | None:
+    rest = totals - scores
+    if len(scores) < 2 or scores.std() == 0 or rest.std() == 0:
+        return None
+    return float(np.corrcoef(scores, rest)[0, 1])
+
+
+def analyse(book: Gradebook, bank: Bank) -> QuizStats:
+    """Statistics of one quiz from the gradebook's first attempts."""
+    rows = book.first_attempt_responses(bank.quiz_id)
+    learners = sorted({r[0] for r in rows})
+    item_ids = [it.common.id for it in bank.items]
+    index = {lid: i for i, lid in enumerate(learners)}
+    col = {iid: j for j, iid in enumerate(item_ids)}
+    matrix = np.zeros((len(learners), len(item_ids)))
+    chosen: dict[str, dict[str, int]] = {iid: {} for iid in item_ids}
+    for learner_id, item_id, response, score in rows:
+        if item_id not in col:
+            continue
+        matrix[index[learner_id], col[item_id]] = score
+        for option in _options_chosen(json.loads(response)):
+            chosen[item_id][option] = chosen[item_id].get(option, 0) + 1
+    totals = matrix.sum(axis=1)
+    stats = []
+    for item in bank.items:
+        j = col[item.common.id]
+        scores = matrix[:, j]
+        opts: tuple[tuple[str, int], ...] = ()
+        options = getattr(item, "options", ())
+        if options:
+            opts = tuple((oid, chosen[item.common.id].get(oid, 0)) for oid, _ in options)
+        stats.append(ItemStats(
+            item.common.id, item.common.type, len(learners),
+            float(scores.mean()) if len(learners) else 0.0,
+            discrimination(scores, totals), item_rest_correlation(scores, totals), opts))
+    return QuizStats(bank.quiz_id, len(learners), cronbach_alpha(matrix), tuple(stats))
+
+
+def _options_chosen(response: Any) -> list[str]:
+    if isinstance(response, str):
+        return [response]
+    if isinstance(response, list):
+        return [r for r in response if isinstance(r, str)]
+    return []
+
+
+def chart(stats: QuizStats) -> Any:
+    """A plotly figure: facility and discrimination per item."""
+    import plotly.graph_objects as go
+
+    ids = [it.item_id for it in stats.items]
+    fig = go.Figure()
+    fig.add_bar(name="facility", x=ids, y=[it.facility for it in stats.items])
+    fig.add_bar(name="discrimination D", x=ids,
+                y=[it.discrimination if it.discrimination is not None else 0
+                   for it in stats.items])
+    fig.update_layout(barmode="group", yaxis_range=[-1, 1],
+                      title=f"Item analysis of {stats.quiz_id} (first attempts, "
+                            f"alpha = {_fmt(stats.alpha)})")
+    return fig

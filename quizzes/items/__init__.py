@@ -1,0 +1,1 @@
+"""Item types, one module each: choice, numeric (+ units), text, sbatch, scheduler."""

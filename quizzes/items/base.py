@@ -1,0 +1,152 @@
+"""What every item type shares: common fields, presentation, grading outcome, errors.
+
+An item type is a module under ``quizzes/items/`` exposing a frozen dataclass with
+
+* ``from_bank(common, raw, where)``: build it from a learner-facing bank entry,
+  raising :class:`~quizzes.errors.BankError` that names file, item and field;
+* ``grade(response, params, salt) -> Outcome``: score one response to one variant;
+* ``present(params) -> Presented``: what the learner sees (prompt, options);
+
+and a module function ``author_key(source, salt, item_id, variants) -> dict`` that
+turns the plain answers of the private authoring source into the stored key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from quizzes.errors import BankError
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Location used in validation messages: ``file: item 'id': field 'x': problem``."""
+
+    file: str
+    item_id: str = "?"
+
+    def error(self, fieldname: str, problem: str) -> BankError:
+        return BankError(f"{self.file}: item '{self.item_id}': field '{fieldname}': {problem}")
+
+    def require(self, raw: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+        if name not in raw:
+            raise self.error(name, "is required")
+        value = raw[name]
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            raise self.error(name, f"must be {_kind_name(kind)}, got {type(value).__name__}")
+        return value
+
+    def optional(
+        self, raw: Mapping[str, Any], name: str, kind: type | tuple[type, ...], default: Any
+    ) -> Any:
+        if name not in raw or raw[name] is None:
+            return default
+        return self.require(raw, name, kind)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list",
+             dict: "a mapping", bool: "true or false"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+@dataclass(frozen=True, slots=True)
+class Common:
+    """Fields every item has, whatever its type."""
+
+    id: str
+    type: str
+    prompt: str
+    explanation: str
+    objectives: tuple[str, ...]
+    points: float = 1.0
+    params: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.params)
+
+
+@dataclass(frozen=True, slots=True)
+class Presented:
+    """One item as the learner sees it, parameters filled in."""
+
+    item_id: str
+    type: str
+    prompt: str
+    options: tuple[tuple[str, str], ...] = ()  # (option id, text) in display order
+    multiple: bool = False
+    unit: str = ""
+    points: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The grading of one response: a fraction in [0, 1] plus feedback for the learner."""
+
+    score: float
+    feedback: str
+    details: tuple[str, ...] = field(default=())
+
+    @property
+    def correct(self) -> bool:
+        return self.score >= 1.0 - 1e-9
+
+
+def fill(template: str, params: Mapping[str, Any]) -> str:
+    """Replace ``{{name}}`` placeholders by the variant's parameter values."""
+
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return str(params[name]) if name in params else match.group(0)
+
+    return _PLACEHOLDER.sub(sub, template)
+
+
+def placeholders(template: str) -> set[str]:
+    """Names of the ``{{name}}`` placeholders in a template."""
+    return set(_PLACEHOLDER.findall(template))
+
+
+def as_text(response: Any) -> str | None:
+    """A free-text response, or None if the learner gave something else."""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, bool):
+        return None
+    if isinstance(response, int | float):
+        return str(response)
+    return None
+
+
+def string_list(where: Where, raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """A required non-empty list of strings."""
+    value = where.require(raw, name, list)
+    if not value or not all(isinstance(v, str) for v in value):
+        raise where.error(name, "must be a non-empty list of strings")
+    return tuple(value)
+
+
+def hashes(where: Where, raw: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """A required list of hex answer hashes."""
+    values = string_list(where, raw, name)
+    for v in values:
+        if not re.fullmatch(r"[0-9a-f]{24}", v):
+            raise where.error(name, f"'{v}' is not an answer hash (24 hex digits)")
+    return values
+
+
+def variant_table(
+    where: Where, raw: Mapping[str, Any], name: str, variants: Sequence[str]
+) -> Mapping[str, Any]:
+    """A ``keys`` mapping with one entry per variant key."""
+    table = where.require(raw, name, dict)
+    missing = [v for v in variants if v not in table]
+    if missing:
+        raise where.error(name, f"has no key for variant {missing[0] or '(default)'}")
+    return table

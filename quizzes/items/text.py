@@ -1,0 +1,96 @@
+"""Short-text items, compared after normalisation.
+
+Normalisation (:func:`normalise`): Unicode NFKC, case folding, surrounding
+quotes/backticks and a final full stop removed, runs of whitespace collapsed to
+one space.  ``case_sensitive: true`` skips the case folding (for names Slurm
+spells exactly, e.g. pending reasons such as ``Resources``).  Every accepted
+spelling is stored as a salted hash of its normal form.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from quizzes.hashing import answer_hash
+from quizzes.items.base import (
+    Common,
+    Outcome,
+    Presented,
+    Where,
+    as_text,
+    fill,
+    hashes,
+    variant_table,
+)
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalise(text: str, *, case_sensitive: bool = False) -> str:
+    """The form both author and grader hash.
+
+    >>> normalise('  "The   Node Daemon." ')
+    'the node daemon'
+    """
+    out = unicodedata.normalize("NFKC", text).strip()
+    out = out.strip("\"'`").strip()
+    out = out.removesuffix(".").strip()
+    out = _SPACE.sub(" ", out)
+    return out if case_sensitive else out.casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class TextItem:
+    """``type: text``."""
+
+    common: Common
+    case_sensitive: bool
+    keys: Mapping[str, frozenset[str]]
+
+    @classmethod
+    def from_bank(
+        cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
+    ) -> TextItem:
+        case_sensitive = where.optional(raw, "case_sensitive", bool, False)
+        table = variant_table(where, raw, "keys", variants)
+        keys = {}
+        for variant in variants:
+            entry = table[variant]
+            if not isinstance(entry, dict):
+                raise where.error("keys", "each variant key must be a mapping")
+            keys[variant] = frozenset(hashes(where, entry, "accept"))
+        return cls(common, case_sensitive, keys)
+
+    def present(self, params: Mapping[str, Any], seed: int = 0) -> Presented:
+        return Presented(self.common.id, "text", fill(self.common.prompt, params),
+                         points=self.common.points)
+
+    def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
+        text = as_text(response)
+        if text is None or not text.strip():
+            return Outcome(0.0, "Answer with a short text.")
+        form = normalise(text, case_sensitive=self.case_sensitive)
+        ok = answer_hash(salt, self.common.id, variant, form) in self.keys[variant]
+        return Outcome(1.0 if ok else 0.0, "Correct." if ok else "Incorrect.")
+
+
+def author_key(
+    source: Mapping[str, Any], salt: str, item_id: str, variants: Sequence[str], where: Where
+) -> dict[str, Any]:
+    """Hash the plain ``accept`` spellings (templated with ``{{param}}``) per variant."""
+    from quizzes.variants import params_of
+
+    accept = source.get("accept")
+    if not isinstance(accept, list) or not accept:
+        raise where.error("accept", "must be a non-empty list of accepted answers")
+    cs = bool(source.get("case_sensitive", False))
+    keys = {}
+    for variant in variants:
+        params = params_of(variant)
+        forms = sorted({normalise(fill(str(a), params), case_sensitive=cs) for a in accept})
+        keys[variant] = {"accept": [answer_hash(salt, item_id, variant, f) for f in forms]}
+    return keys

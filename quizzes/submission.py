@@ -1,0 +1,148 @@
+"""Submission files: what the learner's notebook hands to the instructor or the service.
+
+```json
+{"format": "quizzes-submission/1", "learner_id": "ada", "learner_name": "Ada Lovelace",
+ "quiz_id": "02-sbatch", "bank_version": "3f2a...", "started_at": 1767600000,
+ "submitted_at": 1767600420,
+ "answers": {"sbatch-nodes": {"response": "#SBATCH -N2", "answered_at": 1767600100}}}
+```
+
+Timestamps are epoch seconds (ISO 8601 strings ending in ``Z`` are accepted too).
+:func:`parse_submission` checks everything before anything touches the gradebook:
+size, JSON, fields, the quiz id, the bank version and the item ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from quizzes.bank import Bank
+from quizzes.errors import SubmissionError
+from quizzes.hashing import canonical_json
+
+FORMAT = "quizzes-submission/1"
+MAX_BYTES = 256 * 1024
+MAX_TEXT = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    response: Any
+    answered_at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    learner_id: str
+    learner_name: str
+    quiz_id: str
+    bank_version: str
+    started_at: int
+    submitted_at: int
+    answers: tuple[tuple[str, Answer], ...]
+    digest: str  # sha256 of the canonical submission: the idempotence key
+
+    def answer(self, item_id: str) -> Answer | None:
+        return dict(self.answers).get(item_id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "learner_id": self.learner_id,
+                "learner_name": self.learner_name, "quiz_id": self.quiz_id,
+                "bank_version": self.bank_version, "started_at": self.started_at,
+                "submitted_at": self.submitted_at,
+                "answers": {k: {"response": a.response, "answered_at": a.answered_at}
+                            for k, a in self.answers}}
+
+
+def timestamp(value: Any, name: str) -> int:
+    """Epoch seconds from an int or an ISO 8601 string."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str):
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
+        except ValueError:
+            pass
+    raise SubmissionError(f"field '{name}' must be epoch seconds or an ISO 8601 time")
+
+
+def parse_submission(
+    data: bytes | str, banks: Mapping[str, Bank], *, source: str = "submission"
+) -> Submission:
+    """Validate one submission against the known banks; raises SubmissionError."""
+
+    def fail(problem: str) -> SubmissionError:
+        return SubmissionError(f"{source}: {problem}")
+
+    raw_bytes = data.encode("utf-8") if isinstance(data, str) else data
+    if len(raw_bytes) > MAX_BYTES:
+        raise fail(f"too large ({len(raw_bytes)} bytes; the limit is {MAX_BYTES})")
+    try:
+        obj = json.loads(raw_bytes.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise fail(f"not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise fail("must be a JSON object")
+    if obj.get("format") != FORMAT:
+        raise fail(f"field 'format' must be \"{FORMAT}\"")
+    for name in ("learner_id", "quiz_id", "bank_version"):
+        if not isinstance(obj.get(name), str) or not obj[name].strip():
+            raise fail(f"field '{name}' must be a non-empty string")
+    if len(obj["learner_id"]) > 200:
+        raise fail("field 'learner_id' is longer than 200 characters")
+    bank = banks.get(obj["quiz_id"])
+    if bank is None:
+        raise fail(f"unknown quiz '{obj['quiz_id']}'")
+    if obj["bank_version"] != bank.version:
+        raise fail(f"bank version {obj['bank_version']} of quiz '{bank.quiz_id}' is outdated "
+                   f"(the grader has {bank.version}); retake the quiz with the current bank")
+    try:
+        started = timestamp(obj.get("started_at"), "started_at")
+        submitted = timestamp(obj.get("submitted_at"), "submitted_at")
+    except SubmissionError as exc:
+        raise fail(exc.message.removeprefix("quizzes: error: ")) from None
+    if submitted < started:
+        raise fail("'submitted_at' is before 'started_at'")
+    answers_raw = obj.get("answers")
+    if not isinstance(answers_raw, dict):
+        raise fail("field 'answers' must be an object mapping item ids to answers")
+    known = {it.common.id for it in bank.items}
+    answers = []
+    for item_id, entry in sorted(answers_raw.items()):
+        if item_id not in known:
+            raise fail(f"answer for unknown item '{item_id}' of quiz '{bank.quiz_id}'")
+        if not isinstance(entry, dict) or "response" not in entry:
+            raise fail(f"answer '{item_id}' must be an object with a 'response'")
+        response = entry["response"]
+        if not _plain(response):
+            raise fail(f"answer '{item_id}': response must be text, a number or a list of text")
+        at = entry.get("answered_at")
+        try:
+            answered = None if at is None else timestamp(at, f"answers.{item_id}.answered_at")
+        except SubmissionError as exc:
+            raise fail(exc.message.removeprefix("quizzes: error: ")) from None
+        answers.append((item_id, Answer(response, answered)))
+    learner_name = obj.get("learner_name", obj["learner_id"])
+    if not isinstance(learner_name, str):
+        raise fail("field 'learner_name' must be a string")
+    digest = hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+    return Submission(obj["learner_id"].strip(),
+                      learner_name.strip() or obj["learner_id"].strip(),
+                      bank.quiz_id, bank.version, started, submitted, tuple(answers), digest)
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value) <= MAX_TEXT
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return True
+    if isinstance(value, list):
+        return len(value) <= 64 and all(isinstance(v, str) and len(v) <= 200 for v in value)
+    return False
