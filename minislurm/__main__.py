@@ -25,7 +25,6 @@ COMMANDS: dict[str, str] = {
     "sacct": "minislurm.cli.sacct",
     "sprio": "minislurm.cli.sprio",
     "sshare": "minislurm.cli.sshare",
-    "simulate": "minislurm.cli.simulate",
     "cluster": "minislurm.cli.cluster",
     "slurmctld": "minislurm.slurmctld",
 }
@@ -34,9 +33,8 @@ USAGE = """usage: python -m minislurm <command> [args...]
 
 Slurm commands: {slurm}
 Daemons: slurmctld [-D] [-f slurm.conf]; cluster up|status|down [--conf slurm.conf]
-Experiments: simulate --workload FILE.swf ...
 Other: shell (a shell with the commands on PATH under their Slurm names)
-""".format(slurm=", ".join(c for c in COMMANDS if c not in ("simulate", "cluster", "slurmctld")))
+""".format(slurm=", ".join(c for c in COMMANDS if c not in ("cluster", "slurmctld")))
 
 
 def bin_dir() -> Path:

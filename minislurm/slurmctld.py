@@ -30,10 +30,10 @@ from minislurm.cli.common import Context
 from minislurm.cli.transport import state_dir
 from minislurm.config import load_config
 from minislurm.ctld import Controller
+from minislurm.ctld.step_service import StepService
 from minislurm.errors import SlurmError
 from minislurm.realtime import RealtimeDriver, realtime_environment
 from minislurm.slurmd.process_runner import ProcessBody, ProcessRunner
-from minislurm.ctld.step_service import StepService
 
 #: Commands the daemon runs for its clients (srun/salloc talk to it through steps).
 FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare")
@@ -79,7 +79,8 @@ class Slurmctld:
             return {"state": self.driver.call(lambda: self._state(job_id))}
         handler = {"allocate": self.steps.allocate, "step_create": self.steps.create,
                    "step_pids": self.steps.pids, "step_complete": self.steps.complete,
-                   "allocation_complete": self.steps.allocation_complete}.get(op)
+                   "allocation_complete": self.steps.allocation_complete,
+                   "allocation_env": self.steps.allocation_env}.get(op)
         if handler is None:
             raise SlurmError(f"slurmctld: error: unknown request '{op}'")
         return self.driver.call(lambda: handler(request))

@@ -19,8 +19,9 @@ from minislurm.ctld.step_mgr import plan_step
 from minislurm.errors import SlurmError
 from minislurm.hostlist import compress
 from minislurm.job import StepRecord
-from minislurm.options.srun import parse_srun
+from minislurm.options.srun import parse_salloc, parse_srun
 from minislurm.slurmd.context import StepContext
+from minislurm.slurmd.env import allocation_environment
 from minislurm.slurmd.process_runner import ProcessBody, ProcessRunner
 from minislurm.slurmd.stepd import step_identity, step_tasks
 from minislurm.states import JobState
@@ -40,14 +41,16 @@ class StepService:
         """srun/salloc without a job: submit one that holds its nodes until released."""
         env = dict(req.get("env") or {})
         cwd = str(req.get("cwd") or "/")
-        inv = parse_srun(list(req["argv"]), env=env, cwd=cwd)
+        prog = str(req.get("prog", "srun"))
+        parse = parse_salloc if prog == "salloc" else parse_srun
+        inv = parse(list(req["argv"]), env=env, cwd=cwd)
         body = ProcessBody(run_time=None, options=inv.options, submit_env=env, submit_dir=cwd,
                            interactive=True)
         job_id = self.controller.submit(
             inv.options, "", name=inv.job_name, user=str(req.get("user", "root")),
             uid=int(req.get("uid", 0)), group=str(req.get("group", "root")),
             gid=int(req.get("gid", 0)), cwd=cwd, command=" ".join(inv.command), body=body,
-            prog=str(req.get("prog", "srun")), batch=False,
+            prog=prog, batch=False,
         )
         env_ = self.controller.env
         while env_.peek() <= env_.now:  # let the main scheduler run at this instant
@@ -133,6 +136,18 @@ class StepService:
         else:  # until the controller has a public step API
             self.controller._jobs[job_id].steps.append(record)
         return {}
+
+    def allocation_env(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The environment salloc gives its command (``env_array_for_job``)."""
+        job_id = int(req["job_id"])
+        job = self.controller.job(job_id)
+        allocation = self.runner.allocations.get(job_id)
+        body = self.runner.bodies.get(job_id)
+        if allocation is None or body is None:
+            raise SlurmError(f"salloc: error: Job allocation {job_id} has been revoked.", 1)
+        env = allocation_environment(self.runner.job_context(job, body), allocation,
+                                     base_env=dict(req.get("env") or {}))
+        return {"env": env}
 
     def allocation_complete(self, req: dict[str, Any]) -> dict[str, Any]:
         """srun/salloc released the job it created."""

@@ -1,0 +1,90 @@
+"""``salloc``: get an allocation, run a command (or a shell) in it, release it.
+
+As in Slurm (src/salloc/salloc.c): the job is queued like any other; once it
+runs, the command runs *here* (the submit host) with the allocation's
+environment (``SLURM_JOB_ID``, ``SLURM_JOB_NODELIST``, ...), so ``srun``
+inside it starts steps of that job. When the command ends the allocation is
+relinquished and salloc exits with the command's exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from minislurm import rpc
+from minislurm.cli.common import Context
+from minislurm.cli.transport import socket_path
+from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.options.setters import InfoExit
+from minislurm.options.srun import parse_salloc
+
+PROG = "salloc"
+
+
+def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
+    """``salloc argv``."""
+    try:
+        inv = parse_salloc(argv, env=ctx.env, cwd=ctx.cwd)
+    except InfoExit as info:
+        ctx.stdout.write(info.stdout)
+        return 0
+    except SlurmError as exc:
+        ctx.err(exc.message)
+        return exc.exit_code
+    command = list(inv.command) or [ctx.env.get("SHELL") or "/bin/sh"]
+    try:
+        sock = sock or socket_path(dict(ctx.env))
+        try:
+            answer = rpc.call(sock, {"op": "allocate", "prog": PROG, "argv": list(argv),
+                                     "env": dict(ctx.env), "cwd": ctx.cwd, "user": ctx.user,
+                                     "uid": ctx.uid, "group": ctx.group, "gid": ctx.gid},
+                              timeout=None)
+        except ControllerUnavailable:
+            ctx.err(rpc.unavailable(PROG, "Job submit/allocate failed").message)
+            return 1
+        job_id = int(answer["job_id"])
+        if answer.get("state") == "PENDING":
+            ctx.err(f"{PROG}: Pending job allocation {job_id}")
+            ctx.err(f"{PROG}: job {job_id} queued and waiting for resources")
+            while rpc.call(sock, {"op": "wait_start", "job_id": job_id, "timeout": 1.0},
+                           timeout=None).get("state") == "PENDING":
+                pass
+            ctx.err(f"{PROG}: job {job_id} has been allocated resources")
+        ctx.err(f"{PROG}: Granted job allocation {job_id}")
+        rc = 1
+        try:
+            env = rpc.call(sock, {"op": "allocation_env", "job_id": job_id,
+                                  "env": dict(ctx.env)}, timeout=30)["env"]
+            try:
+                proc = subprocess.Popen(command, env=env, cwd=ctx.cwd)
+            except OSError as exc:
+                ctx.err(f"{PROG}: error: {command[0]}: {exc.strerror}")
+                rc = 127
+            else:
+                old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+                try:
+                    rc = proc.wait()
+                finally:
+                    signal.signal(signal.SIGINT, old)
+                rc = 128 - rc if rc < 0 else rc
+        finally:
+            ctx.err(f"{PROG}: Relinquishing job allocation {job_id}")
+            rpc.call(sock, {"op": "allocation_complete", "job_id": job_id, "exit_code": rc},
+                     timeout=30)
+        return rc
+    except SlurmError as exc:
+        ctx.err(exc.message)
+        return exc.exit_code
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m minislurm salloc ...``."""
+    ctx = Context.from_process()
+    ctx.stdout, ctx.stderr = sys.stdout, sys.stderr
+    ctx.env = dict(os.environ)
+    return run(argv, ctx)
