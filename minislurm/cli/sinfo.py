@@ -1,0 +1,275 @@
+"""``sinfo``: view nodes and partitions (src/sinfo/opts.c, sinfo.c).
+
+Options -> ``slurm_load_partitions`` + ``slurm_load_node`` -> the filters of
+sinfo.c ``_filter_out`` (``-p``, ``-n``, ``-t``, ``-r``, ``-d``) ->
+`minislurm.cli.format.format_sinfo`.  With slurmctld down sinfo prints
+``slurm_load_partitions: Unable to contact slurm controller (connect failure)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from minislurm import hostlist
+from minislurm.cli.common import Context, fail, option_table, parse_permuted, usage_error
+from minislurm.cli.format.sinfo import format_sinfo
+from minislurm.cli.squeue import VERSION
+from minislurm.cli.transport import run_command
+from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.node import NodeRecord, PartitionRecord
+from minislurm.options.getopt import GetoptError, HasArg
+from minislurm.rpc import CONNECT_HINT
+from minislurm.states import NodeBase, NodeFlag, NodeState
+
+PROG = "sinfo"
+
+#: ``-s/--summarize`` (opts.c; ``%9P`` with the partition width computed later = ``%#P``).
+SUMMARIZE_FORMAT = "%#P %.5a %.10l %.16F  %N"
+
+SHORTS, LONGS = option_table("adehi:lM:n:No:O:p:rRsS:t:TvV", [
+    ("all", HasArg.NO, "a"), ("dead", HasArg.NO, "d"), ("exact", HasArg.NO, "e"),
+    ("federation", HasArg.NO, "federation"), ("help", HasArg.NO, "help"),
+    ("hide", HasArg.NO, "hide"), ("iterate", HasArg.REQUIRED, "i"),
+    ("local", HasArg.NO, "local"), ("long", HasArg.NO, "l"),
+    ("cluster", HasArg.REQUIRED, "M"), ("clusters", HasArg.REQUIRED, "M"),
+    ("nodes", HasArg.REQUIRED, "n"), ("noconvert", HasArg.NO, "noconvert"),
+    ("noheader", HasArg.NO, "h"), ("Node", HasArg.NO, "N"),
+    ("format", HasArg.REQUIRED, "o"), ("Format", HasArg.REQUIRED, "O"),
+    ("partition", HasArg.REQUIRED, "p"), ("responding", HasArg.NO, "r"),
+    ("list-reasons", HasArg.NO, "R"), ("summarize", HasArg.NO, "s"),
+    ("sort", HasArg.REQUIRED, "S"), ("states", HasArg.REQUIRED, "t"),
+    ("reservation", HasArg.NO, "T"), ("usage", HasArg.NO, "usage"),
+    ("verbose", HasArg.NO, "v"), ("version", HasArg.NO, "V"),
+])
+
+USAGE = """\
+Usage: sinfo [-adelNRrsTv] [-i seconds] [-t states] [-p partition] [-n nodes]
+             [-S fields] [-o format] [-O Format] [--federation] [--local]
+"""
+
+HELP = """\
+Usage: sinfo [OPTIONS]
+  -a, --all                  show all partitions (including hidden and those
+\t\t\t     not accessible)
+  -d, --dead                 show only non-responding nodes
+  -e, --exact                group nodes only on exact match of configuration
+      --federation           Report federated information if a member of one
+  -h, --noheader             no headers on output
+  --hide                     do not show hidden or non-accessible partitions
+  -i, --iterate=seconds      specify an iteration period
+      --local                show only local cluster in a federation.
+                             Overrides --federation.
+  -l, --long                 long output - displays more information
+  -M, --clusters=names       clusters to issue commands to. Implies --local.
+                             NOTE: SlurmDBD must be up.
+  -n, --nodes=NODES          report on specific node(s)
+  --noconvert                don't convert units from their original type
+\t\t\t     (e.g. 2048M won't be converted to 2G).
+  -N, --Node                 Node-centric format
+  -o, --format=format        format specification
+  -O, --Format=format        long format specification
+  -p, --partition=PARTITION  report on specific partition
+  -r, --responding           report only responding nodes
+  -R, --list-reasons         list reason nodes are down or drained
+  -s, --summarize            report state summary only
+  -S, --sort=fields          comma separated list of fields to sort on
+  -t, --states=node_state    specify the what states of nodes to view
+  -T, --reservation          show only reservation information
+  -v, --verbose              verbosity level
+  -V, --version              output version information and exit
+
+Help options:
+  --help                     show this help message
+  --usage                    display brief usage message
+"""
+
+#: ``_node_state_list``: what ``valid states:`` lists after a bad ``-t``.
+VALID_NODE_STATES = (
+    "unknown,down,idle,allocated,error,mixed,future,drain,drained,draining,no_respond,"
+    "reserved,perfctrs,completing,power_down,power_up,fail,maint,reboot_requested"
+)
+
+_StateTest = Callable[[NodeState], bool]
+
+
+def _base(base: NodeBase) -> _StateTest:
+    return lambda s: s.base is base
+
+
+def _flag(flag: NodeFlag) -> _StateTest:
+    return lambda s: s.has(flag)
+
+
+#: ``_node_state_id``: (full name, compact name, test) tried in this order, by prefix.
+_NODE_STATES: tuple[tuple[str, str, _StateTest], ...] = (
+    ("unknown", "unk", _base(NodeBase.UNKNOWN)),
+    ("down", "down", _base(NodeBase.DOWN)),
+    ("idle", "idle", _base(NodeBase.IDLE)),
+    ("allocated", "alloc", lambda s: s.base in (NodeBase.ALLOCATED, NodeBase.MIXED)),
+    ("error", "err", _base(NodeBase.ERROR)),
+    ("mixed", "mix", _base(NodeBase.MIXED)),
+    ("future", "futr", _base(NodeBase.FUTURE)),
+    ("drain", "drain", _flag(NodeFlag.DRAIN)),
+    ("drained", "drained", lambda s: s.has(NodeFlag.DRAIN) and s.base is NodeBase.IDLE),
+    ("draining", "drng", lambda s: s.has(NodeFlag.DRAIN) and s.base is not NodeBase.IDLE),
+    ("reserved", "resv", _flag(NodeFlag.RESERVED)),
+    ("completing", "comp", _flag(NodeFlag.COMPLETING)),
+    ("no_respond", "no_respond", _flag(NodeFlag.NOT_RESPONDING)),
+    ("fail", "fail", _flag(NodeFlag.FAIL)),
+    ("maint", "maint", _flag(NodeFlag.MAINTENANCE)),
+)
+
+
+def parse_node_states(text: str) -> list[_StateTest] | None:
+    """``-t/--states``: tests for the named states (``None``: ``all``)."""
+    if text.lower() == "all":
+        return None
+    tests: list[_StateTest] = []
+    for item in (t for t in text.split(",") if t):
+        low = item.lower()
+        for full, compact, test in _NODE_STATES:
+            if full.startswith(low) or compact.startswith(low):
+                tests.append(test)
+                break
+        else:
+            raise SlurmError(f'{PROG}: error: Bad state string: "{item}"\n'
+                             f"{PROG}: error: valid states: {VALID_NODE_STATES}", 1)
+    return tests
+
+
+@dataclass(frozen=True, slots=True)
+class SinfoOptions:
+    """What sinfo's ``parse_command_line`` leaves in ``params``."""
+
+    fmt: str | None = None
+    Format: str | None = None
+    node_oriented: bool = False
+    long: bool = False
+    reasons: bool = False
+    summarize: bool = False
+    noheader: bool = False
+    responding: bool = False
+    dead: bool = False
+    partitions: tuple[str, ...] | None = None
+    nodes: tuple[str, ...] | None = None
+    states: tuple[_StateTest, ...] | None = None
+    info: str | None = None
+
+
+def parse_sinfo(argv: Sequence[str], env: Mapping[str, str]) -> SinfoOptions:
+    """Parse ``argv`` and ``SINFO_*`` like sinfo's ``parse_command_line``."""
+    opts, operands = parse_permuted(argv, SHORTS, LONGS, PROG)
+    v: dict[str, object] = {}
+    a_set = p_set = False
+    if env.get("SINFO_PARTITION"):
+        v["partitions"] = tuple(t for t in env["SINFO_PARTITION"].split(",") if t)
+    for o in opts:
+        k, arg = o.key, o.arg or ""
+        if k == "help":
+            return SinfoOptions(info=HELP)
+        if k == "usage":
+            return SinfoOptions(info=USAGE)
+        if k == "V":
+            return SinfoOptions(info=VERSION + "\n")
+        if k == "a":
+            a_set = True
+            v.pop("partitions", None)
+        elif k == "d":
+            v["dead"] = True
+        elif k == "h":
+            v["noheader"] = True
+        elif k == "i":
+            raise SlurmError(f"{PROG}: error: minislurm: --iterate is not supported "
+                             "(run sinfo again instead)", 1)
+        elif k == "l":
+            v["long"] = True
+        elif k == "n":
+            v["nodes"] = tuple(hostlist.expand(arg))
+        elif k == "N":
+            v["node_oriented"] = True
+        elif k == "o":
+            v["fmt"] = arg
+            v.pop("Format", None)
+        elif k == "O":
+            v["Format"] = arg
+            v.pop("fmt", None)
+        elif k == "p":
+            p_set = True
+            v["partitions"] = tuple(t for t in arg.split(",") if t)
+        elif k == "r":
+            v["responding"] = True
+        elif k == "R":
+            v["reasons"] = True
+        elif k == "s":
+            v["summarize"] = True
+        elif k == "t":
+            tests = parse_node_states(arg)
+            v["states"] = None if tests is None else tuple(tests)
+        elif k == "T":
+            raise SlurmError(f"{PROG}: error: minislurm: --reservation is not supported "
+                             "(use scontrol show reservation)", 1)
+    if a_set and p_set:
+        raise SlurmError(f"{PROG}: error: Conflicting options, -a and -p, specified. "
+                         "Please choose one or the other.", 1)
+    if operands:  # sinfo ignores stray operands silently, as getopt leaves them
+        pass
+    if v.get("summarize") and "fmt" not in v and "Format" not in v:
+        v["fmt"] = SUMMARIZE_FORMAT
+    elif ("fmt" not in v and "Format" not in v and not v.get("node_oriented")
+          and not v.get("reasons") and env.get("SINFO_FORMAT")):
+        v["fmt"] = env["SINFO_FORMAT"]
+    return SinfoOptions(**v)  # type: ignore[arg-type]
+
+
+def _keep(node: NodeRecord, o: SinfoOptions) -> bool:
+    """``_filter_out``: True when the node passes ``-n``, ``-t``, ``-r`` and ``-d``."""
+    if o.nodes is not None and node.name not in o.nodes:
+        return False
+    responding = not node.state.has(NodeFlag.NOT_RESPONDING)
+    if o.responding and not responding:
+        return False
+    if o.dead and responding:
+        return False
+    return o.states is None or any(test(node.state) for test in o.states)
+
+
+def select(nodes: Sequence[NodeRecord], parts: Sequence[PartitionRecord],
+           o: SinfoOptions) -> tuple[list[NodeRecord], list[PartitionRecord]]:
+    """The nodes and partitions sinfo reports on after its filters."""
+    shown = [n for n in nodes if _keep(n, o)]
+    chosen = [p for p in parts if o.partitions is None or p.name in o.partitions]
+    if o.nodes is not None or o.states is not None or o.responding or o.dead:
+        names = {n.name for n in shown}
+        chosen = [p for p in chosen if names & set(p.nodes)]
+    return shown, chosen
+
+
+def run(argv: Sequence[str], ctx: Context) -> int:
+    """Run ``sinfo argv`` in ``ctx``; returns the exit code."""
+    try:
+        o = parse_sinfo(argv, ctx.env)
+    except GetoptError as exc:
+        return usage_error(ctx, PROG, exc)
+    except SlurmError as exc:
+        return fail(ctx, exc)
+    if o.info is not None:
+        ctx.stdout.write(o.info)
+        return 0
+    try:
+        controller = ctx.controller()
+    except ControllerUnavailable:
+        return fail(ctx, ControllerUnavailable(
+            "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n"
+            + CONNECT_HINT, 1))
+    nodes, parts = select(controller.nodes(), controller.partitions(), o)
+    ctx.stdout.write(format_sinfo(
+        nodes, parts, fmt=o.fmt, Format=o.Format, node_oriented=o.node_oriented,
+        long=o.long, reasons=o.reasons, noheader=o.noheader, now=int(controller.now),
+    ))
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m minislurm sinfo ...``."""
+    return run_command(PROG, argv)
