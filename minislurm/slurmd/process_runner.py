@@ -159,7 +159,8 @@ class ProcessRunner:
         array = None
         if job.array_job_id is not None and job.array_task_id is not None and body.options.array:
             indices = parse_array(body.options.array, self.config.max_array_size).indices
-            array = ArrayContext.from_indices(job.array_job_id, job.array_task_id, indices)
+            array = ArrayContext.from_indices(job.array_job_id, job.array_task_id, indices,
+                                              body.options.array)
         return job_context(
             body.options,
             job_id=job.job_id,
