@@ -156,11 +156,12 @@ def test_a_slow_submission_is_skipped_and_the_batch_goes_on(tmp_path, banks, sou
                     "ask": "next_start",
                     "scenario": {
                         "jobs": [
-                            # 150 whole-cluster jobs one after another: seconds of
-                            # simulation, far beyond the 1 s budget
+                            # 1000 whole-cluster jobs one after another: far beyond
+                            # the 1 s budget however fast the controller gets (the
+                            # budget stops the simulation, so the test stays quick)
                             {"name": f"j{i}", "args": "-p gpu -N4 --exclusive -t 1",
                              "submit": 0, "runtime": 1}
-                            for i in range(150)
+                            for i in range(1000)
                         ]
                     },
                 },
