@@ -49,7 +49,7 @@ def test_course_command_opens_lesson_one_with_a_cluster(tmp_path: Path) -> None:
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
-        url = (f"http://127.0.0.1:{port}/api/contents/notebooks/01-what-is-slurm.ipynb"
+        url = (f"http://127.0.0.1:{port}/api/contents/01-what-is-slurm.ipynb"
                f"?content=0&token={token}")
         deadline, body = time.monotonic() + 120, None
         while time.monotonic() < deadline and proc.poll() is None:
