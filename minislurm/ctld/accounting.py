@@ -1,0 +1,82 @@
+"""Job accounting (``AccountingStorageType``/slurmdbd as sacct sees it).
+
+Every *attempt* of a job is kept: a batch job requeued after a node failure
+shows once as ``NODE_FAIL`` (the attempt that died) and once more for the run
+that followed, as ``sacct -D`` lists them.  Each ended attempt carries its steps
+(``JOBID.batch``; ``JOBID.0`` ... for srun steps reported by slurmd) and adds its
+allocated TRES x elapsed seconds to the usage of its user and account (what
+priority/multifactor's fair share decays with PriorityDecayHalfLife).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+from minislurm.job import JobRecord, StepRecord
+from minislurm.states import JobState
+
+#: What the batch step of an ended job shows (sacct, capture c2 25_sacct_default).
+_BATCH_STATE = {
+    JobState.COMPLETED: JobState.COMPLETED,
+    JobState.FAILED: JobState.FAILED,
+    JobState.OUT_OF_MEMORY: JobState.OUT_OF_MEMORY,
+    JobState.NODE_FAIL: JobState.NODE_FAIL,
+}
+
+
+def batch_step(job: JobRecord, end: int, exit_code: int, signal: int) -> StepRecord | None:
+    """The ``JOBID.batch`` step of an ended attempt (``None`` if it never started)."""
+    if job.start_time is None or job.allocation is None or not job.batch_flag:
+        return None
+    first = job.allocation.nodes[0]
+    state = _BATCH_STATE.get(job.state, JobState.CANCELLED)
+    if state is JobState.CANCELLED:
+        exit_code, signal = 0, signal or 15
+    tres = {"cpu": first.cpus, "mem": first.mem_mb, "node": 1}
+    if first.gpus:
+        tres["gres/gpu"] = len(first.gpus)
+    return StepRecord(
+        step_id="batch", name="batch", state=state, nodelist=first.node, num_nodes=1,
+        ntasks=1, num_cpus=first.cpus, start_time=job.start_time, end_time=end,
+        exit_code=exit_code, signal=signal, tres_alloc=tres,
+    )  # fmt: skip
+
+
+def tres_seconds(job: JobRecord, end: int) -> dict[str, float]:
+    """Allocated TRES x elapsed seconds of an attempt (``cpu``, ``mem``, ``gres/gpu``...)."""
+    if job.start_time is None:
+        return {}
+    elapsed = max(0, end - job.start_time)
+    return {k: float(v) * elapsed for k, v in job.tres_alloc.items()}
+
+
+class Accounting:
+    """The store behind sacct: ended attempts plus TRES usage per (user, account)."""
+
+    def __init__(
+        self, on_usage: Callable[[str, str, dict[str, float], int], None] | None = None
+    ) -> None:
+        self.attempts: list[JobRecord] = []
+        self.usage: dict[tuple[str, str], dict[str, float]] = defaultdict(
+            lambda: defaultdict(float)
+        )
+        self._on_usage = on_usage
+
+    def record(self, job: JobRecord, now: int) -> None:
+        """Keep an ended attempt (or a rejected submission) and add its usage."""
+        self.attempts.append(job)
+        used = tres_seconds(job, job.end_time if job.end_time is not None else now)
+        if used:
+            acc = self.usage[(job.user, job.account)]
+            for k, v in used.items():
+                acc[k] += v
+            if self._on_usage is not None:
+                self._on_usage(job.user, job.account, used, now)
+
+    def total(self, tres: str) -> float:
+        """Sum of one TRES over all usage (``cpu`` seconds, ``gres/gpu`` seconds...)."""
+        return sum(u.get(tres, 0.0) for u in self.usage.values())
+
+
+__all__ = ["Accounting", "batch_step", "tres_seconds"]

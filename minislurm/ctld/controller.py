@@ -1,0 +1,511 @@
+"""slurmctld on a SimPy clock: the ``Controller``.
+
+``Controller(config, env)`` holds nodes, partitions, jobs and reservations and
+decides *what order* (priority plugin), *where* (select/cons_tres) and *when*
+(sched/builtin + sched/backfill).  It runs under any SimPy environment:
+``simpy.Environment`` for simulated time, ``simpy.rt.RealtimeEnvironment`` for
+wall-clock mode; it never reads the wall clock itself.  ``env.now`` counts
+seconds; when it is small (a fresh environment) the controller adds ``epoch``
+(default 2026-01-05T08:00:00 UTC) so that timestamps are real epoch seconds.
+
+Scheduling is event driven: a submission or a job end triggers the main
+scheduler (once per instant however many events happened), and a backfill pass
+follows ``bf_interval`` seconds after a change; nothing ticks while idle.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import simpy
+
+from minislurm.hostlist import compress
+from minislurm.job import Allocation, JobRecord
+from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
+from minislurm.sched.backfill import POLICIES, BackfillParams, backfill_pass
+from minislurm.sched.builtin import main_pass
+from minislurm.select.cons_tres import config_mask, select
+from minislurm.select.table import BoolArray, NodeShape, NodeTable
+from minislurm.states import JobState, Reason
+
+from . import lifecycle
+from .accounting import Accounting
+from .admin import AdminMixin
+from .depend import NEVER, OK, evaluate
+from .job_mgr import Job
+from .node_mgr import NodeInfo, NodeManager
+from .runner import JobRunner, SimulatedRunner
+from .submit import PartView
+from .submit_api import SubmitMixin
+
+#: Default simulated epoch: 2026-01-05T08:00:00 UTC.
+DEFAULT_EPOCH = 1767600000
+
+
+class Controller(SubmitMixin, AdminMixin):
+    """A faithful, compact slurmctld.  See the module docstring."""
+
+    def __init__(
+        self,
+        config: object,
+        env: simpy.Environment | None = None,
+        *,
+        runner: JobRunner | None = None,
+        policy: str | None = None,
+        priority: object | None = None,
+        associations: object | None = None,
+        epoch: int = DEFAULT_EPOCH,
+        seed: int = 0,
+    ) -> None:
+        self.config = config
+        self.env = env if env is not None else simpy.Environment()
+        self._offset = epoch if self.env.now < 1e9 else 0
+        self.runner: JobRunner = runner if runner is not None else SimulatedRunner(self.env)
+        self.seed = seed
+        sched = getattr(config, "scheduler", None)
+        self.bf = BackfillParams.from_config(sched)
+        self.queue_depth = int(getattr(sched, "default_queue_depth", 100) or 100)
+        stype = str(getattr(config, "scheduler_type", "sched/backfill"))
+        self.policy = policy or ("slurm" if stype.endswith("backfill") else "builtin")
+        if self.policy not in (*POLICIES, "builtin"):
+            raise ValueError(f"unknown scheduler policy {self.policy!r}: use {POLICIES}")
+        self.kill_wait = int(getattr(config, "kill_wait", 30))
+        self.def_mem_per_cpu = getattr(config, "def_mem_per_cpu", None)
+        self.enforce_part_limits = str(getattr(config, "enforce_part_limits", "NO") or "NO")
+        self.max_array_size = int(getattr(config, "max_array_size", 1001) or 1001)
+        self.return_to_service = int(getattr(config, "return_to_service", 0) or 0)
+        self.associations = associations
+        self.qos = self._load_qos(associations)
+        self.preempt_type = str(getattr(config, "preempt_type", "preempt/none"))
+        self.preempt_mode = str(getattr(config, "preempt_mode", "OFF")).upper()
+        self._build_nodes(config)
+        self.priority_plugin = priority if priority is not None else self._make_priority(
+            config, associations
+        )
+        self.accounting_store = Accounting(getattr(self.priority_plugin, "record_usage", None))
+        self._next_id = int(getattr(config, "first_job_id", 1) or 1)
+        self._jobs: dict[int, Job] = {}
+        self._pending: dict[int, Job] = {}
+        self._order: list[Job] = []  # pending jobs in scheduling order (stale entries skipped)
+        self._order_keys: list[tuple[int, int, int, int]] = []
+        self._order_ids: set[int] = set()
+        self._order_dirty = False
+        self._running: dict[int, Job] = {}
+        self._array_tasks: dict[int, list[Job]] = {}
+        self._array_running: dict[int, int] = {}
+        self._active_names: dict[tuple[str, str], set[int]] = {}
+        self._user_running: dict[tuple[str, str], list[int]] = {}  # (qos, user) -> [jobs, gpus]
+        self.reservations_by_name: dict[str, object] = {}
+        self._main_scheduled = False
+        self._bf_dirty = False
+        self._bf_wake: simpy.Event | None = None
+        self._prio_wake: simpy.Event | None = None
+        self.events = 0
+        self.passes = {"main": 0, "backfill": 0}
+        if self.policy not in ("fifo", "builtin"):
+            self.env.process(self._backfill_loop())
+        self._prio_period = int(getattr(getattr(config, "priority", None), "calc_period", 5) or 5)
+        if not str(getattr(self.priority_plugin, "name", "")).endswith("basic"):
+            self.env.process(self._priority_loop())
+
+    # ---- construction -----------------------------------------------------------
+    def _build_nodes(self, config: object) -> None:
+        nodes = tuple(getattr(config, "nodes", ()))
+        parts = tuple(getattr(config, "partitions", ()))
+        shapes = [
+            NodeShape(n.name, n.cpus, n.real_memory,
+                      tuple((g.type, g.count) for g in n.gres if g.name == "gpu"), n.weight)
+            for n in nodes
+        ]  # fmt: skip
+        self.table = NodeTable(shapes)
+        member: dict[str, list[str]] = {n.name: [] for n in nodes}
+        self.parts: dict[str, PartView] = {}
+        self.part_cfg: dict[str, object] = {}
+        for p in parts:
+            mask = np.zeros(len(self.table), dtype=np.bool_)
+            for name in p.nodes:
+                if name in self.table.index:
+                    mask[self.table.index[name]] = True
+                    member[name].append(p.name)
+            self.parts[p.name] = PartView(p.name, mask, p.max_time, p.default_time,
+                                          p.max_nodes, p.min_nodes, str(p.state).upper())
+            self.part_cfg[p.name] = p
+        default = getattr(config, "default_partition", None)
+        self.default_partition = default.name if default is not None else (
+            parts[0].name if parts else "")
+        infos = [NodeInfo(n, tuple(sorted(member[n.name])), self.now) for n in nodes]
+        self.nodes_mgr = NodeManager(self.table, infos)
+
+    @staticmethod
+    def _make_priority(config: object, associations: object | None) -> object:
+        try:
+            from minislurm.priority import make_priority_plugin
+        except ImportError:  # pragma: no cover
+            from minislurm.priority.basic import BasicPriority
+            return BasicPriority()
+        return make_priority_plugin(config, associations)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _load_qos(associations: object | None) -> dict[str, object]:
+        qos = {q.name: q for q in getattr(associations, "qos", ())} if associations else {}
+        if "normal" not in qos:
+            from minislurm.accounts import QOS
+            qos["normal"] = QOS(name="normal")
+        return qos
+
+    # ---- the clock ----------------------------------------------------------------
+    @property
+    def now(self) -> int:
+        """The controller's clock in epoch seconds."""
+        return int(self.env.now + self._offset)
+
+    def at(self, timestamp: int) -> float:
+        """The SimPy time of an epoch timestamp."""
+        return timestamp - self._offset
+
+    def run(self, until: int | None = None) -> None:
+        """Run the clock (``until`` is an epoch timestamp, or None: until nothing is left)."""
+        self.env.run(until=None if until is None else self.at(until))
+
+    def run_for(self, seconds: int) -> None:
+        """Advance the clock by ``seconds`` (0: process what is due now)."""
+        if seconds > 0:
+            self.env.run(until=self.env.now + seconds)
+            return
+        while self.env.peek() <= self.env.now:
+            self.env.step()
+
+    # ---- bookkeeping used by lifecycle ---------------------------------------------
+    def next_job_id(self) -> int:
+        jid = self._next_id
+        self._next_id += 1
+        return jid
+
+    def register(self, job: Job) -> None:
+        self._jobs[job.job_id] = job
+        if job.array_job_id is not None:
+            self._array_tasks.setdefault(job.array_job_id, []).append(job)
+
+    def add_pending(self, job: Job) -> None:
+        self._pending[job.job_id] = job
+        if self._prio_wake is not None and not self._prio_wake.triggered:
+            self._prio_wake.succeed()
+        if job.job_id in self._order_ids:  # requeued: its old entry moves on the next sort
+            self._order_dirty = True
+        else:
+            key = self._key(job)
+            at = bisect.bisect_right(self._order_keys, key)
+            self._order_keys.insert(at, key)
+            self._order.insert(at, job)
+            self._order_ids.add(job.job_id)
+        key = (job.user, job.name)
+        self._active_names.setdefault(key, set()).add(job.job_id)
+
+    def pending_done(self, job: Job) -> None:
+        self._pending.pop(job.job_id, None)
+
+    def running_started(self, job: Job) -> None:
+        self._running[job.job_id] = job
+        if job.array_job_id is not None:
+            self._array_running[job.array_job_id] = self._array_running.get(job.array_job_id, 0) + 1
+        use = self._user_running.setdefault((job.qos, job.user), [0, 0])
+        use[0] += 1
+        use[1] += job.allocation.num_gpus if job.allocation else 0
+        self._active_names.setdefault((job.user, job.name), set()).add(job.job_id)
+
+    def running_ended(self, job: Job) -> None:
+        self._running.pop(job.job_id, None)
+        if job.array_job_id is not None:
+            self._array_running[job.array_job_id] -= 1
+        use = self._user_running[(job.qos, job.user)]
+        use[0] -= 1
+        use[1] -= job.allocation.num_gpus if job.allocation else 0
+
+    def requeued(self, job: Job) -> None:
+        self.add_pending(job)
+        self._wake_at(job.begin_time)
+        self.kick()
+
+    def running_jobs(self) -> list[Job]:
+        return list(self._running.values())
+
+    def record(self, job: Job) -> None:
+        self.accounting_store.record(job.snapshot(), self.now)
+
+    def job_ended(self, job: Job) -> None:
+        if job.state.is_terminal:
+            names = self._active_names.get((job.user, job.name))
+            if names is not None:
+                names.discard(job.job_id)
+        self.kick()
+
+    # ---- scheduling -----------------------------------------------------------------
+    def kick(self) -> None:
+        """Something changed: run the main scheduler at this instant, backfill later."""
+        self.events += 1
+        self._bf_dirty = True
+        if self._bf_wake is not None and not self._bf_wake.triggered:
+            self._bf_wake.succeed()
+        if not self._main_scheduled:
+            self._main_scheduled = True
+            self.env.timeout(0).callbacks.append(self._main)
+
+    def _wake_at(self, timestamp: int | None) -> None:
+        if timestamp is not None and timestamp > self.now:
+            self.env.timeout(timestamp - self.now).callbacks.append(lambda _e: self.kick())
+
+    def _main(self, _ev: object = None) -> None:
+        self._main_scheduled = False
+        self.passes["main"] += 1
+        main_pass(self, policy=self.policy, depth=self.queue_depth)
+
+    def _backfill_loop(self):  # type: ignore[no-untyped-def]
+        while True:
+            if not self._bf_dirty:
+                self._bf_wake = self.env.event()
+                yield self._bf_wake
+                self._bf_wake = None
+            yield self.env.timeout(max(self.bf.bf_interval, 1))
+            self._bf_dirty = False
+            self.run_backfill()
+
+    def run_backfill(self) -> int:
+        """One sched/backfill pass now (normally every bf_interval after a change)."""
+        from minislurm.sched.backfill import Running
+
+        t = self.table
+        if not self._pending or not (t.usable & (t.free_cpu > 0)).any():
+            return 0  # nothing waits, or nothing is free: no job could start
+        self.passes["backfill"] += 1
+        running = [
+            Running(j.allocation, None if j.time_limit is None or j.start_time is None
+                    else max(j.start_time + j.time_limit * 60, self.now + 1))
+            for j in self._running.values() if j.allocation is not None
+        ]  # fmt: skip
+        return backfill_pass(self, self.table, running, self.bf, policy=self.policy)
+
+    def _priority_loop(self):  # type: ignore[no-untyped-def]
+        """PriorityCalcPeriod: recompute the priorities of pending jobs."""
+        while True:
+            if not self._pending:  # sleep until a job is queued: no ticking while idle
+                self._prio_wake = self.env.event()
+                yield self._prio_wake
+                self._prio_wake = None
+            yield self.env.timeout(self._prio_period * 60)
+            for job in self._pending.values():
+                self.set_priority(job)
+            self._order_dirty = True
+
+    def set_priority(self, job: Job) -> None:
+        prio = int(self.priority_plugin.priority(job.snapshot(), self.now))  # type: ignore[attr-defined]
+        job.priority = prio
+
+    def _key(self, job: Job) -> tuple[int, int, int, int]:
+        """Scheduling order: PriorityTier of the partition, priority, submit time, id."""
+        return (-self._tier(job), -job.priority, job.submit_time, job.job_id)
+
+    def pending_in_order(self) -> Iterator[Job]:
+        """Pending jobs, highest priority first (a sorted list kept up to date on insert)."""
+        pending = self._pending
+        if self._order_dirty or len(self._order) > 2 * len(pending) + 64:
+            live = list(dict.fromkeys(j for j in self._order if pending.get(j.job_id) is j))
+            live += [j for j in pending.values() if j.job_id not in self._order_ids]
+            self._order_ids = {j.job_id for j in live}
+            if self._order_dirty:
+                live.sort(key=self._key)
+            self._order = live
+            self._order_keys = [self._key(j) for j in live]
+            self._order_dirty = False
+        return (j for j in self._order[:] if pending.get(j.job_id) is j)
+
+    def _tier(self, job: Job) -> int:
+        cfg = self.part_cfg.get(job.partition)
+        return int(getattr(cfg, "priority_tier", 1) or 1)
+
+    def still_pending(self, job: Job) -> bool:
+        return self._pending.get(job.job_id) is job
+
+    def duration(self, job: Job) -> int:
+        if job.time_limit is None or job.time_limit < 0:
+            return 365 * 86400
+        return job.time_limit * 60
+
+    def blocker(self, job: Job) -> Reason | None:
+        """Why ``job`` cannot be considered now (None: it can)."""
+        if job.hold is not None:
+            return Reason.JOB_HELD_ADMIN if job.hold == "admin" else Reason.JOB_HELD_USER
+        if job.dependency:
+            status = evaluate(job, self._targets, self._singleton_waits, self.now)
+            if status == NEVER:
+                if job.kill_on_invalid_dep:
+                    self.env.timeout(0).callbacks.append(lambda _e: self._cancel_pending(job, 0))
+                return Reason.DEPENDENCY_NEVER_SATISFIED
+            if status != OK:
+                return Reason.DEPENDENCY
+        if job.begin_time is not None and job.begin_time > self.now:
+            return Reason.BEGIN_TIME
+        if job.eligible_time is None:
+            job.eligible_time = self.now
+        if job.static_reason is not None:
+            return job.static_reason
+        part = self.parts.get(job.partition)
+        if part is not None and part.state in ("DOWN", "INACTIVE"):
+            return Reason.PARTITION_DOWN if part.state == "DOWN" else Reason.PARTITION_INACTIVE
+        if job.reservation:
+            resv = self.reservations_by_name.get(job.reservation)
+            if resv is None or not resv.active(self.now):  # type: ignore[attr-defined]
+                return Reason.RESERVATION
+        if job.array_max is not None and job.array_job_id is not None and (
+            self._array_running.get(job.array_job_id, 0) >= job.array_max
+        ):
+            return Reason.JOB_ARRAY_TASK_LIMIT
+        return self._qos_blocker(job)
+
+    def _qos_blocker(self, job: Job) -> Reason | None:
+        qos = self.qos.get(job.qos)
+        if qos is None:
+            return None
+        use = self._user_running.get((job.qos, job.user), [0, 0])
+        max_jobs = getattr(qos, "max_jobs_per_user", None)
+        if max_jobs is not None and use[0] >= max_jobs:
+            return Reason.QOS_MAX_JOBS_PER_USER
+        max_gpu = dict(getattr(qos, "max_tres_per_user", {}) or {}).get("gres/gpu")
+        if max_gpu is not None and use[1] + job.gpus_total > max_gpu:
+            return Reason.QOS_MAX_GRES_PER_USER
+        return None
+
+    def _targets(self, job_id: int) -> list[Job]:
+        if job_id in self._array_tasks:
+            return self._array_tasks[job_id]
+        job = self._jobs.get(job_id)
+        return [job] if job is not None else []
+
+    def _singleton_waits(self, job: Job) -> bool:
+        ids = self._active_names.get((job.user, job.name), set())
+        return any(i < job.job_id for i in ids if i != job.job_id)
+
+    def allowed(self, job: Job, duration: int) -> BoolArray:
+        """Partition nodes that accept jobs, minus reservations in the way."""
+        part = self.parts.get(job.partition)
+        mask = (part.mask if part is not None else np.ones(len(self.table), np.bool_)).copy()
+        mask &= self.table.usable
+        now = self.now
+        for resv in self.reservations_by_name.values():
+            idx = list(resv.nodes)  # type: ignore[attr-defined]
+            if job.reservation == resv.name:  # type: ignore[attr-defined]
+                only = np.zeros_like(mask)
+                only[idx] = True
+                mask &= only
+            elif resv.overlaps(now, now + duration):  # type: ignore[attr-defined]
+                mask[idx] = False
+        return mask
+
+    def try_select(self, job: Job, allowed: BoolArray) -> Allocation | Reason:
+        """select/cons_tres plus the reason squeue shows when the job does not fit."""
+        res = select(job.request, self.table, allowed)
+        if isinstance(res, Allocation):
+            return res
+        preempted = self._try_preempt(job, allowed)
+        if preempted is not None:
+            return preempted
+        return self._why_not(job)
+
+    def waiting_reason(self, job: Job) -> Reason:
+        """Priority for a job behind a blocked one, unless its ``-w`` nodes are unavailable."""
+        req = job.request.req_nodes
+        if req and not self.table.usable[sorted(req)].all():
+            return self._why_not(job)
+        job.reason_detail = ""
+        return Reason.PRIORITY
+
+    def explain(self, job: Job) -> Reason:
+        """Why ``job`` does not fit now, as squeue prints it."""
+        return self._why_not(job)
+
+    def _why_not(self, job: Job) -> Reason:
+        part = self.parts.get(job.partition)
+        pmask = part.mask if part is not None else np.ones(len(self.table), np.bool_)
+        down = pmask & ~self.table.usable
+        req = job.request
+        if req.req_nodes and (~self.table.usable[list(req.req_nodes)]).any():
+            job.reason_detail = "UnavailableNodes:" + compress(
+                [self.table.names[i] for i in np.flatnonzero(down)])
+            return Reason.REQ_NODE_NOT_AVAIL
+        job.reason_detail = ""
+        fits = pmask & self.table.usable & config_mask(req, self.table)
+        if req.exc_nodes:
+            fits[list(req.exc_nodes)] = False
+        if down.any() and int(fits.sum()) < req.node_count:
+            return Reason.NODES_DOWN_DRAINED
+        return Reason.RESOURCES
+
+    def _try_preempt(self, job: Job, allowed: BoolArray) -> Allocation | None:
+        from .preempt import try_preempt
+
+        return try_preempt(self, job, allowed)
+
+    def start(self, job: Job, alloc: Allocation, scheduler: str) -> Job:
+        return lifecycle.start_job(self, job, alloc, scheduler)
+
+    # ---- queries (snapshots) -----------------------------------------------------------
+    def job(self, job_id: int) -> JobRecord:
+        """One job's snapshot; ``KeyError`` if unknown."""
+        return self._jobs[job_id].snapshot()
+
+    def jobs(self, *, expand_arrays: bool = False, include_done: bool = True) -> list[JobRecord]:
+        """All jobs slurmctld knows, in job id order (``squeue``/``scontrol show job``).
+
+        ``expand_arrays`` gives one record per pending array task (``squeue -r``).
+        """
+        out: list[JobRecord] = []
+        for job in sorted(self._jobs.values(), key=lambda j: j.job_id):
+            if not include_done and job.state.is_terminal:
+                continue
+            if expand_arrays and job.is_array_meta:
+                out += [job.snapshot(task_index=i) for i in job.array_pending]
+            else:
+                out.append(job.snapshot())
+        return out
+
+    def nodes(self) -> list[NodeRecord]:
+        """All nodes in config order (``sinfo``/``scontrol show node``)."""
+        return [self.nodes_mgr.snapshot(i) for i in range(len(self.table))]
+
+    def partitions(self) -> list[PartitionRecord]:
+        """All partitions in config order."""
+        out = []
+        for name, pv in self.parts.items():
+            cfg = self.part_cfg[name]
+            m = pv.mask
+            out.append(PartitionRecord(
+                name=name, nodes=tuple(self.table.names[i] for i in np.flatnonzero(m)),
+                default=name == self.default_partition, state=pv.state, max_time=pv.max_time,
+                default_time=pv.default_time, max_nodes=pv.max_nodes, min_nodes=pv.min_nodes,
+                priority_job_factor=int(getattr(cfg, "priority_job_factor", 1)),
+                priority_tier=int(getattr(cfg, "priority_tier", 1)),
+                over_subscribe=str(getattr(cfg, "over_subscribe", "NO")),
+                preempt_mode=str(getattr(cfg, "preempt_mode", "OFF")),
+                qos=str(getattr(cfg, "qos", "") or ""), total_cpus=int(self.table.cpus[m].sum()),
+                total_nodes=int(m.sum()), total_mem=int(self.table.mem[m].sum()),
+                total_gpus=int(self.table.gpus[m].sum()),
+            ))  # fmt: skip
+        return out
+
+    def reservations(self) -> list[ReservationRecord]:
+        """All reservations (``scontrol show reservation``)."""
+        return [r.record(self.now) for r in self.reservations_by_name.values()]  # type: ignore[attr-defined]
+
+    def accounting(self) -> list[JobRecord]:
+        """What sacct reads: every ended attempt, then the jobs still active."""
+        done = list(self.accounting_store.attempts)
+        active = [j.snapshot() for j in self._jobs.values() if not j.state.is_terminal]
+        return sorted(done + active, key=lambda r: (r.job_id, r.restart_count, r.end_time or 0))
+
+    def pending(self) -> Iterable[JobRecord]:
+        """Pending jobs in scheduling order."""
+        return [j.snapshot() for j in self.pending_in_order()]
+
+
+__all__ = ["DEFAULT_EPOCH", "Controller", "JobState"]

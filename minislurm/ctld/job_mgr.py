@@ -1,0 +1,277 @@
+"""slurmctld's job records (``src/slurmctld/job_mgr.c``): the mutable ``Job``.
+
+The controller mutates ``Job`` objects; everything outside the controller sees
+frozen ``JobRecord`` snapshots (``Job.snapshot``).  An array job submitted with
+``--array=0-7%2`` is one ``Job`` (the *meta* record, id 108) holding the task
+indices still pending; when a task starts it is split off with the next job id,
+except the LAST one, which reuses the array job id (capture f3_array: 108_0 is
+job 109, ..., 108_7 is job 108).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from minislurm.hostlist import compress
+from minislurm.job import Allocation, JobRecord, StepRecord
+from minislurm.select.cons_tres import ResourceRequest
+from minislurm.states import JobState, Reason
+
+from .runner import JobBody
+
+#: ``TOP_PRIORITY`` of priority/basic: job priorities count down from 0xffff0000.
+TOP_PRIORITY = 0xFFFF0000
+
+
+@dataclass(frozen=True, slots=True)
+class DepItem:
+    """One ``--dependency`` condition: ``afterok:56``, ``singleton``, ``after:5+10``."""
+
+    kind: str  # after | afterany | afterok | afternotok | aftercorr | singleton
+    job_id: int | None = None
+    delay: int = 0  # minutes (after:job+time)
+
+
+def ranges_text(indices: list[int]) -> str:
+    """``2-7`` / ``1,3,5`` / ``0-9:3`` as squeue prints array task ranges."""
+    if not indices:
+        return ""
+    parts: list[str] = []
+    start = prev = indices[0]
+    for i in indices[1:]:
+        if i == prev + 1:
+            prev = i
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = i
+    parts.append(str(start) if start == prev else f"{start}-{prev}")
+    return ",".join(parts)
+
+
+class Job:
+    """One job as slurmctld holds it (``struct job_record``); see ``JobRecord`` for fields."""
+
+    def __init__(self, job_id: int, name: str, submit_time: int) -> None:
+        self.job_id = job_id
+        self.name = name
+        self.submit_time = submit_time
+        self.user = "root"
+        self.uid = 0
+        self.group = "root"
+        self.gid = 0
+        self.account = "root"
+        self.partition = ""
+        self.qos = "normal"
+        self.state = JobState.PENDING
+        self.reason = Reason.NONE
+        self.reason_detail = ""
+        self.static_reason: Reason | None = None  # partition limit reasons (EnforcePartLimits=NO)
+        self.priority = 0
+        self.base_priority = 0
+        self.nice = 0
+        self.hold: str | None = None  # None | 'user' | 'admin'
+        self.eligible_time: int | None = None
+        self.begin_time: int | None = None
+        self.start_time: int | None = None
+        self.end_time: int | None = None
+        self.est_start: int | None = None
+        self.time_limit: int | None = None
+        self.time_min: int | None = None
+        self.last_sched_eval: int | None = None
+        self.scheduler = ""
+        self.request = ResourceRequest()
+        self.num_nodes = 1
+        self.max_nodes: int | None = None
+        self.num_tasks = 1
+        self.num_cpus = 1
+        self.cpus_per_task = 1
+        self.ntasks_per_node: int | None = None
+        self.min_memory_mb: int | None = None
+        self.mem_per_cpu: int | None = None
+        self.mem_per_gpu: int | None = None
+        self.tres_per_node: str | None = None
+        self.tres_per_job: str | None = None
+        self.tres_per_task: str | None = None
+        self.gres = ""
+        self.gpus_total = 0
+        self.exclusive = False
+        self.allocation: Allocation | None = None
+        self.req_nodelist = ""
+        self.exc_nodelist = ""
+        self.reservation = ""
+        self.features = ""
+        self.exit_code = 0
+        self.signal = 0
+        self.derived_exit_code = 0
+        self.restart_count = 0
+        self.requeue = True
+        self.batch_flag = True
+        self.cancelled_by: int | None = None
+        self.work_dir = ""
+        self.std_out = ""
+        self.std_err = ""
+        self.std_in = "/dev/null"
+        self.command = ""
+        self.script = ""
+        self.dependency: tuple[DepItem, ...] = ()
+        self.dep_any = False
+        self.dep_text = ""
+        self.dep_failed = False
+        self.kill_on_invalid_dep = False
+        self.signal_spec: tuple[int, int] | None = None  # (signal, seconds before end)
+        self.signal_text = ""
+        self.comment = ""
+        self.body = JobBody()
+        self.steps: list[StepRecord] = []
+        # arrays: the meta record keeps the pending indices
+        self.array_job_id: int | None = None
+        self.array_task_id: int | None = None
+        self.array_pending: list[int] = []
+        self.array_max: int | None = None
+        self.array_bodies: dict[int, JobBody] | None = None
+        # bookkeeping of the controller
+        self.attempt = 0
+        self.final_state = JobState.CANCELLED  # what a COMPLETING job ends as
+
+    # ---- arrays ------------------------------------------------------------
+    @property
+    def is_array_meta(self) -> bool:
+        """True for the record that still holds pending array tasks (``108_[2-7%2]``)."""
+        return bool(self.array_pending)
+
+    def split_task(self, new_id: int | None, index: int | None = None) -> Job:
+        """Take a pending task (the next one, or ``index``) out of the meta record.
+
+        ``new_id`` is the id of the split-off task; ``None`` when it is the last one,
+        which keeps the array job id (the meta record becomes the task).
+        """
+        if index is None:
+            idx = self.array_pending.pop(0)
+        else:
+            self.array_pending.remove(index)
+            idx = index
+        body = self.array_bodies.get(idx, self.body) if self.array_bodies else self.body
+        if new_id is None:
+            self.array_task_id = idx
+            self.body = body
+            return self
+        task = copy.copy(self)
+        task.job_id = new_id
+        task.array_task_id = idx
+        task.array_pending = []
+        task.array_bodies = None
+        task.steps = []
+        task.body = body
+        return task
+
+    def split_task_index(self, index: int, new_id: int) -> Job:
+        """Split off the pending task ``index`` (``scancel 108_3`` on a pending task)."""
+        return self.split_task(new_id, index)
+
+    # ---- snapshots -----------------------------------------------------------
+    def tres_req(self) -> dict[str, int]:
+        """``ReqTRES``: ``cpu``, ``mem`` (MB), ``node``, ``billing`` and ``gres/gpu``."""
+        mem = self.min_memory_mb * self.num_nodes if self.min_memory_mb else 0
+        if not mem and self.mem_per_cpu:
+            mem = self.mem_per_cpu * self.num_cpus
+        tres = {"cpu": self.num_cpus, "mem": mem, "node": self.num_nodes, "billing": self.num_cpus}
+        if self.gpus_total:
+            tres["gres/gpu"] = self.gpus_total
+        return tres
+
+    def tres_alloc(self) -> dict[str, int]:
+        """``AllocTRES`` of the current allocation (empty while pending)."""
+        a = self.allocation
+        if a is None:
+            return {}
+        tres = {"cpu": a.num_cpus, "mem": a.mem_mb, "node": len(a.nodes), "billing": a.num_cpus}
+        if a.num_gpus:
+            tres["gres/gpu"] = a.num_gpus
+        return tres
+
+    def snapshot(self, *, task_index: int | None = None) -> JobRecord:
+        """The frozen ``JobRecord`` of this job (``task_index``: one pending array task)."""
+        a = self.allocation
+        array_task_str = None
+        task_id = self.array_task_id
+        if self.array_pending and task_index is None:
+            array_task_str = ranges_text(self.array_pending)
+            if self.array_max is not None:
+                array_task_str += f"%{self.array_max}"
+        elif task_index is not None:
+            task_id = task_index
+        return JobRecord(
+            job_id=self.job_id,
+            name=self.name,
+            user=self.user,
+            uid=self.uid,
+            group=self.group,
+            gid=self.gid,
+            account=self.account,
+            partition=self.partition,
+            qos=self.qos,
+            state=self.state,
+            reason=self.reason,
+            submit_time=self.submit_time,
+            array_job_id=self.array_job_id,
+            array_task_id=task_id if array_task_str is None else None,
+            array_task_str=array_task_str,
+            array_max_tasks=self.array_max,
+            reason_detail=self.reason_detail,
+            priority=0 if self.hold else self.priority,
+            nice=self.nice,
+            hold=self.hold is not None,
+            eligible_time=self.eligible_time,
+            accrue_time=self.eligible_time,
+            begin_time=self.begin_time,
+            start_time=self.start_time if self.start_time is not None else self.est_start,
+            end_time=self.end_time,
+            time_limit=self.time_limit,
+            time_min=self.time_min,
+            last_sched_eval=self.last_sched_eval,
+            scheduler=self.scheduler,
+            num_nodes=len(a.nodes) if a is not None else self.num_nodes,
+            max_nodes=self.max_nodes,
+            num_tasks=self.num_tasks,
+            num_cpus=a.num_cpus if a is not None else self.num_cpus,
+            cpus_per_task=self.cpus_per_task,
+            ntasks_per_node=self.ntasks_per_node,
+            min_memory_mb=self.min_memory_mb,
+            mem_per_cpu=self.mem_per_cpu,
+            mem_per_gpu=self.mem_per_gpu,
+            tres_per_node=self.tres_per_node,
+            tres_per_job=self.tres_per_job,
+            tres_per_task=self.tres_per_task,
+            gres=self.gres,
+            exclusive=self.exclusive,
+            tres_req=self.tres_req(),
+            tres_alloc=self.tres_alloc(),
+            nodelist=compress(a.node_names) if a is not None else "",
+            allocation=a,
+            req_nodelist=self.req_nodelist,
+            exc_nodelist=self.exc_nodelist,
+            batch_host=a.nodes[0].node if a is not None and a.nodes else "",
+            reservation=self.reservation,
+            features=self.features,
+            exit_code=self.exit_code,
+            signal=self.signal,
+            derived_exit_code=self.derived_exit_code,
+            restart_count=self.restart_count,
+            requeue=self.requeue,
+            batch_flag=self.batch_flag,
+            cancelled_by=self.cancelled_by,
+            work_dir=self.work_dir,
+            std_out=self.std_out,
+            std_err=self.std_err,
+            std_in=self.std_in,
+            command=self.command,
+            script=self.script,
+            dependency=self.dep_text,
+            signal_spec=self.signal_text,
+            comment=self.comment,
+            steps=tuple(self.steps),
+        )
+
+
+__all__ = ["TOP_PRIORITY", "DepItem", "Job", "ranges_text"]

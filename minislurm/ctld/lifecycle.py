@@ -1,0 +1,194 @@
+"""Running jobs: start, end, time limit, kill, requeue, node failure, preemption.
+
+The state machine of a job attempt (Slurm 22.05 names)::
+
+    PENDING -> RUNNING -> COMPLETED | FAILED (exit code != 0)
+                       -> COMPLETING -> TIMEOUT    (time limit: SIGTERM, SIGKILL after KillWait)
+                       -> COMPLETING -> CANCELLED  (scancel)
+                       -> NODE_FAIL  (a node died; a requeue-able batch job goes back to
+                                      PENDING with restart_count + 1 and
+                                      BeginTime = now + requeue delay + 1 = 121 s)
+                       -> PREEMPTED  (PreemptMode=CANCEL; REQUEUE puts it back to PENDING)
+
+Everything is event driven: a job's end is a SimPy event from the ``JobRunner``
+and its time limit a timeout; nothing ticks every second.  Each attempt has a
+number so that events of an attempt that was killed are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minislurm.job import Allocation
+from minislurm.states import JobState, Reason
+
+from .accounting import batch_step
+from .job_mgr import Job
+from .runner import SIGKILL, SIGTERM
+
+if TYPE_CHECKING:
+    from .controller import Controller
+
+#: Seconds a requeued job waits (job_mgr.c: begin_time = now + cred_expire + 1).
+REQUEUE_DELAY = 120
+
+
+def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> Job:
+    """Start ``job`` (an array meta record splits off its next task) on ``alloc``."""
+    now = ctl.now
+    if job.is_array_meta:
+        last = len(job.array_pending) == 1
+        task = job.split_task(None if last else ctl.next_job_id())
+        if not last:
+            ctl.register(task)
+        else:
+            ctl.pending_done(job)
+        job = task
+    else:
+        ctl.pending_done(job)
+    job.state = JobState.RUNNING
+    job.reason, job.reason_detail = Reason.NONE, ""
+    job.start_time = now
+    job.est_start = None
+    job.end_time = None
+    job.allocation = alloc
+    job.scheduler = scheduler
+    job.last_sched_eval = now
+    if job.eligible_time is None:
+        job.eligible_time = now
+    ctl.nodes_mgr.allocate(job.job_id, alloc, now)
+    ctl.running_started(job)
+    job.attempt = getattr(job, "attempt", 0) + 1
+    attempt = job.attempt
+    done = ctl.runner.start(job.snapshot(), alloc, job.body)
+    done.callbacks.append(lambda ev: body_ended(ctl, job, attempt, ev.value))
+    env = ctl.env
+    if job.time_limit is not None and job.time_limit >= 0:
+        limit = job.time_limit * 60
+        env.timeout(limit).callbacks.append(lambda _ev: time_limit(ctl, job, attempt))
+        if job.signal_spec is not None:
+            sig, before = job.signal_spec
+            at = max(0, limit - before)
+            env.timeout(at).callbacks.append(lambda _ev: _signal(ctl, job, attempt, sig))
+    return job
+
+
+def _signal(ctl: Controller, job: Job, attempt: int, sig: int) -> None:
+    """``--signal=SIG@TIME``: deliver SIG shortly before the time limit."""
+    if job.attempt == attempt and job.state is JobState.RUNNING:
+        ctl.runner.kill(job.job_id, sig)
+
+
+def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
+    """The runner reports the batch script's exit: finish the attempt."""
+    if job.attempt != attempt or job.state.is_terminal or job.state is JobState.PENDING:
+        return
+    code, sig = value if isinstance(value, tuple) else (int(value), 0)  # type: ignore[call-overload]
+    if job.state is JobState.COMPLETING:
+        finish(ctl, job, job.final_state, job.exit_code, job.signal)
+        return
+    if code == 0 and sig == 0:
+        finish(ctl, job, JobState.COMPLETED, 0, 0)
+    else:
+        finish(ctl, job, JobState.FAILED, code, sig)
+        job.reason = Reason.NON_ZERO_EXIT_CODE
+
+
+def time_limit(ctl: Controller, job: Job, attempt: int) -> None:
+    """The time limit passed: TIMEOUT, SIGTERM now, SIGKILL after KillWait."""
+    if job.attempt != attempt or job.state is not JobState.RUNNING:
+        return
+    terminate(ctl, job, JobState.TIMEOUT, 0, SIGTERM)
+    job.reason = Reason.TIME_LIMIT
+
+
+def terminate(ctl: Controller, job: Job, final: JobState, code: int, sig: int) -> None:
+    """Kill a running attempt: COMPLETING until the body is gone (at most KillWait)."""
+    job.state = JobState.COMPLETING
+    job.final_state = final
+    job.exit_code, job.signal = code, sig
+    job.end_time = ctl.now
+    attempt = job.attempt
+    ctl.runner.kill(job.job_id, SIGTERM)
+    if job.state is JobState.COMPLETING and job.attempt == attempt:
+
+        def force(_ev: object) -> None:
+            if job.attempt == attempt and job.state is JobState.COMPLETING:
+                ctl.runner.kill(job.job_id, SIGKILL)
+                if job.state is JobState.COMPLETING and job.attempt == attempt:
+                    finish(ctl, job, final, code, sig)
+
+        ctl.env.timeout(max(ctl.kill_wait, 0)).callbacks.append(force)
+
+
+def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> None:
+    """The attempt is over: record it, free its nodes, wake the scheduler."""
+    now = ctl.now
+    job.state = state
+    job.exit_code, job.signal = code, sig
+    if job.end_time is None or state in (JobState.COMPLETED, JobState.FAILED):
+        job.end_time = now
+    step = batch_step(job.snapshot(), job.end_time, code, sig)
+    if step is not None:
+        job.steps.append(step)
+    if job.allocation is not None:
+        ctl.nodes_mgr.release(job.job_id, job.allocation, now)
+        ctl.running_ended(job)
+    ctl.record(job)
+    ctl.job_ended(job)
+
+
+def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQUEUE_DELAY) -> None:
+    """Put a running job back to PENDING (node failure, ``scontrol requeue``, preemption).
+
+    The attempt that died is kept in accounting as ``logged_as`` (NODE_FAIL,
+    REQUEUED or PREEMPTED); the job waits for BeginTime = now + delay + 1.
+    """
+    now = ctl.now
+    if job.allocation is not None:
+        job.state = logged_as
+        job.end_time = now
+        step = batch_step(job.snapshot(), now, 0, SIGKILL)
+        if step is not None:
+            job.steps.append(step)
+        ctl.runner.kill(job.job_id, SIGKILL)
+        ctl.nodes_mgr.release(job.job_id, job.allocation, now)
+        ctl.running_ended(job)
+        ctl.record(job)
+    job.attempt = getattr(job, "attempt", 0) + 1
+    job.state = JobState.PENDING
+    job.allocation = None
+    job.start_time = job.end_time = None
+    job.steps = []
+    job.restart_count += 1
+    job.exit_code = job.signal = 0
+    job.begin_time = now + delay + 1
+    job.reason, job.reason_detail = Reason.BEGIN_TIME, ""
+    ctl.requeued(job)
+
+
+def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool) -> None:
+    """A node died or was set DOWN: its jobs are requeued or end NODE_FAIL."""
+    names = {ctl.table.names[i] for i in node_indices}
+    victims = [j for j in ctl.running_jobs() if j.allocation is not None and any(
+        n.node in names for n in j.allocation.nodes)]
+    for job in victims:
+        if job.requeue and job.batch_flag:
+            requeue(ctl, job, JobState.NODE_FAIL)
+        else:
+            ctl.runner.kill(job.job_id, SIGKILL)
+            job.end_time = ctl.now
+            finish(ctl, job, JobState.NODE_FAIL, 0, SIGKILL if admin_down else 0)
+            job.reason = Reason.NODE_DOWN
+
+
+__all__ = [
+    "REQUEUE_DELAY",
+    "body_ended",
+    "finish",
+    "kill_on_nodes",
+    "requeue",
+    "start_job",
+    "terminate",
+    "time_limit",
+]

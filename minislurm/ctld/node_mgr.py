@@ -1,0 +1,219 @@
+"""slurmctld's node records (``src/slurmctld/node_mgr.c``): states, drain, down, resume.
+
+A node's *base* state follows from what is allocated on it (IDLE, MIXED when
+some CPUs are in use, ALLOCATED when all are) unless it is DOWN; flags are set
+by the administrator (``scontrol update nodename=n4 state=drain reason=...``
+sets DRAIN: sinfo prints ``drng`` while jobs still run there, ``drain`` once it
+is empty) or by events (NOT_RESPONDING when slurmd stops answering, shown
+``down*``).  ``state=resume`` clears DRAIN and brings a DOWN node back to IDLE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from minislurm.errors import SlurmError
+from minislurm.job import Allocation
+from minislurm.node import NodeRecord
+from minislurm.select.table import NodeTable
+from minislurm.states import NodeBase, NodeFlag, NodeState
+
+#: scontrol's refusal of state=down/drain without reason= (scontrol/update_node.c).
+NEED_REASON = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
+
+
+def gpu_index_text(indices: Sequence[int]) -> str:
+    """``0-1,3`` as ``GresUsed``'s ``IDX:`` part prints GPU indices."""
+    out: list[str] = []
+    idx = sorted(indices)
+    i = 0
+    while i < len(idx):
+        j = i
+        while j + 1 < len(idx) and idx[j + 1] == idx[j] + 1:
+            j += 1
+        out.append(str(idx[i]) if i == j else f"{idx[i]}-{idx[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+class NodeInfo:
+    """The parts of a node that are not consumable resources (state, reason, config)."""
+
+    def __init__(self, cfg: object, partitions: tuple[str, ...], boot_time: int) -> None:
+        self.name: str = getattr(cfg, "name", "")
+        self.sockets = int(getattr(cfg, "sockets", 1) or 1)
+        self.boards = int(getattr(cfg, "boards", 1) or 1)
+        self.cores_per_socket = int(getattr(cfg, "cores_per_socket", 1) or 1)
+        self.threads_per_core = int(getattr(cfg, "threads_per_core", 1) or 1)
+        gres = getattr(cfg, "gres", ())
+        self.gres_text = ",".join(
+            f"{g.name}:{g.type}:{g.count}" if g.type else f"{g.name}:{g.count}" for g in gres
+        )
+        feats = getattr(cfg, "features", ()) or ()
+        self.features: tuple[str, ...] = tuple(feats) if not isinstance(feats, str) else (feats,)
+        self.node_addr = str(getattr(cfg, "node_addr", "") or self.name)
+        self.node_hostname = str(getattr(cfg, "node_hostname", "") or self.name)
+        port = getattr(cfg, "port", None)
+        self.port: int | None = int(port) if isinstance(port, int) else None
+        self.partitions = partitions
+        self.down = False
+        self.flags = NodeFlag.NONE
+        self.reason = ""
+        self.reason_time: int | None = None
+        self.reason_user = ""
+        self.boot_time = boot_time
+        self.slurmd_start_time = boot_time
+        self.last_busy_time = boot_time
+        self.jobs: set[int] = set()
+        cfg_state = str(getattr(cfg, "state", "") or "").upper()
+        if cfg_state in ("DOWN", "DRAIN", "FAIL"):
+            self.down = cfg_state == "DOWN"
+            if cfg_state == "DRAIN":
+                self.flags |= NodeFlag.DRAIN
+            self.reason = "Set in slurm.conf"
+            self.reason_user = "slurm"
+            self.reason_time = boot_time
+
+
+class NodeManager:
+    """All nodes: their consumable resources (``table``) and their states."""
+
+    def __init__(self, table: NodeTable, infos: Sequence[NodeInfo]) -> None:
+        self.table = table
+        self.infos = list(infos)
+        self.by_name = {n.name: n for n in self.infos}
+        self.refresh_usable()
+
+    def refresh_usable(self) -> None:
+        """Recompute which nodes accept new jobs (not DOWN, DRAIN or FAIL)."""
+        for i, info in enumerate(self.infos):
+            self.table.usable[i] = not (info.down or info.flags & (NodeFlag.DRAIN | NodeFlag.FAIL))
+
+    def state_of(self, i: int) -> NodeState:
+        """The node's base state + flags as Slurm reports them."""
+        info = self.infos[i]
+        t = self.table
+        if info.down:
+            base = NodeBase.DOWN
+        elif t.njobs[i] == 0:
+            base = NodeBase.IDLE
+        elif t.free_cpu[i] == 0:
+            base = NodeBase.ALLOCATED
+        else:
+            base = NodeBase.MIXED
+        return NodeState(base, info.flags)
+
+    def names(self, expr_names: Sequence[str]) -> list[int]:
+        """Indices of the named nodes; unknown names raise scontrol's error."""
+        out = []
+        for name in expr_names:
+            if name not in self.table.index:
+                raise SlurmError("slurm_update error: Invalid node name specified", 1)
+            out.append(self.table.index[name])
+        return out
+
+    def set_state(self, i: int, state: str, reason: str, user: str, now: int) -> bool:
+        """``scontrol update nodename=... state=STATE reason=...``; True if jobs must die."""
+        info = self.infos[i]
+        state = state.upper()
+        kill = False
+        if state in ("DOWN", "DRAIN", "FAIL") and not reason:
+            raise SlurmError(NEED_REASON, 1)
+        if state == "DOWN":
+            info.down = True
+            kill = bool(info.jobs)
+        elif state == "DRAIN":
+            info.flags |= NodeFlag.DRAIN
+        elif state == "FAIL":
+            info.flags |= NodeFlag.FAIL
+        elif state in ("RESUME", "IDLE", "UNDRAIN"):
+            info.down = False
+            info.flags &= ~(NodeFlag.DRAIN | NodeFlag.FAIL | NodeFlag.NOT_RESPONDING)
+            reason = ""
+        else:
+            raise SlurmError(f"Invalid node state specified: {state.lower()}", 1)
+        if reason:
+            info.reason, info.reason_user, info.reason_time = reason, user, now
+        elif state in ("RESUME", "IDLE", "UNDRAIN"):
+            info.reason, info.reason_user, info.reason_time = "", "", None
+        self.refresh_usable()
+        return kill
+
+    def fail(self, i: int, now: int, reason: str = "Not responding") -> None:
+        """slurmd stopped answering: DOWN + NOT_RESPONDING (``down*``)."""
+        info = self.infos[i]
+        info.down = True
+        info.flags |= NodeFlag.NOT_RESPONDING
+        info.reason, info.reason_user, info.reason_time = reason, "slurm", now
+        self.refresh_usable()
+
+    def repair(self, i: int, now: int, return_to_service: int) -> None:
+        """slurmd registers again; with ReturnToService=1 a node DOWN for no answer returns."""
+        info = self.infos[i]
+        info.flags &= ~NodeFlag.NOT_RESPONDING
+        info.slurmd_start_time = now
+        info.boot_time = now
+        if return_to_service >= 1 and info.reason == "Not responding":
+            info.down = False
+            info.reason, info.reason_user, info.reason_time = "", "", None
+        self.refresh_usable()
+
+    def allocate(self, job_id: int, alloc: Allocation, now: int) -> None:
+        """Record a job's allocation on its nodes."""
+        self.table.allocate(alloc)
+        for na in alloc.nodes:
+            info = self.by_name[na.node]
+            info.jobs.add(job_id)
+            info.last_busy_time = now
+
+    def release(self, job_id: int, alloc: Allocation, now: int) -> None:
+        """Give a job's resources back."""
+        self.table.release(alloc)
+        for na in alloc.nodes:
+            info = self.by_name[na.node]
+            info.jobs.discard(job_id)
+            info.last_busy_time = now
+
+    def snapshot(self, i: int) -> NodeRecord:
+        """The ``NodeRecord`` of node ``i``."""
+        info, t = self.infos[i], self.table
+        gpu_used = t.gpu_used_indices(i)
+        shape = t.shapes[i]
+        used_parts = []
+        for gtype, total in shape.gpus:
+            idx = [k for tt, k in gpu_used if tt == gtype]
+            head = f"gpu:{gtype}" if gtype else "gpu"
+            if total:
+                used_parts.append(f"{head}:{len(idx)}(IDX:{gpu_index_text(idx) or 'N/A'})")
+        return NodeRecord(
+            name=info.name,
+            state=self.state_of(i),
+            cpus=int(t.cpus[i]),
+            alloc_cpus=int(t.cpus[i] - t.free_cpu[i]),
+            real_memory=int(t.mem[i]),
+            alloc_mem=int(t.mem[i] - t.free_mem[i]),
+            sockets=info.sockets,
+            boards=info.boards,
+            cores_per_socket=info.cores_per_socket,
+            threads_per_core=info.threads_per_core,
+            gres=info.gres_text,
+            gpus_total=int(t.gpus[i]),
+            gpus_used=int(t.gpus[i] - t.free_gpu[i]),
+            gres_used=",".join(used_parts),
+            partitions=info.partitions,
+            reason=info.reason,
+            reason_time=info.reason_time,
+            reason_user=info.reason_user,
+            features=info.features,
+            weight=int(t.weight[i]),
+            node_addr=info.node_addr,
+            node_hostname=info.node_hostname,
+            port=info.port,
+            boot_time=info.boot_time,
+            slurmd_start_time=info.slurmd_start_time,
+            last_busy_time=info.last_busy_time,
+            jobs=tuple(sorted(info.jobs)),
+        )
+
+
+__all__ = ["NEED_REASON", "NodeInfo", "NodeManager", "gpu_index_text"]

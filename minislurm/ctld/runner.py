@@ -1,0 +1,87 @@
+"""How a job's body runs: the ``JobRunner`` seam between slurmctld and slurmd.
+
+In Slurm the controller never runs a job; it asks slurmd on the batch host to
+launch the script and hears back the exit status.  ``JobRunner`` is that seam:
+
+* ``SimulatedRunner`` (simulation): the job "runs" for ``JobBody.run_time``
+  seconds of the SimPy clock and ends with ``JobBody.exit_code``.  SIGTERM and
+  SIGKILL end it at once; other signals (``--signal=USR1@60``) are only logged,
+  as by a script that does not trap them.
+* a real launcher (``minislurm.slurmd``) starts processes and triggers the event
+  with the exit status when they end (``simpy.rt.RealtimeEnvironment``).
+
+``start`` returns a SimPy event whose value is ``(exit_code, signal)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import simpy
+
+from minislurm.job import Allocation, JobRecord
+
+SIGTERM = 15
+SIGKILL = 9
+
+
+@dataclass(frozen=True, slots=True)
+class JobBody:
+    """What a simulated job does: run ``run_time`` seconds, then exit ``exit_code``.
+
+    ``run_time=None`` runs until killed (a job that always hits its time limit).
+    """
+
+    run_time: int | None = 60
+    exit_code: int = 0
+
+
+class JobRunner(Protocol):
+    """Launches job bodies (slurmd's side of ``REQUEST_BATCH_JOB_LAUNCH``)."""
+
+    def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
+        """Start the job; the event succeeds with ``(exit_code, signal)`` when it ends."""
+        ...
+
+    def kill(self, job_id: int, signal: int) -> None:
+        """Deliver ``signal`` to the job (``scancel``, time limit, ``--signal``)."""
+        ...
+
+
+class SimulatedRunner:
+    """Bodies that only pass simulated time (``JobBody``); SIGTERM/SIGKILL end them at once."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self._running: dict[int, simpy.Event] = {}
+        self.signals: list[tuple[int, int, int]] = []  # (env time, job_id, signal) delivered
+
+    def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
+        """Schedule the end of the body after ``body.run_time`` seconds."""
+        done = self.env.event()
+        self._running[job.job_id] = done
+        if body.run_time is not None:
+            timer = self.env.timeout(max(0, body.run_time))
+            job_id, code = job.job_id, body.exit_code
+            timer.callbacks.append(lambda _ev: self._finish(job_id, done, code))
+        return done
+
+    def _finish(self, job_id: int, done: simpy.Event, exit_code: int) -> None:
+        if not done.triggered:
+            done.succeed((exit_code, 0))
+        if self._running.get(job_id) is done:
+            del self._running[job_id]
+
+    def kill(self, job_id: int, signal: int) -> None:
+        """SIGKILL/SIGTERM end the body with that signal; other signals are only logged."""
+        self.signals.append((int(self.env.now), job_id, signal))
+        done = self._running.get(job_id)
+        if done is None or signal not in (SIGKILL, SIGTERM):
+            return
+        del self._running[job_id]
+        if not done.triggered:
+            done.succeed((0, signal))
+
+
+__all__ = ["SIGKILL", "SIGTERM", "JobBody", "JobRunner", "SimulatedRunner"]

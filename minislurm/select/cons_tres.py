@@ -1,0 +1,236 @@
+"""select/cons_tres: *whether and where* a job fits (``SelectType=select/cons_tres``).
+
+Mirrors Slurm 22.05's consumable-trackable-resources plugin with
+``SelectTypeParameters=CR_Core_Memory``: CPUs, memory (MB) and typed GPUs are
+consumed per node; ``--exclusive`` takes whole nodes; ``-w/--nodelist`` nodes
+must all be part of the allocation, ``-x/--exclude`` nodes never are.  GPUs are
+given by *index* (lowest free first, as gres/gpu does), so ``CUDA_VISIBLE_DEVICES``
+follows the allocation and fragmentation is visible (``gpu:a100:2(IDX:0,3)``).
+
+``select`` answers "does it fit *now* on these nodes?": an ``Allocation`` or
+``Reason.RESOURCES`` (a value, not an exception).  Node choice follows Slurm's
+default without a topology plugin: lowest ``Weight`` first, then nodes already in
+use (best fit, so whole nodes stay free for big jobs), then config order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from minislurm.job import Allocation, NodeAlloc
+from minislurm.select.table import BoolArray, IntArray, NodeTable
+from minislurm.states import Reason
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRequest:
+    """A job's request in the terms select needs (built by ``ctld.submit``).
+
+    ``min_nodes``/``max_nodes``: ``-N``.  ``ntasks``/``cpus_per_task``: ``-n``/``-c``;
+    ``ntasks_per_node``: ``--ntasks-per-node``.  ``spread``: ``-N`` not given, so the
+    tasks may spread over as many nodes as needed (Slurm derives the node count).
+    ``mem_per_node`` (``--mem``, 0 = all of each node) or ``mem_per_cpu``
+    (``--mem-per-cpu``/``DefMemPerCPU``).  ``gpus_per_node`` and ``gpu_type``: from
+    ``--gres=gpu[:type]:n``/``--gpus-per-node``.  ``exclusive``: ``--exclusive``.
+    ``req_nodes``/``exc_nodes``: node indices of ``-w``/``-x``.
+    """
+
+    min_nodes: int = 1
+    max_nodes: int | None = None
+    ntasks: int = 1
+    cpus_per_task: int = 1
+    ntasks_per_node: int | None = None
+    spread: bool = False
+    mem_per_node: int | None = None
+    mem_per_cpu: int | None = None
+    gpus_per_node: int = 0
+    gpu_type: str | None = None
+    exclusive: bool = False
+    req_nodes: frozenset[int] = frozenset()
+    exc_nodes: frozenset[int] = frozenset()
+
+    @property
+    def node_count(self) -> int:
+        """Nodes the job gets when not spreading (``-N``, at least the ``-w`` nodes)."""
+        return max(self.min_nodes, len(self.req_nodes))
+
+    def cpus_on_node(self, nodes: int) -> int:
+        """CPUs needed on each of ``nodes`` nodes (block layout: the largest share)."""
+        if self.ntasks_per_node is not None:
+            return self.ntasks_per_node * self.cpus_per_task
+        per = -(-self.ntasks // max(nodes, 1))
+        return max(per, 1) * self.cpus_per_task
+
+    def mem_on_node(self, cpus: int, node_mem: int) -> int:
+        """Memory (MB) needed on a node given the CPUs it gets there."""
+        if self.mem_per_node is not None:
+            return node_mem if self.mem_per_node == 0 else self.mem_per_node
+        if self.mem_per_cpu is not None:
+            return self.mem_per_cpu * cpus
+        return 0
+
+    def per_node(self) -> tuple[int, int, int]:
+        """(cpus, memory MB, GPUs) wanted on each node (memory 0 = whole node for --mem=0)."""
+        cpus = self.cpus_on_node(self.node_count)
+        if self.mem_per_node is not None:
+            mem = self.mem_per_node
+        elif self.mem_per_cpu is not None:
+            mem = self.mem_per_cpu * cpus
+        else:
+            mem = 0
+        return cpus, mem, self.gpus_per_node
+
+
+def fit_mask(
+    req: ResourceRequest,
+    table: NodeTable,
+    free_cpu: IntArray,
+    free_mem: IntArray,
+    free_gpu: IntArray,
+    njobs: IntArray | None,
+) -> BoolArray:
+    """Nodes whose free resources can host one node's share of ``req`` (vectorised)."""
+    cpus, mem, gpus = req.per_node()
+    mem_need = table.mem if req.mem_per_node == 0 else np.full(len(table), mem, dtype=np.int64)
+    if req.exclusive:
+        ok = (table.cpus >= cpus) & (table.mem >= mem_need) & (free_cpu == table.cpus)
+        ok &= table.total_gpus_of(req.gpu_type) >= gpus
+        if njobs is not None:
+            ok &= njobs == 0
+        return ok
+    ok = (free_cpu >= cpus) & (free_mem >= mem_need)
+    if gpus:
+        ok &= free_gpu >= gpus
+    return ok
+
+
+def config_mask(req: ResourceRequest, table: NodeTable) -> BoolArray:
+    """Nodes that could host one node's share if they were empty (configuration check)."""
+    cpus, mem, gpus = req.per_node()
+    ok = table.cpus >= cpus
+    if req.mem_per_node != 0:
+        ok &= table.mem >= mem
+    if gpus:
+        ok &= table.total_gpus_of(req.gpu_type) >= gpus
+    return ok
+
+
+def order_nodes(table: NodeTable, candidates: IntArray) -> IntArray:
+    """Slurm's node order: lowest Weight, busy nodes first (best fit), then config order."""
+    idle = (table.free_cpu[candidates] == table.cpus[candidates]).astype(np.int64)
+    keys = np.lexsort((candidates, idle, table.weight[candidates]))
+    return candidates[keys]
+
+
+def _node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> NodeAlloc:
+    if req.exclusive:
+        all_mem = int(table.mem[i])
+        if req.mem_per_node not in (None, 0):
+            mem = int(req.mem_per_node or 0)
+        elif req.mem_per_node is None and req.mem_per_cpu is not None:
+            mem = min(all_mem, req.mem_per_cpu * int(table.cpus[i]))
+        else:
+            mem = all_mem
+        gpus = int(table.free_gpu[i]) if req.gpu_type is None else int(
+            table.free_gpus_of(req.gpu_type)[i]
+        )
+        return table.node_alloc(i, int(table.cpus[i]), mem, max(gpus, 0), None)
+    mem = req.mem_on_node(cpus, int(table.mem[i]))
+    return table.node_alloc(i, cpus, mem, req.gpus_per_node, req.gpu_type)
+
+
+def select(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> Allocation | Reason:
+    """Pick nodes for ``req`` among the ``allowed`` nodes (usable nodes of its partition).
+
+    Returns the allocation, or ``Reason.RESOURCES`` when the job does not fit now.
+    """
+    gpu_free = table.free_gpus_of(req.gpu_type)
+    ok = allowed & fit_mask(req, table, table.free_cpu, table.free_mem, gpu_free, table.njobs)
+    if req.exc_nodes:
+        ok[list(req.exc_nodes)] = False
+    if req.spread:
+        return _select_spread(req, table, allowed)
+    count = req.node_count
+    cpus = req.cpus_on_node(count)
+    req_idx = sorted(req.req_nodes)
+    if req_idx and not ok[req_idx].all():
+        return Reason.RESOURCES
+    chosen = list(req_idx)
+    if len(chosen) < count:
+        if req_idx:
+            ok[req_idx] = False
+        cand = np.flatnonzero(ok)
+        if len(cand) < count - len(chosen):
+            return Reason.RESOURCES
+        chosen += [int(i) for i in order_nodes(table, cand)[: count - len(chosen)]]
+    chosen.sort()
+    return Allocation(tuple(_node_alloc(table, i, req, cpus) for i in chosen))
+
+
+def _select_spread(
+    req: ResourceRequest, table: NodeTable, allowed: BoolArray
+) -> Allocation | Reason:
+    """``-n`` without ``-N``: fill nodes with whole tasks until every task is placed."""
+    cpt = req.cpus_per_task
+    remaining = req.ntasks
+    gpu_free = table.free_gpus_of(req.gpu_type)
+    cand = allowed.copy()
+    if req.exc_nodes:
+        cand[list(req.exc_nodes)] = False
+    if req.exclusive:
+        cand &= table.njobs == 0
+    if req.gpus_per_node:
+        cand &= gpu_free >= req.gpus_per_node
+    req_idx = sorted(req.req_nodes)
+    others = np.flatnonzero(cand)
+    others = others[~np.isin(others, req_idx)] if req_idx else others
+    order = list(req_idx) + [int(i) for i in order_nodes(table, others)]
+    picks: list[tuple[int, int]] = []
+    for i in order:
+        if remaining <= 0 and i not in req.req_nodes:
+            break
+        room = int(table.cpus[i]) if req.exclusive else int(table.free_cpu[i])
+        free_mem = int(table.mem[i]) if req.exclusive else int(table.free_mem[i])
+        if req.mem_per_cpu is not None and req.mem_per_node is None:
+            room = min(room, free_mem // max(req.mem_per_cpu, 1))
+        if req.mem_per_node is not None:
+            need = int(table.mem[i]) if req.mem_per_node == 0 else req.mem_per_node
+            if need > free_mem:
+                room = 0
+        tasks = min(remaining, room // cpt)
+        if req.ntasks_per_node is not None:
+            tasks = min(tasks, req.ntasks_per_node)
+        if tasks <= 0:
+            if i in req.req_nodes:
+                return Reason.RESOURCES
+            continue
+        picks.append((i, tasks))
+        remaining -= tasks
+    if remaining > 0 or len(picks) < req.min_nodes:
+        return Reason.RESOURCES
+    if req.max_nodes is not None and len(picks) > req.max_nodes:
+        return Reason.RESOURCES
+    picks.sort()
+    return Allocation(tuple(_node_alloc(table, i, req, t * cpt) for i, t in picks))
+
+
+def spread_node_estimate(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> int:
+    """How many nodes a spread request needs on empty nodes (for limits and backfill)."""
+    cpus = table.cpus[allowed] if allowed.any() else table.cpus
+    biggest = int(cpus.max()) if len(cpus) else 1
+    per_node = max(biggest // max(req.cpus_per_task, 1), 1)
+    if req.ntasks_per_node is not None:
+        per_node = min(per_node, req.ntasks_per_node)
+    return max(req.min_nodes, -(-req.ntasks // per_node))
+
+
+__all__ = [
+    "ResourceRequest",
+    "config_mask",
+    "fit_mask",
+    "order_nodes",
+    "select",
+    "spread_node_estimate",
+]

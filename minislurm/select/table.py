@@ -1,0 +1,148 @@
+"""The consumable-resource table select/cons_tres works on (one row per node).
+
+Slurm's cons_tres keeps, per node, the cores, memory and GRES in use
+(``node_use_record``/``gres_list``).  Here the counts live in numpy vectors so
+that "which nodes could host 2 GPUs + 8 CPUs now?" is one vectorised test over
+1,000 nodes; GPU *indices* are kept per node so that the allocation says which
+devices a job got (``CUDA_VISIBLE_DEVICES``), as gres/gpu does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from minislurm.job import Allocation, NodeAlloc
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeShape:
+    """What a node has (from ``NodeName=... CPUs= RealMemory= Gres= Weight=``).
+
+    ``gpus`` maps a GPU type (``None`` when untyped) to its count on the node;
+    indices are numbered across types in that order (gres.conf's File= order).
+    """
+
+    name: str
+    cpus: int
+    real_memory: int
+    gpus: tuple[tuple[str | None, int], ...] = ()
+    weight: int = 1
+
+
+class NodeTable:
+    """Total and free CPUs, memory and GPUs of every node, plus the GPU indices in use."""
+
+    def __init__(self, shapes: Sequence[NodeShape]) -> None:
+        self.shapes = tuple(shapes)
+        self.names = [s.name for s in shapes]
+        self.index = {s.name: i for i, s in enumerate(shapes)}
+        n = len(shapes)
+        self.cpus: IntArray = np.array([s.cpus for s in shapes], dtype=np.int64)
+        self.mem: IntArray = np.array([s.real_memory for s in shapes], dtype=np.int64)
+        self.weight: IntArray = np.array([s.weight for s in shapes], dtype=np.int64)
+        types = sorted({t for s in shapes for t, _ in s.gpus if t is not None})
+        self.gpu_types: tuple[str, ...] = tuple(types)
+        self.gpus: IntArray = np.array([sum(c for _, c in s.gpus) for s in shapes], dtype=np.int64)
+        self.gpus_typed: dict[str, IntArray] = {
+            t: np.array([sum(c for tt, c in s.gpus if tt == t) for s in shapes], dtype=np.int64)
+            for t in types
+        }
+        self.free_cpu: IntArray = self.cpus.copy()
+        self.free_mem: IntArray = self.mem.copy()
+        self.free_gpu: IntArray = self.gpus.copy()
+        self.free_gpu_typed: dict[str, IntArray] = {t: a.copy() for t, a in self.gpus_typed.items()}
+        self.njobs: IntArray = np.zeros(n, dtype=np.int64)
+        self.usable: BoolArray = np.ones(n, dtype=np.bool_)
+        # free GPU indices per node, per type: list of (type, index) in index order
+        self._gpu_free: list[list[tuple[str | None, int]]] = []
+        for s in shapes:
+            idx: list[tuple[str | None, int]] = []
+            k = 0
+            for t, c in s.gpus:
+                for _ in range(c):
+                    idx.append((t, k))
+                    k += 1
+            self._gpu_free.append(idx)
+        self._gpu_all = [tuple(x) for x in self._gpu_free]
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def free_gpus_of(self, gpu_type: str | None) -> IntArray:
+        """Free GPUs per node of ``gpu_type`` (all types for ``None``)."""
+        if gpu_type is None:
+            return self.free_gpu
+        return self.free_gpu_typed.get(gpu_type, np.zeros(len(self), dtype=np.int64))
+
+    def total_gpus_of(self, gpu_type: str | None) -> IntArray:
+        """Configured GPUs per node of ``gpu_type`` (all types for ``None``)."""
+        if gpu_type is None:
+            return self.gpus
+        return self.gpus_typed.get(gpu_type, np.zeros(len(self), dtype=np.int64))
+
+    def gpu_free_indices(self, i: int) -> list[tuple[str | None, int]]:
+        """The free (type, index) pairs of node ``i``, lowest index first."""
+        return self._gpu_free[i]
+
+    def gpu_used_indices(self, i: int) -> list[tuple[str | None, int]]:
+        """The (type, index) pairs of node ``i`` in use by jobs."""
+        free = set(self._gpu_free[i])
+        return [g for g in self._gpu_all[i] if g not in free]
+
+    def take_gpus(
+        self, i: int, count: int, gpu_type: str | None
+    ) -> tuple[tuple[str | None, int], ...]:
+        """Pick the ``count`` lowest free GPU indices of ``gpu_type`` on node ``i``."""
+        picked = [g for g in self._gpu_free[i] if gpu_type is None or g[0] == gpu_type][:count]
+        return tuple(picked)
+
+    def allocate(self, alloc: Allocation) -> None:
+        """Mark ``alloc`` as in use (a job starts)."""
+        for na in alloc.nodes:
+            i = self.index[na.node]
+            self.free_cpu[i] -= na.cpus
+            self.free_mem[i] -= na.mem_mb
+            self.njobs[i] += 1
+            if na.gpus:
+                used = set(na.gpus)
+                self._gpu_free[i] = [g for g in self._gpu_free[i] if g not in used]
+                self.free_gpu[i] -= len(na.gpus)
+                for t, _ in na.gpus:
+                    if t is not None:
+                        self.free_gpu_typed[t][i] -= 1
+
+    def release(self, alloc: Allocation) -> None:
+        """Give ``alloc`` back (a job ended or was requeued)."""
+        for na in alloc.nodes:
+            i = self.index[na.node]
+            self.free_cpu[i] += na.cpus
+            self.free_mem[i] += na.mem_mb
+            self.njobs[i] -= 1
+            if na.gpus:
+                self._gpu_free[i] = sorted(self._gpu_free[i] + list(na.gpus), key=lambda g: g[1])
+                self.free_gpu[i] += len(na.gpus)
+                for t, _ in na.gpus:
+                    if t is not None:
+                        self.free_gpu_typed[t][i] += 1
+
+    def node_alloc(self, i: int, cpus: int, mem: int, gpus: int, gpu_type: str | None) -> NodeAlloc:
+        """The ``NodeAlloc`` of ``cpus``/``mem``/``gpus`` on node ``i`` (GPU indices chosen)."""
+        return NodeAlloc(self.names[i], cpus, mem, self.take_gpus(i, gpus, gpu_type))
+
+    def check(self) -> None:
+        """Assert the invariants (tests): nothing over-allocated, nothing negative."""
+        assert (self.free_cpu >= 0).all() and (self.free_cpu <= self.cpus).all()
+        assert (self.free_mem >= 0).all() and (self.free_mem <= self.mem).all()
+        assert (self.free_gpu >= 0).all() and (self.free_gpu <= self.gpus).all()
+        for i, free in enumerate(self._gpu_free):
+            assert len(free) == self.free_gpu[i]
+
+
+__all__ = ["BoolArray", "IntArray", "NodeShape", "NodeTable"]

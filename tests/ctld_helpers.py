@@ -1,0 +1,56 @@
+"""Small clusters and shortcuts shared by the controller tests."""
+
+from __future__ import annotations
+
+from minislurm.config import parse_config
+from minislurm.ctld import Controller, JobBody
+from minislurm.options import JobOptions
+
+#: The captured reference cluster (4 nodes x 4 CPUs x 4 a100), inline.
+REF_CONF = """ClusterName=mini
+SlurmctldHost=localhost
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1,bf_resolution=1,sched_min_interval=0
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1000
+GresTypes=gpu
+KillWait=5
+ReturnToService=1
+NodeName=n[1-4] CPUs=4 RealMemory=4000 Gres=gpu:a100:4 State=UNKNOWN
+PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=01:00:00 DefaultTime=00:10:00 State=UP
+PartitionName=gpu Nodes=n[1-4] MaxTime=02:00:00 State=UP
+PartitionName=short Nodes=n[1-2] MaxTime=00:05:00 DefaultTime=00:01:00 State=UP
+"""
+
+
+def ref_controller(extra: str = "", policy: str | None = None, **kw: object) -> Controller:
+    """A Controller on the reference cluster (``extra`` lines are appended)."""
+    cfg = parse_config(REF_CONF + extra, "slurm.conf")
+    return Controller(cfg, policy=policy, **kw)  # type: ignore[arg-type]
+
+
+def gpu_cluster(nodes: int = 4, gpus: int = 8, cpus: int = 32, policy: str | None = None,
+                params: str = "bf_interval=1,bf_resolution=60") -> Controller:
+    """An AI cluster of ``nodes`` x ``gpus`` a100 (one partition ``gpu``)."""
+    conf = f"""ClusterName=ai
+SlurmctldHost=localhost
+SchedulerType=sched/backfill
+SchedulerParameters={params}
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1000
+GresTypes=gpu
+NodeName=g[1-{nodes}] CPUs={cpus} RealMemory={cpus * 4000} Gres=gpu:a100:{gpus}
+PartitionName=gpu Nodes=g[1-{nodes}] Default=YES MaxTime=UNLIMITED State=UP
+"""
+    return Controller(parse_config(conf, "slurm.conf"), policy=policy)
+
+
+def sub(ctl: Controller, run: int | None = 60, code: int = 0, *, name: str = "job",
+        user: str = "root", **opts: object) -> int:
+    """Submit ``JobOptions(**opts)`` whose simulated body runs ``run`` s and exits ``code``."""
+    if "time_limit" in opts:
+        opts.setdefault("time_limit_set", True)
+    return ctl.submit(JobOptions(**opts), name=name, user=user,  # type: ignore[arg-type]
+                      body=JobBody(run, code))
