@@ -1,0 +1,239 @@
+"""Launch + N steps of the DDP example under several launchers, side by side.
+
+Each launcher starts the same ``course/ddp/train.py`` with ``--ntasks`` gloo ranks
+on this host; one run = wall clock from starting the launcher to its exit
+(rendezvous, ``import torch`` in every rank, the steps, teardown). Runs are
+interleaved (bare, torchrun, bare, torchrun, ...) so a load change on the shared
+machine hits every launcher alike; each run gets a fresh working directory (no
+checkpoint to resume from) and a fresh port. The table shows the median, min and
+max per launcher and the ratio of medians against ``torchrun`` and ``bare``; every
+run must exit 0 and all launchers must end with the same parameter digest.
+
+Usage::
+
+    python benchmarks/bench_ddp_launch.py                    # 4 ranks, 20 steps, 3 runs each
+    python benchmarks/bench_ddp_launch.py --repeats 5 --ntasks 2
+    python benchmarks/bench_ddp_launch.py \\
+        --launcher 'srun=python -m minislurm srun -n {ntasks} {train}'
+
+Another launcher is one ``--launcher NAME=TEMPLATE`` (or one entry in
+:data:`LAUNCHERS`): the template is split like a shell command line after
+substituting ``{python}`` (this interpreter), ``{ntasks}``, ``{job_id}`` (a fresh
+id whose ``MASTER_PORT`` is free), ``{port}`` (that port), ``{script}`` (the path
+of train.py) and ``{train}`` (the whole training command, quoted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from course.ddp.logfmt import parse_records  # noqa: E402
+from course.ddp.wiring import master_port  # noqa: E402
+
+SCRIPT = REPO / "course" / "ddp" / "train.py"
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """What one run needs to know to build its command line."""
+
+    python: str
+    ntasks: int
+    job_id: int
+    port: int
+    train_args: tuple[str, ...]
+
+    @property
+    def train(self) -> list[str]:
+        """The training command every task runs."""
+        return [self.python, str(SCRIPT), *self.train_args]
+
+
+Builder = Callable[[Spec], list[str]]
+
+
+def bare(spec: Spec) -> list[str]:
+    """``course.ddp.launch_bare``: N processes with srun's SLURM_* variables."""
+    return [spec.python, "-m", "course.ddp.launch_bare", "-n", str(spec.ntasks),
+            "--job-id", str(spec.job_id), "-K", "--", *spec.train]
+
+
+def bare_sessions(spec: Spec) -> list[str]:
+    """The bare launcher with one session per task, as torchrun starts its workers:
+    under ``sched_autogroup`` and a busy machine that alone changes the CPU share."""
+    return [*bare(spec)[:-len(spec.train) - 1], "--session-per-task", "--", *spec.train]
+
+
+def torchrun(spec: Spec) -> list[str]:
+    """``torchrun --nproc_per_node=N`` (its agent is one more process)."""
+    return [spec.python, "-m", "torch.distributed.run", f"--nproc_per_node={spec.ntasks}",
+            f"--master_port={spec.port}", *spec.train[1:]]  # torchrun runs the script itself
+
+
+#: name -> command builder; ``--launcher`` adds more.
+LAUNCHERS: dict[str, Builder] = {"bare": bare, "torchrun": torchrun,
+                                 "bare-sessions": bare_sessions}
+
+
+def template_launcher(template: str) -> Builder:
+    """A builder from a ``--launcher`` template (see the module docstring)."""
+
+    def build(spec: Spec) -> list[str]:
+        text = template.format(python=shlex.quote(spec.python), ntasks=spec.ntasks,
+                               job_id=spec.job_id, port=spec.port,
+                               script=shlex.quote(str(SCRIPT)), train=shlex.join(spec.train))
+        return shlex.split(text)
+
+    return build
+
+
+def fresh_job_id() -> int:
+    """A random job id whose ``MASTER_PORT`` can be bound now."""
+    for _ in range(200):
+        job_id = random.randrange(1, 10**6)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("", master_port(job_id)))
+            except OSError:
+                continue
+        return job_id
+    raise OSError("no free port in the MASTER_PORT range")
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One run: launcher, seconds, exit code, final digest (or '')."""
+
+    launcher: str
+    seconds: float
+    returncode: int
+    digest: str
+    phases: tuple[tuple[str, float], ...] = ()  # rank 0's "timing" records
+
+
+def run_once(name: str, build: Builder, args: argparse.Namespace) -> Result:
+    """Run launcher ``name`` once in a fresh directory; kill it past ``--timeout``."""
+    job_id = fresh_job_id()
+    spec = Spec(sys.executable, args.ntasks, job_id, master_port(job_id),
+                ("--steps", str(args.steps), "--checkpoint-every", str(args.steps + 1),
+                 "--timing"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "COURSE_DDP_"))}
+    env["OMP_NUM_THREADS"] = "1"
+    with tempfile.TemporaryDirectory(prefix=f"bench-ddp-{name}-") as work:
+        start = time.perf_counter()
+        proc = subprocess.Popen(build(spec), cwd=work, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            out, err = proc.communicate()
+        seconds = time.perf_counter() - start
+    records = parse_records(out.splitlines())
+    finals = [fields for kind, fields in records if kind == "final"]
+    phases = tuple((f["phase"], float(f["age"])) for kind, f in records if kind == "timing")
+    if proc.returncode != 0 or not finals:
+        print(f"{name}: exit {proc.returncode}\n{err[-2000:]}", file=sys.stderr)
+    return Result(name, seconds, proc.returncode, finals[0]["sha256"] if finals else "", phases)
+
+
+def import_torch_seconds() -> float:
+    """Wall clock of ``python -c 'import torch'`` alone (one process), for scale."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    return time.perf_counter() - start
+
+
+def table(results: list[Result], names: list[str]) -> list[dict[str, object]]:
+    """One row per launcher: median/min/max seconds and ratios of medians."""
+    medians = {n: statistics.median(r.seconds for r in results if r.launcher == n) for n in names}
+    rows: list[dict[str, object]] = []
+    for name in names:
+        times = [r.seconds for r in results if r.launcher == name]
+        row: dict[str, object] = {"launcher": name, "median_s": medians[name],
+                                  "min_s": min(times), "max_s": max(times), "runs": len(times)}
+        # rank 0's phases: process start -> imports done, init_process_group -> DDP built
+        ages = [dict(r.phases) for r in results if r.launcher == name and r.phases]
+        if ages and all({"imports", "init_process_group", "ddp"} <= a.keys() for a in ages):
+            row["imports_s"] = statistics.median(a["imports"] for a in ages)
+            row["ddp_ctor_s"] = statistics.median(a["ddp"] - a["init_process_group"]
+                                                  for a in ages)
+        for base in ("torchrun", "bare"):
+            if base in medians:
+                row[f"vs_{base}"] = medians[name] / medians[base]
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print the table (``--json`` for machine-readable rows)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--ntasks", type=int, default=4)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    p.add_argument("--launcher", action="append", default=[], metavar="NAME=TEMPLATE")
+    p.add_argument("--only", action="append", default=[], metavar="NAME",
+                   help="run only these launchers (repeatable)")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    launchers = dict(LAUNCHERS)
+    for item in args.launcher:
+        name, sep, template = item.partition("=")
+        if not sep or not name:
+            p.error(f"--launcher wants NAME=TEMPLATE, got {item!r}")
+        launchers[name] = template_launcher(template)
+    names = args.only or list(launchers)
+    unknown = [n for n in names if n not in launchers]
+    if unknown:
+        p.error(f"unknown launcher(s) {unknown}; known: {sorted(launchers)}")
+
+    torch_import = import_torch_seconds()
+    results = []
+    for repeat in range(args.repeats):
+        order = names[repeat % len(names):] + names[: repeat % len(names)]
+        for name in order:
+            result = run_once(name, launchers[name], args)
+            print(f"  run {repeat + 1}/{args.repeats} {name:<10} {result.seconds:7.2f} s "
+                  f"rc={result.returncode}", file=sys.stderr, flush=True)
+            results.append(result)
+    rows = table(results, names)
+    failed = [r for r in results if r.returncode != 0 or not r.digest]
+    digests = {r.digest for r in results if r.digest}
+    if args.json:
+        print(json.dumps({"ntasks": args.ntasks, "steps": args.steps, "rows": rows,
+                          "import_torch_s": torch_import, "same_digest": len(digests) == 1,
+                          "failed_runs": len(failed)}, indent=2))
+    else:
+        print(f"launch + {args.steps} steps, {args.ntasks} gloo ranks, {args.repeats} runs each "
+              f"(cores: {os.cpu_count()}; `import torch` alone: {torch_import:.2f} s)")
+        header = ["launcher", "median_s", "min_s", "max_s", "runs", "vs_torchrun", "vs_bare",
+                  "imports_s", "ddp_ctor_s"]
+        print(f"{header[0]:<14}" + "  ".join(f"{h:>11}" for h in header[1:]))
+        for row in rows:
+            print(f"{row['launcher']!s:<14}" + "  ".join(
+                f"{row[h]:>11.2f}" if isinstance(row.get(h), float) else f"{row.get(h, '-')!s:>11}"
+                for h in header[1:]))
+        print(f"failed runs: {len(failed)}; same final parameters across all runs: "
+              f"{not failed and len(digests) == 1}")
+    return 1 if failed or len(digests) != 1 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
