@@ -306,8 +306,6 @@ def test_sacct_shows_the_batch_step_and_the_srun_step(cluster: LocalCluster,
                                    [f"{job}.0", "bash", "COMPLETED", "0:0"]])
 
 
-@pytest.mark.xfail(strict=True, reason="sacct lists step 0 before the batch step; slurmdbd "
-                   "returns steps by id_step, batch (-5) first: N, N.batch, N.0")
 def test_sacct_lists_the_batch_step_before_numbered_steps(cluster: LocalCluster,
                                                           a2_job: tuple[int, Path]) -> None:
     job, work = a2_job
@@ -383,17 +381,10 @@ def test_step_exit_code_is_the_largest_exit_code() -> None:
     assert step_exit_code([_task(0, "n1", 0, 9)]) == 128 + 9
 
 
-@pytest.mark.xfail(strict=True, reason="step_exit_code prefers exit codes over signals; srun's "
-                   "_task_finish keeps a signalled status once seen (global_rc only takes an exit "
-                   "code while !WIFSIGNALED), so srun exits 128+signal")
 def test_a_signalled_task_outranks_exit_codes() -> None:
     assert step_exit_code([_task(0, "n1", 3), _task(1, "n1", 0, 11)]) == 128 + 11
 
 
-@pytest.mark.xfail(strict=True, reason="srun with SLURM_JOB_ID of an unknown job says 'Unable to "
-                   "create step for job N: Invalid job id specified'; Slurm's "
-                   "existing_allocation() says 'Unable to confirm allocation ...' + "
-                   "'Check SLURM_JOB_ID ...'")
 def test_srun_with_a_stale_slurm_job_id(cluster: LocalCluster, work: Path) -> None:
     env = {**cluster.env, "SLURM_JOB_ID": "9999"}
     done = subprocess.run(["srun", "true"], env=env, cwd=work, capture_output=True, text=True,
@@ -403,9 +394,6 @@ def test_srun_with_a_stale_slurm_job_id(cluster: LocalCluster, work: Path) -> No
            "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job 9999\n")
 
 
-@pytest.mark.xfail(strict=True, reason="salloc prints 'salloc: error: nosuchcmd: No such file or "
-                   "directory' and exits 127; Slurm 22.05's _fork_command prints 'Unable to exec "
-                   "command \"nosuchcmd\"' and the child exits error_exit (1)")
 def test_salloc_with_a_missing_command(cluster: LocalCluster, work: Path) -> None:
     done = cluster.run("salloc", "nosuchcmd", cwd=work)
     assert done.returncode == 1
@@ -435,9 +423,6 @@ def _pending_srun(cluster: LocalCluster, work: Path) -> tuple[int, str, int | No
     return proc.returncode, err, job
 
 
-@pytest.mark.xfail(strict=True, reason="srun interrupted while its job is pending dies with a "
-                   "Python KeyboardInterrupt traceback and leaves the job PENDING; Slurm's "
-                   "_signal_while_allocating() completes (cancels) the pending job")
 def test_interrupting_a_pending_srun_cancels_its_job(cluster: LocalCluster, work: Path) -> None:
     rc, err, job = _pending_srun(cluster, work)
     try:
@@ -450,9 +435,6 @@ def test_interrupting_a_pending_srun_cancels_its_job(cluster: LocalCluster, work
             cluster.run("scancel", str(job), cwd=work)
 
 
-@pytest.mark.xfail(strict=True, reason="srun does not print 'srun: Requested partition "
-                   "configuration not available now' for a job that cannot run in its partition "
-                   "(CAPTURES.md, b_sbatch_errors srun -N5)")
 def test_srun_says_why_its_job_cannot_start(cluster: LocalCluster, work: Path) -> None:
     _, err, job = _pending_srun(cluster, work)
     if job is not None:
@@ -528,8 +510,6 @@ def test_a_batch_script_killed_by_a_signal_fails_the_job(cluster: LocalCluster,
     assert cluster.is_up()
 
 
-@pytest.mark.xfail(strict=True, reason="sbatch --wait returns 128+signal (139) for a job killed "
-                   "by a signal; Slurm's _job_wait returns 1 when !WIFEXITED(exit_code)")
 def test_sbatch_wait_of_a_signalled_job_exits_1(cluster: LocalCluster, work: Path) -> None:
     (work / "crash.sh").write_text("#!/bin/bash\nulimit -c 0\nkill -SEGV $$\n")
     assert cluster.run("sbatch", "--wait", "crash.sh", cwd=work).returncode == 1

@@ -62,9 +62,9 @@ def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
                                   "env": dict(ctx.env)}, timeout=30)["env"]
             try:
                 proc = subprocess.Popen(command, env=env, cwd=ctx.cwd)
-            except OSError as exc:
-                ctx.err(f"{PROG}: error: {command[0]}: {exc.strerror}")
-                rc = 127
+            except OSError:
+                ctx.err(f'{PROG}: error: Unable to exec command "{command[0]}"')
+                rc = 1
             else:
                 old = signal.signal(signal.SIGINT, signal.SIG_IGN)
                 try:

@@ -54,7 +54,8 @@ def run(argv: Sequence[str], ctx: Context) -> int:
         return 0
     ctx.wait(lambda: controller.job(job_id).state.is_terminal)
     record = controller.job(job_id)
-    return record.exit_code if record.signal == 0 else 128 + record.signal
+    # sbatch.c _job_wait: WEXITSTATUS if the script exited, otherwise 1
+    return record.exit_code if record.signal == 0 else 1
 
 
 def main(argv: Sequence[str]) -> int:

@@ -61,27 +61,56 @@ def failure_lines(results: Sequence[TaskResult]) -> list[str]:
 
 
 def step_exit_code(results: Sequence[TaskResult]) -> int:
-    """srun's exit code: the largest task exit code, else 128 + a task's signal."""
-    codes = [r.exit_code for r in results if r.exit_code]
-    if codes:
-        return max(codes)
-    sigs = [r.signal for r in results if r.signal]
-    return 128 + max(sigs) if sigs else 0
+    """srun's exit code (``_task_finish``): once a task was killed by a signal, 128 + that
+    signal; otherwise the largest task exit code."""
+    for res in results:
+        if res.signal:
+            return 128 + res.signal
+    return max((r.exit_code for r in results), default=0)
 
 
 def _request(sock: Path, op: str, **fields: Any) -> dict[str, Any]:
     return rpc.call(sock, {"op": op, **fields}, timeout=None)
 
 
-def _allocate(sock: Path, ctx: Context, argv: Sequence[str]) -> int:
+#: Pending reasons for which srun first says the partition cannot take the job now.
+PARTITION_REASONS = ("PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig")
+
+
+class _Interrupted(Exception):
+    """A signal arrived while srun waited for its allocation."""
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise _Interrupted(signum)
+
+
+def _allocate(sock: Path, ctx: Context, argv: Sequence[str]) -> int | None:
+    """Create srun's own job and wait until it runs (``_signal_while_allocating``: a
+    signal meanwhile revokes the pending job: then None)."""
     answer = _request(sock, "allocate", prog=PROG, argv=list(argv), env=dict(ctx.env),
                       cwd=ctx.cwd, user=ctx.user, uid=ctx.uid, group=ctx.group, gid=ctx.gid)
     job_id = int(answer["job_id"])
-    if answer.get("state") == "PENDING":
-        ctx.err(f"{PROG}: job {job_id} queued and waiting for resources")
+    if answer.get("state") != "PENDING":
+        return job_id
+    if answer.get("reason") in PARTITION_REASONS:
+        ctx.err(f"{PROG}: Requested partition configuration not available now")
+    ctx.err(f"{PROG}: job {job_id} queued and waiting for resources")
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+    old = {s: signal.signal(s, _interrupt) for s in signals}
+    try:
         while _request(sock, "wait_start", job_id=job_id, timeout=1.0).get("state") == "PENDING":
             pass
-        ctx.err(f"{PROG}: job {job_id} has been allocated resources")
+    except _Interrupted:
+        ctx.err(f"{PROG}: Job allocation {job_id} has been revoked")
+        _request(sock, "command", name="scancel", argv=[str(job_id)], env=dict(ctx.env),
+                 cwd=ctx.cwd, stdin=None, user=ctx.user, uid=ctx.uid, group=ctx.group,
+                 gid=ctx.gid)
+        return None
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    ctx.err(f"{PROG}: job {job_id} has been allocated resources")
     return job_id
 
 
@@ -138,7 +167,10 @@ def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
                 job_id = int(inv.options.jobid or ctx.env["SLURM_JOB_ID"])
             else:
                 _request(sock, "ping")
-                job_id = _allocate(sock, ctx, argv)
+                allocated = _allocate(sock, ctx, argv)
+                if allocated is None:
+                    return 1
+                job_id = allocated
         except ControllerUnavailable:
             ctx.err(rpc.unavailable(PROG, "Unable to allocate resources").message)
             return 1

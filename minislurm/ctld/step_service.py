@@ -55,7 +55,8 @@ class StepService:
         env_ = self.controller.env
         while env_.peek() <= env_.now:  # let the main scheduler run at this instant
             env_.step()
-        return {"job_id": job_id, "state": self.controller.job(job_id).state.value}
+        record = self.controller.job(job_id)
+        return {"job_id": job_id, "state": record.state.value, "reason": record.reason.value}
 
     def create(self, req: dict[str, Any]) -> dict[str, Any]:
         """Plan a step of a running job and build each task's launch description."""
@@ -63,8 +64,11 @@ class StepService:
         try:
             job = self.controller.job(job_id)
         except (KeyError, SlurmError):
-            raise SlurmError(f"srun: error: Unable to create step for job {job_id}: "
-                             "Invalid job id specified", 1) from None
+            # srun's existing_allocation()
+            raise SlurmError(f"srun: error: Unable to confirm allocation for job {job_id}: "
+                             "Invalid job id specified\n"
+                             "srun: Check SLURM_JOB_ID environment variable. "
+                             f"Expired or invalid job {job_id}", 1) from None
         allocation = self.runner.allocations.get(job_id)
         body = self.runner.bodies.get(job_id)
         if job.state is not JobState.RUNNING or allocation is None or body is None:

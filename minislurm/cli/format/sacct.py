@@ -220,6 +220,18 @@ def _line(values: list[str], fields: list[SacctField], parsable: bool, parsable2
     return "".join(_cell(v, f.width) for v, f in zip(values, fields, strict=True))
 
 
+#: slurmdbd stores the batch step as -5 and the extern step as -4 (SLURM_BATCH_SCRIPT,
+#: SLURM_EXTERN_CONT) and lists steps by that id: ``N.batch``, ``N.extern``, ``N.0``, ...
+_STEP_KEYS = {"batch": -5, "extern": -4}
+
+
+def step_order(step: StepRecord) -> int:
+    """sacct's order of a job's steps (the step table's ``id_step``)."""
+    if isinstance(step.step_id, int):
+        return step.step_id
+    return _STEP_KEYS.get(str(step.step_id), -1)
+
+
 def format_sacct(
     jobs: Iterable[JobRecord],
     *,
@@ -257,7 +269,7 @@ def format_sacct(
         lines.append(_line(values, cols, parsable, parsable2))
         if allocations_only:
             continue
-        for step in job.steps:
+        for step in sorted(job.steps, key=step_order):
             values = [_STEP[c.name](job, step, now) if c.name in _STEP else "" for c in cols]
             lines.append(_line(values, cols, parsable, parsable2))
     return "".join(line + "\n" for line in lines)
