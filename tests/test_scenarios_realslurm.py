@@ -377,10 +377,10 @@ def test_minislurm_pending_reasons_behind_a_blocker(mini_traces: dict[str, Trace
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "priority/basic with --nice=0,300,100,0,50 (submitted in that order): real Slurm "
-    "priorities relative to the first are 0,-301,-102,-3,-54 (start order p0,p0b,p50,"
-    "p100,p300); minislurm gives 0,-301,-402,-403,-454 (start order = submission "
-    "order): it lets a nice job's priority lower the count the next jobs start from"))
+    "priority/basic with --nice=0,300,100,0,50 (submitted in that order): the "
+    "priorities now match real Slurm (0,-301,-102,-3,-54) but minislurm still starts "
+    "the whole-cluster jobs in submission order (p0,p300,p100,p0b,p50) instead of "
+    "priority order (p0,p0b,p50,p100,p300)"))
 def test_minislurm_nice_orders_the_queue(mini_traces: dict[str, Trace]) -> None:
     """Jobs with larger --nice start later; each job's priority/basic value is
     the per-submission count minus its own nice only."""

@@ -3,8 +3,8 @@
 Mirrors ``priority_p_set`` of ``src/plugins/priority/basic/priority_basic.c`` and
 ``set_job_prio`` of ``src/slurmctld/job_mgr.c``: each new job gets one less than the
 lowest priority given so far (starting below ``TOP_PRIORITY`` = 0xffff0000, so the
-first job gets 4294901759), minus its nice value, never below 1; priority 0 means
-held.  The priority never changes afterwards.  ``sprio`` refuses to run.
+first job gets 4294901759), minus its nice value, never below 1 (the nice of a job
+does not move the counter for the next); priority 0 means held.  The priority never changes afterwards.  ``sprio`` refuses to run.
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ class BasicPriority:
             prio = int(min(max(new, 1), MAX_PRIORITY))
             self._assigned[job.job_id] = prio
             if prio != 1:
-                self._lowest = min(self._lowest, prio)
+                # the FIFO counter moves by one per job whatever its nice (measured on
+                # 22.05.8: nice 0,300,100,0,50 give base-0, -301, -102, -3, -54)
+                self._lowest = min(self._lowest, prio + int(job.nice))
         return prio
 
     def factors(self, job: Any, now: int) -> PriorityFactors:
