@@ -70,10 +70,13 @@ def test_fifo_priorities_count_down_from_top_priority() -> None:
     assert fifo.priority(job(1), T0 + 3600) == 4294901759
 
 
-def test_fifo_subtracts_nice() -> None:
+def test_fifo_subtracts_nice_without_moving_the_counter() -> None:
+    """Measured on 22.05.8 (tests/test_scenarios_realslurm.py): --nice=0,300,100,0,50
+    submitted in that order get base, base-301, base-102, base-3, base-54."""
     fifo = BasicPriority()
-    assert fifo.priority(job(1, nice=100), T0) == 4294901759 - 100
-    assert fifo.priority(job(2), T0) == 4294901759 - 101  # one below the lowest so far
+    base = 4294901759
+    got = [fifo.priority(job(i, nice=n), T0) for i, n in enumerate((0, 300, 100, 0, 50), 1)]
+    assert [p - base for p in got] == [0, -301, -102, -3, -54]
 
 
 def test_fifo_held_job_goes_to_the_back_on_release() -> None:
