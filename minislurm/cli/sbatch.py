@@ -9,14 +9,20 @@ Options -> `minislurm.options.parse_sbatch` (client-side errors, exit 255) ->
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from minislurm.cli.common import Context, fail
 from minislurm.cli.transport import run_command
+from minislurm.ctld.will_run import will_run
 from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.options import SbatchInvocation
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.setters import InfoExit
 from minislurm.rpc import unavailable
 from minislurm.timespec import format_timestamp
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
 
 PROG = "sbatch"
 
@@ -37,12 +43,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     opts = inv.options
     try:
         if opts.test_only:
-            est = controller.will_run(inv.options, name=inv.job_name, user=ctx.user,
-                                      uid=ctx.uid, cwd=ctx.cwd)
-            ctx.err(f"{PROG}: Job {est.job_id} to start at {format_timestamp(est.start_time)} "
-                    f"using {est.num_cpus} processors on nodes {est.nodelist} "
-                    f"in partition {est.partition}")
-            return 0
+            return _test_only(inv, controller, ctx)
         job_id = controller.submit_invocation(
             inv, user=ctx.user, uid=ctx.uid, group=ctx.group, gid=ctx.gid, cwd=ctx.cwd,
             body=ctx.job_body(inv, ctx) if ctx.job_body else None,
@@ -56,6 +57,24 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     record = controller.job(job_id)
     # sbatch.c _job_wait: WEXITSTATUS if the script exited, otherwise 1
     return record.exit_code if record.signal == 0 else 1
+
+
+def _test_only(inv: SbatchInvocation, controller: Controller, ctx: Context) -> int:
+    """``--test-only``: slurm_job_will_run's answer, or its ``allocation failure:`` line."""
+    try:
+        est = will_run(controller, inv.options, name=inv.job_name, user=ctx.user,
+                       uid=ctx.uid, cwd=ctx.cwd)
+    except SlurmError as exc:
+        lines = exc.message.splitlines()
+        lead = f"{PROG}: error: Batch job submission failed: "
+        if lines and lines[-1].startswith(lead):
+            lines[-1] = "allocation failure: " + lines[-1][len(lead):]
+        ctx.err("\n".join(lines))
+        return exc.exit_code
+    ctx.err(f"{PROG}: Job {est.job_id} to start at {format_timestamp(est.start_time)} "
+            f"using {est.num_cpus} processors on nodes {est.nodelist} "
+            f"in partition {est.partition}")
+    return 0
 
 
 def main(argv: Sequence[str]) -> int:
