@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "sprio": "minislurm.cli.sprio",
     "sshare": "minislurm.cli.sshare",
     "cluster": "minislurm.cli.cluster",
+    "simulate": "minislurm.cli.simulate",
     "slurmctld": "minislurm.slurmctld",
 }
 
@@ -33,8 +34,10 @@ USAGE = """usage: python -m minislurm <command> [args...]
 
 Slurm commands: {slurm}
 Daemons: slurmctld [-D] [-f slurm.conf]; cluster up|status|down [--conf slurm.conf]
+Experiments: simulate --workload FILE.swf|--generate N [--conf slurm.conf|--procs N]
+             --scheduler fifo|easy|conservative|slurm [--out jobs.csv]
 Other: shell (a shell with the commands on PATH under their Slurm names)
-""".format(slurm=", ".join(c for c in COMMANDS if c not in ("cluster", "slurmctld")))
+""".format(slurm=", ".join(c for c in COMMANDS if c not in ("cluster", "slurmctld", "simulate")))
 
 
 def bin_dir() -> Path:

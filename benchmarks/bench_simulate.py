@@ -1,0 +1,143 @@
+"""Benchmark of ``minislurm.simulate``: the generated AI mix on 1,000 nodes x 8 GPUs.
+
+multifactor priority + sched/backfill (``--scheduler slurm``), arrival rates scaled so
+the offered load is ~90 % of the GPUs.  Prints, per size: wall time, peak memory
+(ru_maxrss of the process; ``--tracemalloc`` adds the peak of Python objects),
+events/s, jobs/s; then the
+growth ratio between the smallest and largest size against the linear ratio (quadratic
+growth would be the square); and the time of a 500-job what-if on 32 nodes (the
+notebook case, target <= 150 ms).  ``--profile`` prints the cProfile hot spots.
+
+    .venv/bin/python benchmarks/bench_simulate.py --jobs 10000 100000
+    .venv/bin/python benchmarks/bench_simulate.py --jobs 2000 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import itertools
+import pstats
+import resource
+import time
+import tracemalloc
+from dataclasses import replace
+
+from minislurm.config import SlurmConfig, parse_config
+from minislurm.simulate import SimulationResult, simulate
+from minislurm.workload.generator import (
+    WorkloadJob,
+    WorkloadSpec,
+    default_kinds,
+    generate,
+    total_gpu_hours,
+)
+
+CONF = """ClusterName=bench
+SlurmctldHost=localhost
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=30,bf_resolution=60,bf_window=4320,bf_max_job_test=500
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+PriorityType=priority/multifactor
+PriorityWeightAge=1000
+PriorityWeightFairshare=10000
+PriorityWeightJobSize=500
+PriorityWeightPartition=1000
+GresTypes=gpu
+DefMemPerCPU=4000
+NodeName=g[0001-{n:04d}] CPUs=64 RealMemory=512000 Gres=gpu:a100:8 State=UNKNOWN
+PartitionName=gpu Nodes=g[0001-{n:04d}] Default=YES MaxTime=3-00:00:00 State=UP
+PartitionName=debug Nodes=g[0001-{n:04d}] MaxTime=01:00:00 PriorityJobFactor=10 State=UP
+"""
+
+
+def cluster(nodes: int) -> SlurmConfig:
+    """``nodes`` nodes of 64 CPUs and 8 A100s, partitions gpu (default) and debug."""
+    return parse_config(CONF.format(n=nodes), "bench.conf")
+
+
+def workload(n_jobs: int, nodes: int, seed: int = 1, load: float = 0.9) -> list[WorkloadJob]:
+    """The first ``n_jobs`` of the generator, arrivals scaled to ``load`` of the GPUs."""
+    kinds = default_kinds(max_nodes=16, gpus_per_node=8)
+    day = list(generate(WorkloadSpec(seed=seed, days=1.0, kinds=kinds)))
+    factor = load * nodes * 8 * 24 / max(total_gpu_hours(day), 1e-9)
+    kinds = tuple(replace(k, per_day=k.per_day * factor) for k in kinds)
+    per_day = max(1, len(day)) * factor
+    spec = WorkloadSpec(seed=seed, days=n_jobs / per_day * 1.2 + 0.1, kinds=kinds)
+    return list(itertools.islice(generate(spec), n_jobs))
+
+
+def measure(
+    n_jobs: int, nodes: int, profile: bool = False, trace: bool = False
+) -> tuple[SimulationResult, float]:
+    """Simulate; returns the result and the tracemalloc peak in MiB (0 unless ``trace``).
+
+    tracemalloc slows Python down about twice, so it is off unless asked for; the
+    process's ru_maxrss is printed either way.
+    """
+    jobs = workload(n_jobs, nodes)
+    cfg = cluster(nodes)
+    if trace:
+        tracemalloc.start()
+    prof = cProfile.Profile() if profile else None
+    if prof is not None:
+        prof.enable()
+    result = simulate(jobs, cfg, scheduler="slurm")
+    if prof is not None:
+        prof.disable()
+    peak = 0
+    if trace:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    if prof is not None:
+        stats = pstats.Stats(prof)
+        stats.sort_stats("cumulative").print_stats(25)
+        stats.sort_stats("tottime").print_stats(15)
+    return result, peak / 2**20
+
+
+def what_if(repeats: int = 3) -> float:
+    """Best of ``repeats``: seconds to re-simulate 500 jobs on 32 nodes (EASY)."""
+    jobs = workload(500, 32, seed=2)
+    cfg = cluster(32)
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        simulate(jobs, cfg, scheduler="easy")
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobs", type=int, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--no-what-if", action="store_true")
+    parser.add_argument("--tracemalloc", action="store_true", help="peak of Python objects")
+    args = parser.parse_args()
+    rows = []
+    for n in args.jobs:
+        result, peak = measure(n, args.nodes, args.profile, args.tracemalloc)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        m = result.metrics
+        rows.append((n, result.wall_seconds))
+        mem = f"tracemalloc peak {peak:.0f} MiB, " if args.tracemalloc else ""
+        print(f"{n:>7} jobs ({len(result.jobs)} records, {result.rejected} rejected) on "
+              f"{args.nodes} nodes: wall {result.wall_seconds:.1f} s, "
+              f"{result.jobs_per_second:,.0f} jobs/s, {result.events_per_second:,.0f} events/s, "
+              f"{mem}maxrss {rss:.0f} MiB; "
+              f"GPU util {m.gpu_utilization:.1%}, mean wait {m.mean_wait:.0f} s", flush=True)
+    if len(rows) >= 2:
+        (n0, t0), (n1, t1) = rows[0], rows[-1]
+        print(f"growth {n0} -> {n1} jobs: time x{t1 / t0:.1f} for jobs x{n1 / n0:.1f} "
+              f"(linear x{n1 / n0:.1f}, quadratic x{(n1 / n0) ** 2:.0f})")
+    if not args.no_what_if:
+        t = what_if()
+        print(f"what-if: 500 jobs on 32 nodes re-simulate in {t * 1000:.0f} ms "
+              f"(target <= 150 ms: {'ok' if t <= 0.150 else 'MISSED'})")
+
+
+if __name__ == "__main__":
+    main()
