@@ -166,3 +166,29 @@ def test_runs_on_a_realtime_clock() -> None:
     jid = ctl.submit(JobOptions(), body=JobBody(20))
     ctl.run_for(30)
     assert ctl.job(jid).state is JobState.COMPLETED
+
+
+def test_signal_before_the_time_limit() -> None:
+    """--signal=USR1@60: SIGUSR1 (10) reaches the job 60 s before its limit."""
+    from minislurm.options import SignalSpec
+
+    ctl = ref_controller()
+    jid = sub(ctl, None, time_limit=5, signal=SignalSpec(signal=10, time=60))
+    start = ctl.env.now
+    ctl.run()
+    sent = [(t - start, s) for t, j, s in ctl.runner.signals if j == jid]  # type: ignore[attr-defined]
+    assert sent[0] == (240, 10)
+    assert ctl.job(jid).state is JobState.TIMEOUT
+
+
+def test_scancel_signal_and_reservation_deletion() -> None:
+    ctl = ref_controller()
+    jid = sub(ctl, 100)
+    ctl.run_for(1)
+    ctl.signal_job(jid, 10)
+    assert ctl.job(jid).state is JobState.RUNNING
+    ctl.create_reservation("r", ctl.now + 3600, 60, "n1")
+    waiting = sub(ctl, 10, reservation="r")
+    ctl.delete_reservation("r")
+    ctl.run_for(1)
+    assert ctl.job(waiting).reason is Reason.RESERVATION_DELETED

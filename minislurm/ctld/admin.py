@@ -59,6 +59,17 @@ class AdminMixin:
             job.cancelled_by = uid
             lifecycle.terminate(self, job, JobState.CANCELLED, 0, 15)
 
+    def signal_job(self: Controller, job_id: int, signal: int, *, uid: int = 0) -> None:  # type: ignore[misc]
+        """``scancel --signal=SIG JOBID``: deliver a signal to a running job's processes."""
+        job = self._jobs.get(job_id)
+        if job is None or job.state is not JobState.RUNNING:
+            return
+        if signal in (9, 15):
+            job.cancelled_by = uid
+            lifecycle.terminate(self, job, JobState.CANCELLED, 0, signal)
+        else:
+            self.runner.kill(job_id, signal)
+
     def _cancel_pending(self: Controller, job: Job, uid: int) -> None:  # type: ignore[misc]
         if job.state is not JobState.PENDING:
             return
@@ -214,6 +225,12 @@ class AdminMixin:
         self._wake_at(resv.end)
         self.kick()
         return f"Reservation created: {name}"
+
+    def delete_reservation(self: Controller, name: str) -> None:  # type: ignore[misc]
+        """``scontrol delete reservation=NAME``; its waiting jobs get ReservationDeleted."""
+        if self.reservations_by_name.pop(name, None) is None:
+            raise SlurmError("Error deleting the reservation: Requested reservation is invalid", 1)
+        self.kick()
 
 
 __all__ = ["INVALID_JOB_ID", "AdminMixin"]

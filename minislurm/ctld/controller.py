@@ -21,19 +21,17 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import simpy
 
-from minislurm.hostlist import compress
 from minislurm.job import Allocation, JobRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
 from minislurm.sched.backfill import POLICIES, BackfillParams, backfill_pass
 from minislurm.sched.builtin import main_pass
-from minislurm.select.cons_tres import config_mask, select
-from minislurm.select.table import BoolArray, NodeShape, NodeTable
-from minislurm.states import JobState, Reason
+from minislurm.select.table import NodeShape, NodeTable
+from minislurm.states import JobState
 
 from . import lifecycle
 from .accounting import Accounting
 from .admin import AdminMixin
-from .depend import NEVER, OK, evaluate
+from .eligibility import EligibilityMixin
 from .job_mgr import Job
 from .node_mgr import NodeInfo, NodeManager
 from .runner import JobRunner, SimulatedRunner
@@ -44,7 +42,7 @@ from .submit_api import SubmitMixin
 DEFAULT_EPOCH = 1767600000
 
 
-class Controller(SubmitMixin, AdminMixin):
+class Controller(SubmitMixin, AdminMixin, EligibilityMixin):
     """A faithful, compact slurmctld.  See the module docstring."""
 
     def __init__(
@@ -200,8 +198,8 @@ class Controller(SubmitMixin, AdminMixin):
             self._order_keys.insert(at, key)
             self._order.insert(at, job)
             self._order_ids.add(job.job_id)
-        key = (job.user, job.name)
-        self._active_names.setdefault(key, set()).add(job.job_id)
+        name_key = (job.user, job.name)
+        self._active_names.setdefault(name_key, set()).add(job.job_id)
 
     def pending_done(self, job: Job) -> None:
         self._pending.pop(job.job_id, None)
@@ -331,120 +329,6 @@ class Controller(SubmitMixin, AdminMixin):
         if job.time_limit is None or job.time_limit < 0:
             return 365 * 86400
         return job.time_limit * 60
-
-    def blocker(self, job: Job) -> Reason | None:
-        """Why ``job`` cannot be considered now (None: it can)."""
-        if job.hold is not None:
-            return Reason.JOB_HELD_ADMIN if job.hold == "admin" else Reason.JOB_HELD_USER
-        if job.dependency:
-            status = evaluate(job, self._targets, self._singleton_waits, self.now)
-            if status == NEVER:
-                if job.kill_on_invalid_dep:
-                    self.env.timeout(0).callbacks.append(lambda _e: self._cancel_pending(job, 0))
-                return Reason.DEPENDENCY_NEVER_SATISFIED
-            if status != OK:
-                return Reason.DEPENDENCY
-        if job.begin_time is not None and job.begin_time > self.now:
-            return Reason.BEGIN_TIME
-        if job.eligible_time is None:
-            job.eligible_time = self.now
-        if job.static_reason is not None:
-            return job.static_reason
-        part = self.parts.get(job.partition)
-        if part is not None and part.state in ("DOWN", "INACTIVE"):
-            return Reason.PARTITION_DOWN if part.state == "DOWN" else Reason.PARTITION_INACTIVE
-        if job.reservation:
-            resv = self.reservations_by_name.get(job.reservation)
-            if resv is None or not resv.active(self.now):  # type: ignore[attr-defined]
-                return Reason.RESERVATION
-        if job.array_max is not None and job.array_job_id is not None and (
-            self._array_running.get(job.array_job_id, 0) >= job.array_max
-        ):
-            return Reason.JOB_ARRAY_TASK_LIMIT
-        return self._qos_blocker(job)
-
-    def _qos_blocker(self, job: Job) -> Reason | None:
-        qos = self.qos.get(job.qos)
-        if qos is None:
-            return None
-        use = self._user_running.get((job.qos, job.user), [0, 0])
-        max_jobs = getattr(qos, "max_jobs_per_user", None)
-        if max_jobs is not None and use[0] >= max_jobs:
-            return Reason.QOS_MAX_JOBS_PER_USER
-        max_gpu = dict(getattr(qos, "max_tres_per_user", {}) or {}).get("gres/gpu")
-        if max_gpu is not None and use[1] + job.gpus_total > max_gpu:
-            return Reason.QOS_MAX_GRES_PER_USER
-        return None
-
-    def _targets(self, job_id: int) -> list[Job]:
-        if job_id in self._array_tasks:
-            return self._array_tasks[job_id]
-        job = self._jobs.get(job_id)
-        return [job] if job is not None else []
-
-    def _singleton_waits(self, job: Job) -> bool:
-        ids = self._active_names.get((job.user, job.name), set())
-        return any(i < job.job_id for i in ids if i != job.job_id)
-
-    def allowed(self, job: Job, duration: int) -> BoolArray:
-        """Partition nodes that accept jobs, minus reservations in the way."""
-        part = self.parts.get(job.partition)
-        mask = (part.mask if part is not None else np.ones(len(self.table), np.bool_)).copy()
-        mask &= self.table.usable
-        now = self.now
-        for resv in self.reservations_by_name.values():
-            idx = list(resv.nodes)  # type: ignore[attr-defined]
-            if job.reservation == resv.name:  # type: ignore[attr-defined]
-                only = np.zeros_like(mask)
-                only[idx] = True
-                mask &= only
-            elif resv.overlaps(now, now + duration):  # type: ignore[attr-defined]
-                mask[idx] = False
-        return mask
-
-    def try_select(self, job: Job, allowed: BoolArray) -> Allocation | Reason:
-        """select/cons_tres plus the reason squeue shows when the job does not fit."""
-        res = select(job.request, self.table, allowed)
-        if isinstance(res, Allocation):
-            return res
-        preempted = self._try_preempt(job, allowed)
-        if preempted is not None:
-            return preempted
-        return self._why_not(job)
-
-    def waiting_reason(self, job: Job) -> Reason:
-        """Priority for a job behind a blocked one, unless its ``-w`` nodes are unavailable."""
-        req = job.request.req_nodes
-        if req and not self.table.usable[sorted(req)].all():
-            return self._why_not(job)
-        job.reason_detail = ""
-        return Reason.PRIORITY
-
-    def explain(self, job: Job) -> Reason:
-        """Why ``job`` does not fit now, as squeue prints it."""
-        return self._why_not(job)
-
-    def _why_not(self, job: Job) -> Reason:
-        part = self.parts.get(job.partition)
-        pmask = part.mask if part is not None else np.ones(len(self.table), np.bool_)
-        down = pmask & ~self.table.usable
-        req = job.request
-        if req.req_nodes and (~self.table.usable[list(req.req_nodes)]).any():
-            job.reason_detail = "UnavailableNodes:" + compress(
-                [self.table.names[i] for i in np.flatnonzero(down)])
-            return Reason.REQ_NODE_NOT_AVAIL
-        job.reason_detail = ""
-        fits = pmask & self.table.usable & config_mask(req, self.table)
-        if req.exc_nodes:
-            fits[list(req.exc_nodes)] = False
-        if down.any() and int(fits.sum()) < req.node_count:
-            return Reason.NODES_DOWN_DRAINED
-        return Reason.RESOURCES
-
-    def _try_preempt(self, job: Job, allowed: BoolArray) -> Allocation | None:
-        from .preempt import try_preempt
-
-        return try_preempt(self, job, allowed)
 
     def start(self, job: Job, alloc: Allocation, scheduler: str) -> Job:
         return lifecycle.start_job(self, job, alloc, scheduler)
