@@ -61,3 +61,25 @@ def pytest_terminal_summary(
     if timings:
         parts = ", ".join(f"{k} {v:.2f} s" for k, v in timings.items())
         terminalreporter.write_line(f"real Slurm start: {parts}")
+
+
+# ----- minislurm's local cluster (tests/minicluster.py; differential tests) -----------------
+from minicluster import MiniCluster, MiniClusterUnavailable  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def mini_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster]:
+    """minislurm's local cluster on the reference slurm.conf (see tests/minicluster.py),
+    the counterpart of ``real_slurm`` in differential tests; skips with the reason when
+    it cannot start; torn down (no process left) at the end of the session."""
+    cluster = MiniCluster(tmp_path_factory.mktemp("minislurm"))
+    try:
+        cluster.start()
+    except MiniClusterUnavailable as exc:
+        pytest.skip(f"minislurm cluster unavailable: {exc}")
+    try:
+        yield cluster
+    finally:
+        left = cluster.stop()
+        if left:
+            pytest.fail(f"minislurm processes left after stop: {left}")
