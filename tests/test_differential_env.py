@@ -144,11 +144,6 @@ def test_srun_step_environments(
         assert_same_env(real, mini, "step1.env")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="minislurm bug: batch jobs lack SLURM_WORKING_CLUSTER (real: "
-    "mini:localhost:16817:9728:109); ProcessRunner.job_context passes no working_cluster",
-)
 def test_batch_environment_has_slurm_working_cluster(
     real_slurm: RealSlurm, mini_slurm: MiniCluster
 ) -> None:

@@ -50,8 +50,6 @@ GAPS = {
     "n1 3 CPUs and n2 1 (0:n1 1:n2 2:n1 3:n1)",
     "block-n4-on-N2": "minislurm differs: srun -N2 -n4 gets SLURM_JOB_CPUS_PER_NODE=2(x2); "
     "real Slurm 3,1 (tasks 0-2 on n1, 3 on n2)",
-    "working-cluster": "minislurm bug: srun's tasks lack SLURM_WORKING_CLUSTER "
-    "(real: mini:localhost:16817:9728:109)",
 }
 
 

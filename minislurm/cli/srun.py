@@ -29,6 +29,7 @@ from minislurm.hostlist import compress
 from minislurm.options.setters import InfoExit
 from minislurm.options.srun import parse_srun
 from minislurm.slurmd.launch import StepIdentity, TaskResult, TaskSpec, launch_step, launcher_socket
+from minislurm.slurmd.process_runner import node_hostname
 from minislurm.slurmd.stdio import StdioSpec
 
 PROG = "srun"
@@ -126,7 +127,8 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
         started = time.time()
         running = launch_step(identity, tasks, StdioSpec(**plan["stdio"]),
                               kill_wait=float(plan["kill_wait"]),
-                              stdin_fd=0 if plan.get("stdin_all") else None)
+                              stdin_fd=0 if plan.get("stdin_all") else None,
+                              hostname_of=node_hostname)
         step = {"job_id": job_id, "step_id": plan["step_id"]}
         _request(sock, "step_pids", **step, pids=list(running.pids.values()))
 

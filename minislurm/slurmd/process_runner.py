@@ -31,7 +31,7 @@ from minislurm.errors import SlurmError
 from minislurm.job import Allocation, JobRecord
 from minislurm.jobarray import parse_array
 from minislurm.options import JobOptions
-from minislurm.slurmd.context import ArrayContext, JobContext, job_context
+from minislurm.slurmd.context import ArrayContext, JobContext, job_context, working_cluster
 from minislurm.slurmd.env import exported_environment
 from minislurm.slurmd.launch import RunningStep, TaskResult
 from minislurm.slurmd.stdio import StdioSpec
@@ -51,6 +51,20 @@ class ProcessBody(JobBody):
     submit_dir: str = "/"
     interactive: bool = False
     """srun/salloc's allocation: no batch script; it ends when the client says so."""
+
+
+def node_hostname(node: str) -> str:
+    """What ``%N`` prints: the short host name of the node. Every minislurm node is this
+    host, as on the single-host reference cluster where Slurm printed ``vm``."""
+    return socket.gethostname().split(".")[0]
+
+
+def controller_address(config: SlurmConfig) -> tuple[str, int]:
+    """``SlurmctldHost`` (without its ``(addr)``) and ``SlurmctldPort`` (default 6817)."""
+    value = config.extra.get("SlurmctldHost") or "localhost"
+    host = str(value[0] if isinstance(value, list) else value)
+    port = str(config.extra.get("SlurmctldPort") or "6817").split("-")[0]
+    return host.split("(")[0], int(port) if port.isdigit() else 6817
 
 
 def batch_exit(results: tuple[TaskResult, ...]) -> tuple[int, int]:
@@ -110,6 +124,7 @@ class ProcessRunner:
                 ),
                 script_args=body.script_args,
                 kill_wait=float(self.config.kill_wait),
+                hostname_of=node_hostname,
             )
         except OSError as exc:  # the spool directory itself failed: the job fails
             done.succeed((1, 0))
@@ -178,4 +193,7 @@ class ProcessRunner:
             array=array,
             restart_count=job.restart_count,
             conf_path=self.conf_path,
+            working_cluster=working_cluster(
+                self.config.cluster_name, *controller_address(self.config)
+            ),
         )
