@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from minislurm.errors import SlurmError
+
 #: command name -> module under minislurm.cli providing ``main(argv) -> int``
 COMMANDS: dict[str, str] = {
     "sbatch": "minislurm.cli.sbatch",
@@ -68,7 +70,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"minislurm: unknown command '{name}'\n{USAGE}")
         return 1
     command = importlib.import_module(module)
-    result: int = command.main(rest)
+    try:
+        result: int = command.main(rest)
+    except KeyboardInterrupt:
+        return 130
+    except SlurmError as exc:  # a typed error a command did not print itself
+        sys.stderr.write(exc.message.rstrip("\n") + "\n")
+        return exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        sys.stderr.write(f"{name}: error: internal error: {type(exc).__name__}: {exc}\n"
+                         "(minislurm: please report this as a bug)\n")
+        return 1
     return result
 
 
