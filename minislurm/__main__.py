@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SlurmError as exc:  # a typed error a command did not print itself
         sys.stderr.write(exc.message.rstrip("\n") + "\n")
         return exc.exit_code
-    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+    except Exception as exc:  # last resort: one line, never a traceback
         sys.stderr.write(f"{name}: error: internal error: {type(exc).__name__}: {exc}\n"
                          "(minislurm: please report this as a bug)\n")
         return 1
