@@ -1,9 +1,10 @@
 """Grading a folder of submissions into the gradebook (``quizzes grade``).
 
 Each ``*.json`` file is read (at most :data:`quizzes.submission.MAX_BYTES`),
-validated, graded and recorded.  A bad file is reported with its name and
-skipped; a file whose grading exceeds ``per_file_seconds`` is stopped and
-reported, so one bad or slow submission never aborts the batch.  Certificates
+validated, graded and recorded.  A bad file (including one whose grading or
+recording raises anything at all) is reported with its name and skipped; a file
+whose grading exceeds ``per_file_seconds`` is stopped and reported, so one bad
+or slow submission never aborts the batch.  Certificates
 are signed by :class:`CertificateIssuer`, which only the grader (holding the
 issuer's private key) can construct.
 """
@@ -50,7 +51,7 @@ class CertificateIssuer:
 class BatchReport:
     graded: int = 0
     duplicates: int = 0
-    certificates: list[str] = field(default_factory=list)
+    certificates: list[str] = field(default_factory=list)  # newly issued by this run
     rejected: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -85,7 +86,11 @@ def read_limited(path: Path) -> bytes:
 
 def prepare(path: Path, banks: Mapping[str, Bank], per_file_seconds: float | None
             ) -> tuple[Submission, Bank, AttemptGrade]:
-    """Read, validate and grade one file (raises SlurmError or GradingTimeout)."""
+    """Read, validate and grade one file.
+
+    Raises SlurmError (a bad file), GradingTimeout, or whatever else grading it
+    raised: :func:`grade_folder` rejects that one file with the reason.
+    """
     try:
         data = read_limited(path)
     except OSError as exc:
@@ -112,13 +117,17 @@ def grade_folder(
 
     def flush() -> None:
         results: list[Recorded] = list(book.record_many(ready, issuer, batch=batch))
-        for result in results:
+        for (_, _, _, name), result in zip(ready, results, strict=True):
+            if result.status == "rejected":
+                report.rejected.append((name, f"{result.problem}; skipped"))
+                continue
             if result.status == "graded":
                 report.graded += 1
             else:
                 report.duplicates += 1
-            if result.certificate_id and result.certificate_id not in report.certificates:
-                report.certificates.append(result.certificate_id)
+            cid = result.certificate_id
+            if result.new_certificate and cid and cid not in report.certificates:
+                report.certificates.append(cid)
         ready.clear()
 
     for path in files:
@@ -133,6 +142,9 @@ def grade_folder(
                                           " skipped"))
         except RecursionError:
             report.rejected.append((name, "too deeply nested; skipped"))
+        except Exception as exc:  # whatever one file does, the batch goes on
+            report.rejected.append((name, f"could not be graded ({type(exc).__name__}: "
+                                          f"{exc}); skipped"))
         if len(ready) >= batch:
             flush()
         if bar is not None:

@@ -8,6 +8,13 @@ A certificate file is ``{"format", "id", "record", "signature"}``:
 * ``id``: :func:`quizzes.ids.encode` of sha256(canonical record + signature), so
   the ID commits to the signed bytes and resolves to exactly one record.
 
+What is signed is the record's *content* (its canonical JSON), not the file's
+bytes: re-indenting the file or writing ``0.9`` as ``0.90`` leaves the same
+signed record and the same ID, so it verifies, by design (a file rewritten by an
+editor or a JSON tool is still the same certificate).  Any change of content
+fails.  The signature string itself has one spelling only (canonical base64,
+:func:`strict_b64decode`).
+
 :func:`verify` needs only the issuer's public key (and optionally the
 revocation list): it answers ``valid``, ``invalid`` or ``revoked`` with a reason.
 The revocation list is itself signed by the issuer, so nobody else can add or
@@ -98,11 +105,24 @@ def parse_certificate(data: bytes | str, source: str = "certificate") -> Certifi
     record, sig, cid = obj.get("record"), obj.get("signature"), obj.get("id")
     if not isinstance(record, dict) or not isinstance(sig, str) or not isinstance(cid, str):
         raise CertificateError(f"{source}: needs 'record' (object), 'signature' and 'id'")
-    try:
-        signature = base64.b64decode(sig, validate=True)
-    except (binascii.Error, ValueError):
-        raise CertificateError(f"{source}: 'signature' is not base64") from None
+    signature = strict_b64decode(sig)
+    if signature is None:
+        raise CertificateError(f"{source}: 'signature' is not canonical base64") from None
     return Certificate(cid, record, signature)
+
+
+def strict_b64decode(text: str) -> bytes | None:
+    """The bytes of ``text`` if it is their one canonical base64 spelling, else None.
+
+    Plain decoding ignores the unused low bits of the last symbol, so several
+    strings decode to one signature; accepting only ``b64encode(b64decode(s)) == s``
+    gives every signature exactly one spelling (no malleable certificate files).
+    """
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return raw if base64.b64encode(raw).decode("ascii") == text else None
 
 
 def verify(cert: Certificate, public: Ed25519PublicKey,
@@ -158,9 +178,12 @@ def revocation_entries(path: str | Path, public: Ed25519PublicKey) -> dict[str, 
     try:
         obj = json.loads(p.read_text(encoding="utf-8"))
         entries = obj["entries"]
-        signature = base64.b64decode(obj["signature"], validate=True)
-    except (OSError, ValueError, KeyError, TypeError, binascii.Error) as exc:
+        signature = strict_b64decode(obj["signature"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CertificateError(f"{p}: not a revocation list ({exc})") from None
+    if signature is None:
+        raise CertificateError(f"{p}: not a revocation list (the signature is not canonical "
+                               "base64)")
     if obj.get("format") != REVOCATIONS_FORMAT or not isinstance(entries, list):
         raise CertificateError(f"{p}: not a revocation list")
     try:

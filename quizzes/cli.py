@@ -26,6 +26,29 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message}\nTry \"{self.prog} --help\" for more information")
 
 
+def positive_seconds(text: str) -> float:
+    """``--timeout``: a finite number of seconds greater than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of seconds: '{text}'") from None
+    if not 0 < value < 1e9:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds greater than 0, "
+                                         f"not '{text}'")
+    return value
+
+
+def tcp_port(text: str) -> int:
+    """``--port``: 0 (any free port) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port number: '{text}'") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0 to 65535, not {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="quizzes", description="Quiz engine of the minislurm course.")
     p.add_argument("--banks", help="folder of question banks (default: the packaged banks)")
@@ -36,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--key", required=True, help="issuer private key (PEM), signs certificates")
     g.add_argument("--db", default="gradebook.sqlite")
     g.add_argument("--issuer", default="minislurm course", help="issuer name on certificates")
-    g.add_argument("--timeout", type=float, default=30.0, help="seconds allowed per submission")
+    g.add_argument("--timeout", type=positive_seconds, default=30.0,
+                   help="seconds allowed per submission (> 0)")
     g.add_argument("--no-progress", action="store_true")
     g.add_argument("--publish", metavar="DIR",
                    help="also write every certificate as DIR/<ID>.json (for `verify --certs`)")
@@ -80,15 +104,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--key", required=True)
     s.add_argument("--db", default="gradebook.sqlite")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--port", type=tcp_port, default=8765, help="0 picks a free port")
     s.add_argument("--issuer", default="minislurm course")
     s.add_argument("--revocations", default="revocations.json")
 
     au = sub.add_parser("author", help="build banks from the private sources; hash answers")
     asub = au.add_subparsers(dest="action", required=True, parser_class=_Parser)
     b = asub.add_parser("build", help="write banks/*.yaml from authoring sources")
-    b.add_argument("--sources")
-    b.add_argument("--out")
+    b.add_argument("--sources", metavar="DIR",
+                   help="folder of private sources (default: $QUIZZES_SOURCES, else "
+                        "quizzes/authoring/sources)")
+    b.add_argument("--out", metavar="DIR", help="folder to write banks to (default: the "
+                                                "packaged banks)")
     h = asub.add_parser("hash", help="print the stored hash of one canonical answer")
     h.add_argument("answer")
     h.add_argument("--salt", required=True)
@@ -131,7 +158,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     for name, problem in report.rejected:
         print(f"quizzes: skipped {name}: {problem}", file=sys.stderr)
     print(f"graded {report.graded}, already graded {report.duplicates}, "
-          f"skipped {len(report.rejected)}, certificates issued {len(report.certificates)}")
+          f"skipped {len(report.rejected)}, certificates issued "
+          f"{len(report.certificates)}")  # issued by this run, not earlier ones
     for cid in report.certificates:
         print(f"certificate {cid}")
     return 1 if report.rejected else 0
@@ -150,7 +178,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         result = lookup.check_id(args.target)
     cid = f" {result.certificate.id}" if result.certificate else ""
-    print(f"{result.status.upper()}{cid}: {result.reason}")
+    note = "" if lookup.revocations_checked else " (no revocation list checked)"
+    print(f"{result.status.upper()}{cid}: {result.reason}{note}")
     return {"valid": 0, "revoked": EXIT_REVOKED}.get(result.status, EXIT_INVALID)
 
 

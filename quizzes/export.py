@@ -14,7 +14,10 @@ Formats (``quizzes export --format ...``):
 * ``plain``: ``learner_id,name`` then one 0..1 fraction per quiz.
 
 A learner who has not attempted a quiz gets an empty cell, which both LMSs
-leave unchanged on import.
+leave unchanged on import.  A text cell (a learner's name or id, a quiz title)
+that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is
+prefixed with ``'`` so that a spreadsheet shows it as text instead of running it
+as a formula (CSV injection, OWASP); scores are numbers and never start so.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ from quizzes.errors import UsageError
 from quizzes.gradebook import Gradebook
 
 FORMATS = ("canvas", "moodle", "plain")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(text: str) -> str:
+    """``text``, defused if a spreadsheet would read it as a formula."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def export_csv(book: Gradebook, fmt: str = "canvas") -> str:
@@ -40,6 +49,10 @@ def export_csv(book: Gradebook, fmt: str = "canvas") -> str:
         cells[(learner_id, quiz_id)] = score
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
+
+    def write(row: list[str]) -> None:
+        writer.writerow([safe_cell(c) for c in row])
+
     # Canvas reads "Name (123)" as existing assignment 123; a plain title creates one.
     titles = [title if fmt == "canvas" else f"{title} ({quiz_id})" if fmt == "moodle"
               else quiz_id for quiz_id, title, _ in quizzes]
@@ -52,20 +65,20 @@ def export_csv(book: Gradebook, fmt: str = "canvas") -> str:
         return row
 
     if fmt == "canvas":
-        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles])
-        writer.writerow(["    Points Possible", "", "", "", "", *(["100"] * len(quizzes))])
+        write(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", *titles])
+        write(["    Points Possible", "", "", "", "", *(["100"] * len(quizzes))])
         for learner_id, name in sorted(learners.items(), key=lambda kv: _sort_name(kv[1])):
-            writer.writerow([_last_first(name), "", learner_id, learner_id, "",
+            write([_last_first(name), "", learner_id, learner_id, "",
                              *scores_of(learner_id, 100)])
     elif fmt == "moodle":
-        writer.writerow(["ID number", "First name", "Last name", *titles])
+        write(["ID number", "First name", "Last name", *titles])
         for learner_id, name in sorted(learners.items()):
             first, last = _split(name)
-            writer.writerow([learner_id, first, last, *scores_of(learner_id, 100)])
+            write([learner_id, first, last, *scores_of(learner_id, 100)])
     else:
-        writer.writerow(["learner_id", "name", *titles])
+        write(["learner_id", "name", *titles])
         for learner_id, name in sorted(learners.items()):
-            writer.writerow([learner_id, name, *scores_of(learner_id, 1)])
+            write([learner_id, name, *scores_of(learner_id, 1)])
     return out.getvalue()
 
 

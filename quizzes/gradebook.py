@@ -93,12 +93,22 @@ Issuer = Callable[[Submission, Bank, float], dict[str, Any]]
 class Recorded:
     """What recording one submission did."""
 
-    status: str  # "graded" | "duplicate"
+    status: str  # "graded" | "duplicate" | "rejected" (see ``problem``)
     attempt_no: int
     counted: bool
     score: float  # the learner's counted quiz score after this attempt
     passed: bool
     certificate_id: str | None
+    new_certificate: bool = False  # the certificate was issued by this very call
+    problem: str = ""  # why a "rejected" submission could not be recorded
+
+
+def _problem(exc: Exception) -> str:
+    """A one-line reason for a submission the gradebook could not store."""
+    message = getattr(exc, "message", None)
+    if isinstance(message, str):
+        return message.removeprefix("quizzes: error: ")
+    return f"could not be recorded ({type(exc).__name__}: {exc})"
 
 
 class Gradebook:
@@ -116,6 +126,23 @@ class Gradebook:
         except sqlite3.DatabaseError as exc:
             raise QuizError(f"{self.path}: not a usable gradebook database ({exc})") from None
 
+    @classmethod
+    def read_only(cls, path: str | Path, *, timeout: float = 5.0) -> Gradebook:
+        """Open an existing gradebook for reading only (``mode=ro``).
+
+        No schema is written and no ``BEGIN IMMEDIATE`` is taken, so this works on a
+        read-only file and, in WAL mode, never waits behind a grader's transaction.
+        """
+        book = cls.__new__(cls)
+        book.path = str(path)
+        uri = Path(path).resolve().as_uri() + "?mode=ro"
+        try:
+            book.db = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise QuizError(f"{book.path}: cannot open the gradebook read-only ({exc})") \
+                from None
+        return book
+
     def close(self) -> None:
         self.db.close()
 
@@ -132,7 +159,8 @@ class Gradebook:
         try:
             yield self.db
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may already have rolled back (disk full)
+                self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
 
@@ -140,7 +168,12 @@ class Gradebook:
         self, rows: Iterable[tuple[Submission, Bank, AttemptGrade, str]],
         issuer: Issuer | None = None, *, batch: int = 200,
     ) -> Iterator[Recorded]:
-        """Record graded submissions, ``batch`` per transaction, one savepoint each."""
+        """Record graded submissions, ``batch`` per transaction, one savepoint each.
+
+        A submission whose recording fails (a value SQLite cannot store, an issuer
+        error) is rolled back to its savepoint and yielded as ``status="rejected"``
+        with the reason; the others of the batch are still recorded.
+        """
         pending = list(rows)
         for start in range(0, len(pending), batch):
             out = []
@@ -149,6 +182,12 @@ class Gradebook:
                     self.db.execute("SAVEPOINT one")
                     try:
                         out.append(self._record(sub, bank, grade, source, issuer))
+                    except Exception as exc:
+                        self.db.execute("ROLLBACK TO one")
+                        self.db.execute("RELEASE one")
+                        out.append(Recorded("rejected", 0, False, 0.0, False, None,
+                                            problem=_problem(exc)))
+                        continue
                     except BaseException:
                         self.db.execute("ROLLBACK TO one")
                         self.db.execute("RELEASE one")
@@ -205,6 +244,7 @@ class Gradebook:
             " excluded.counted_attempt_id, score = excluded.score, passed = excluded.passed",
             (sub.learner_id, bank.quiz_id, len(rows), counted_id, final, int(passed)))
         cert_id = self.certificate_of(sub.learner_id, bank.quiz_id)
+        new = False
         if passed and cert_id is None and issuer is not None:
             doc = issuer(sub, bank, final)
             self.db.execute(
@@ -212,7 +252,9 @@ class Gradebook:
                 (doc["id"], sub.learner_id, bank.quiz_id, doc["record"]["issued_at"],
                  json.dumps(doc, sort_keys=True)))
             cert_id = self.certificate_of(sub.learner_id, bank.quiz_id)
-        return Recorded(status, attempt_no, policy.counted(attempt_no), final, passed, cert_id)
+            new = cert_id == doc["id"]
+        return Recorded(status, attempt_no, policy.counted(attempt_no), final, passed, cert_id,
+                        new)
 
     # --- reading ----------------------------------------------------------------------
 

@@ -1,7 +1,17 @@
 """Short, human-typable certificate IDs: Crockford base32 with a check character.
 
 An ID is 12 data symbols (60 bits of the sha256 of the signed certificate) plus
-Crockford's mod-37 check symbol, printed in groups: ``7K2Q-M9XA-4TRB-E``.
+a mod-37 check symbol, printed in groups: ``7K2Q-M9XA-4TRB-E``.
+
+Alphabets: data symbols are Crockford's ``0123456789ABCDEFGHJKMNPQRSTVWXYZ``
+(values 0-31).  The check symbol is the value mod 37 written with those 32 plus
+``+ @ _ . U`` for 32-36.  Crockford's own extra check symbols are ``* ~ $ = U``;
+``*``, ``~``, ``$`` and ``=`` need quoting in a shell (glob, tilde expansion,
+variables) and ``*`` is not allowed in Windows file names, while an ID must be
+typed bare after ``quizzes verify`` and used in ``<ID>.json`` file names and
+``/verify/<ID>`` URLs.  The five used here need no quoting in POSIX shells
+(:func:`shlex.quote` leaves them alone) and are valid in URL paths and file
+names.
 Decoding follows Crockford (https://www.crockford.com/base32.html): case is
 ignored, ``O`` reads as ``0``, ``I``/``L`` as ``1``, hyphens are ignored.  The
 check symbol catches every single-symbol substitution and every transposition
@@ -11,7 +21,7 @@ of two adjacent symbols, because 37 is prime and larger than the alphabet.
 from __future__ import annotations
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-CHECK_ALPHABET = ALPHABET + "*~$=U"
+CHECK_ALPHABET = ALPHABET + "+@_.U"  # not Crockford's "*~$=U": see the module docstring
 DATA_SYMBOLS = 12
 _ALIASES = {"O": "0", "I": "1", "L": "1"}
 

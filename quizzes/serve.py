@@ -4,8 +4,10 @@ Endpoints (JSON unless stated):
 
 * ``POST /submit``: a submission (see :mod:`quizzes.submission`) -> the attempt's
   score, per-item feedback, the learner's counted quiz score and, once passed, the
-  certificate ID and its verification URL.  Bad input -> 400 (413 if oversized)
-  with ``{"error": ...}``; the gradebook is untouched.
+  certificate ID and its verification URL.  Bad input (including an answer the
+  graders choke on, or a value the gradebook cannot store) -> 400 (413 if
+  oversized, 411 without Content-Length) with ``{"error": ...}``; the gradebook
+  is untouched.
 * ``GET /verify/<ID>``: public HTML page saying valid / invalid / revoked and why;
   ``GET /verify/<ID>.json`` the same as JSON.
 * ``GET /certificate/<ID>.pdf`` and ``GET /badge/<ID>.json`` (Open Badges 3.0).
@@ -62,9 +64,15 @@ class QuizService:
                 else HTTPStatus.BAD_REQUEST
             return code, {"error": exc.message.removeprefix("quizzes: error: ")}
         bank = self.banks[sub.quiz_id]
-        grade = grade_submission(bank, sub)
+        try:
+            grade = grade_submission(bank, sub)
+        except Exception as exc:  # one crafted answer must not become a 500
+            return HTTPStatus.BAD_REQUEST, {
+                "error": f"submission: could not be graded ({type(exc).__name__}: {exc})"}
         with Gradebook(self.db) as book:
-            rec = book.record(sub, bank, grade, "http", self.issuer)
+            rec = next(book.record_many([(sub, bank, grade, "http")], self.issuer))
+        if rec.status == "rejected":
+            return HTTPStatus.BAD_REQUEST, {"error": f"submission: {rec.problem}"}
         reply: dict[str, Any] = {
             "status": rec.status, "quiz_id": bank.quiz_id, "attempt": rec.attempt_no,
             "counted": rec.counted, "points": grade.points, "max_points": grade.max_points,
@@ -131,7 +139,12 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "Content-Length is required"})
             return
-        if length > MAX_BYTES or length < 0:
+        if length < 0:
+            self._json(HTTPStatus.BAD_REQUEST,
+                       {"error": f"Content-Length must not be negative (got {length})"})
+            self.close_connection = True
+            return
+        if length > MAX_BYTES:
             self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                        {"error": f"submission: too large ({length} bytes; the limit is "
                                  f"{MAX_BYTES})"})

@@ -27,6 +27,20 @@ from quizzes.items.base import Presented
 from quizzes.submission import FORMAT
 
 
+class NoAnswer(QuizError):
+    """Check was pressed with nothing entered: a hint, not a graded answer."""
+
+
+def _empty(response: Any) -> bool:
+    if response is None:
+        return True
+    if isinstance(response, str):
+        return not response.strip()
+    if isinstance(response, list | tuple):
+        return not response
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class Feedback:
     item_id: str
@@ -79,19 +93,33 @@ class QuizSession:
 
     # --- answering ----------------------------------------------------------------------
     def answer(self, item_id: str, response: Any) -> Feedback:
-        """Grade one answer at once and lock the item."""
+        """Grade one answer at once and lock the item.
+
+        An empty response (nothing chosen, blank text) raises :class:`NoAnswer`
+        and is not recorded, so pressing Check too early does not lock the item
+        at zero.  An answer the grader cannot handle raises QuizError with the
+        reason, also without recording it.
+        """
         if self.finished_at is not None:
             raise QuizError("this attempt is finished; start a new attempt to answer again")
         if item_id in self.results:
             raise QuizError(f"'{item_id}' is already answered in this attempt")
         item = self.bank.item(item_id)
+        if _empty(response):
+            raise NoAnswer(f"'{item_id}' has no answer yet: choose an option or type an answer, "
+                           "then press Check")
         remaining = self.remaining_seconds()
         now = int(self.clock())
         if remaining is not None and remaining <= 0:
             result = Feedback(item_id, False, 0.0, "The time limit has passed.",
                               item.common.explanation)
         else:
-            outcome = grade_response(self.bank, self.learner_id, item_id, response)
+            try:
+                outcome = grade_response(self.bank, self.learner_id, item_id, response)
+            except Exception as exc:  # a grader bug must not lose the learner's session
+                raise QuizError(f"'{item_id}': this answer could not be graded "
+                                f"({type(exc).__name__}: {exc}); change it and check again") \
+                    from None
             result = Feedback(item_id, outcome.correct, outcome.score, outcome.feedback,
                               item.common.explanation, outcome.details)
         self.answers[item_id] = (response, now)

@@ -14,6 +14,7 @@ size, JSON, fields, the quiz id, the bank version and the item ids.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from quizzes.hashing import canonical_json
 FORMAT = "quizzes-submission/1"
 MAX_BYTES = 256 * 1024
 MAX_TEXT = 4000
+MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z: the last second a calendar date can name
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +62,20 @@ class Submission:
 
 
 def timestamp(value: Any, name: str) -> int:
-    """Epoch seconds from an int or an ISO 8601 string."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    if isinstance(value, str):
-        try:
-            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
-        except ValueError:
-            pass
-    raise SubmissionError(f"field '{name}' must be epoch seconds or an ISO 8601 time")
+    """Epoch seconds (0 .. :data:`MAX_EPOCH`, i.e. up to the year 9999) from an int or an
+    ISO 8601 string; anything else raises SubmissionError."""
+    seconds: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        seconds = value
+    elif isinstance(value, str):
+        with contextlib.suppress(ValueError, OverflowError, OSError):
+            seconds = int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
+    if seconds is None:
+        raise SubmissionError(f"field '{name}' must be epoch seconds or an ISO 8601 time")
+    if not 0 <= seconds <= MAX_EPOCH:
+        raise SubmissionError(f"field '{name}' is out of range (epoch seconds from 0 to "
+                              f"{MAX_EPOCH}, i.e. 1970 to the year 9999)")
+    return seconds
 
 
 def parse_submission(
@@ -81,7 +88,7 @@ def parse_submission(
 
     raw_bytes = data.encode("utf-8") if isinstance(data, str) else data
     if len(raw_bytes) > MAX_BYTES:
-        raise fail(f"too large ({len(raw_bytes)} bytes; the limit is {MAX_BYTES})")
+        raise fail(f"too large (larger than {MAX_BYTES} bytes, the limit)")
     try:
         obj = json.loads(raw_bytes.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -18,7 +18,7 @@ from typing import Any
 from minislurm.errors import SlurmError
 from quizzes.bank import load_banks
 from quizzes.items.base import Presented
-from quizzes.session import QuizSession, attempts_used
+from quizzes.session import NoAnswer, QuizSession, attempts_used
 
 
 def _input_for(item: Presented) -> Any:
@@ -80,8 +80,16 @@ class QuizWidget:
         def on_check(_b: Any) -> None:
             try:
                 fb = self.session.answer(item.item_id, _value_of(item, box))
+            except NoAnswer as exc:
+                hint = exc.message.removeprefix("quizzes: error: ")
+                out.value = f"<span style='color:#9a6700'>{html.escape(hint)}</span>"
+                return
             except SlurmError as exc:
                 out.value = f"<span style='color:#cf222e'>{html.escape(exc.message)}</span>"
+                return
+            except Exception as exc:  # never a traceback out of a click handler
+                out.value = ("<span style='color:#cf222e'>This answer could not be checked: "
+                             f"{html.escape(f'{type(exc).__name__}: {exc}')}</span>")
                 return
             colour = "#1a7f37" if fb.correct else "#cf222e"
             verdict = "Correct" if fb.correct else ("Partly right" if fb.score else "Incorrect")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from quizzes import ids
 from quizzes.badges import base58btc, did_key, open_badge, unbase58btc, verify_badge
 from quizzes.certify import (
+    Certificate,
     issue,
     make_record,
     parse_certificate,
@@ -18,6 +20,7 @@ from quizzes.certify import (
     verify_bytes,
 )
 from quizzes.errors import CertificateError
+from quizzes.hashing import canonical_json
 from quizzes.keys import generate, key_id, load_private, load_public
 from quizzes.registry import Lookup
 from quizzes.render import certificate_html, certificate_pdf
@@ -98,14 +101,56 @@ def test_swapping_two_adjacent_symbols_is_rejected(cert):
                 ids.normalise(swapped)
 
 
-def test_flipping_any_single_byte_of_a_signed_certificate_is_rejected(cert, keys):
-    data = json.dumps(cert.to_json(), indent=2).encode()
-    assert verify_bytes(data, keys[1]).ok
-    for i in range(len(data)):
-        for mask in (0x01, 0x20, 0x80):
-            flipped = data[:i] + bytes([data[i] ^ mask]) + data[i + 1 :]
-            result = verify_bytes(flipped, keys[1])
-            assert result.status == "invalid", (i, mask, chr(data[i]), result.reason)
+def _file_with(record_bytes: bytes, cert) -> bytes:
+    sig = json.dumps(cert.to_json()["signature"]).encode()
+    return (b'{"format": "quizzes-certificate/1", "id": ' + json.dumps(cert.id).encode()
+            + b', "record": ' + record_bytes + b', "signature": ' + sig + b"}")
+
+
+def test_flipping_any_bits_of_the_signed_record_or_signature_is_rejected(cert, keys):
+    """Every byte of the signed record and of the signature, with all 255 XOR masks.
+
+    A flip that breaks the JSON or UTF-8 is refused before any signature check,
+    so the ~100k cases stay fast; the others need the Ed25519 check to fail.
+    """
+    public = keys[1]
+    body = canonical_json(dict(cert.record)).encode()
+    assert verify_bytes(_file_with(body, cert), public).ok
+    for i in range(len(body)):
+        for mask in range(1, 256):
+            flipped = body[:i] + bytes([body[i] ^ mask]) + body[i + 1:]
+            result = verify_bytes(_file_with(flipped, cert), public)
+            assert result.status == "invalid", (i, mask, chr(body[i]), result.reason)
+    for i in range(len(cert.signature)):
+        for mask in range(1, 256):
+            sig = cert.signature[:i] + bytes([cert.signature[i] ^ mask]) \
+                + cert.signature[i + 1:]
+            result = verify(Certificate(cert.id, cert.record, sig), public)
+            assert result.status == "invalid", (i, mask, result.reason)
+
+
+def test_the_signature_string_has_exactly_one_spelling(cert, keys):
+    doc = cert.to_json()
+    text = doc["signature"]  # 64 bytes: 86 symbols + "==", the last symbol has 4 spare bits
+    assert text.endswith("==")
+    spares = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+              if c != text[-3] and base64.b64decode(text[:-3] + c + "==") == cert.signature]
+    assert len(spares) == 15  # all decode to the same signature ...
+    for c in spares:          # ... and none of them is accepted
+        altered = json.dumps({**doc, "signature": text[:-3] + c + "=="})
+        result = verify_bytes(altered, keys[1])
+        assert result.status == "invalid" and "not canonical base64" in result.reason
+    for other in (text[:-2], text + "\n", " " + text):  # missing padding, whitespace
+        assert not verify_bytes(json.dumps({**doc, "signature": other}), keys[1]).ok
+
+
+def test_a_reformatted_file_is_the_same_signed_certificate(cert, keys):
+    """The signature covers the record's content, not the file's layout (by design)."""
+    compact = json.dumps(cert.to_json(), separators=(",", ":"))
+    spread = json.dumps(cert.to_json(), indent=4).replace('"score": 0.875', '"score": 8.75e-1')
+    for text in (compact, spread):
+        result = verify_bytes(text, keys[1])
+        assert result.ok and result.certificate.id == cert.id
 
 
 def test_a_certificate_signed_by_another_key_is_rejected(tmp_path, cert, keys):
@@ -189,6 +234,21 @@ def test_html_and_pdf_renders(cert, keys):
     assert f"({cert.id})".encode() in pdf
     start = int(pdf.rsplit(b"startxref\n", 1)[1].split()[0])
     assert pdf[start : start + 4] == b"xref"  # the cross-reference offset is right
+
+
+def test_every_check_symbol_can_be_typed_bare_in_a_shell_a_url_and_a_file_name():
+    import shlex
+    import string
+
+    pchar = set(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@")  # RFC 3986 path
+    assert len(ids.CHECK_ALPHABET) == 37 and ids.CHECK_ALPHABET[:32] == ids.ALPHABET
+    for symbol in ids.CHECK_ALPHABET:
+        printed = f"7K2Q-M9XA-4TRB-{symbol}"
+        assert shlex.quote(printed) == printed, symbol
+        assert set(printed) <= pchar, symbol
+        assert not set(symbol) & set('<>:"/\\|?*'), symbol  # Windows-forbidden characters
+    digests = [bytes([i]) * 32 for i in range(256)]
+    assert {ids.encode(d)[-1] for d in digests} <= set(ids.CHECK_ALPHABET)
 
 
 def test_every_digest_gives_an_id_that_round_trips_and_rejects_substitutions():

@@ -193,39 +193,70 @@ def test_a_slow_submission_is_skipped_and_the_batch_goes_on(tmp_path, banks, sou
 
 
 GRADER = """
-import sys
+import sys, time
+from pathlib import Path
 from quizzes.bank import load_banks
 from quizzes.batch import CertificateIssuer, grade_folder
 from quizzes.gradebook import Gradebook
 from quizzes.keys import load_private
-folder, db, key = sys.argv[1:4]
+folder, db, key, barrier, me = sys.argv[1:6]
+banks, issuer = load_banks(), CertificateIssuer(load_private(key))
 with Gradebook(db) as book:
-    r = grade_folder(folder, load_banks(), book, CertificateIssuer(load_private(key)), batch=7)
-print(r.graded, r.duplicates, len(r.rejected))
+    record_many = book.record_many
+
+    def paced(*args, **kwargs):               # after each commit, give the other a turn
+        for recorded in record_many(*args, **kwargs):
+            yield recorded
+            time.sleep(0.01)
+
+    book.record_many = paced
+    Path(barrier, me).touch()                 # ready: imports done, gradebook open
+    deadline = time.time() + 60
+    while len(list(Path(barrier).iterdir())) < 2 and time.time() < deadline:
+        time.sleep(0.001)                     # wait for the other grader
+    start = time.time()
+    r = grade_folder(folder, banks, book, issuer, batch=1)  # one transaction per file
+    end = time.time()
+print(r.graded, r.duplicates, len(r.rejected), start, end)
 """
 
 
 def test_two_graders_at_once_never_lose_or_double_a_row(tmp_path, banks, sources):
+    """Both graders start together (a barrier folder), commit file by file and walk the
+    same submissions from opposite ends, so their transactions really interleave and
+    collide on the same rows in the middle; no row may be lost or doubled."""
     folder = class_folder(tmp_path, banks, sources, n=40)
+    backwards = tmp_path / "backwards"  # the same files, named so they sort in reverse
+    backwards.mkdir()
+    for k in range(40):
+        (backwards / f"{39 - k:02d}.json").write_bytes((folder / f"l{k}.json").read_bytes())
     key, _ = generate(tmp_path / "k")
     db = tmp_path / "gb.sqlite"
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
     Gradebook(db).close()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", GRADER, str(folder), str(db), str(key)],
+            [sys.executable, "-c", GRADER, str(where), str(db), str(key), str(barrier), me],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=env,
         )
-        for _ in range(2)
+        for where, me in ((folder, "a"), (backwards, "b"))
     ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
-    totals = [tuple(map(int, out.split())) for out, _ in outs]
-    assert sum(g for g, _, _ in totals) == 40  # each submission graded exactly once
-    assert sum(d for _, d, _ in totals) == 40  # ... and seen as done by the other
+    totals = [out.split() for out, _ in outs]
+    graded = [int(t[0]) for t in totals]
+    dups = [int(t[1]) for t in totals]
+    starts, ends = [float(t[3]) for t in totals], [float(t[4]) for t in totals]
+    assert max(starts) < min(ends), "the two graders did not overlap"
+    assert min(graded) > 0, graded  # they met in the middle: both recorded rows
+    assert sum(graded) == 40  # each submission graded exactly once
+    assert sum(dups) == 40  # ... and seen as done by the other
+    assert all(int(t[2]) == 0 for t in totals)
     with Gradebook(db) as book:
         assert book.counts() == {
             "learners": 40,
@@ -235,6 +266,8 @@ def test_two_graders_at_once_never_lose_or_double_a_row(tmp_path, banks, sources
             "scores": 40,
             "certificates": 20,
         }
+        assert book.db.execute("SELECT COUNT(DISTINCT learner_id) FROM certificates"
+                               ).fetchone()[0] == 20
 
 
 def test_csv_exports_for_canvas_moodle_and_plain(tmp_path, banks, sources, issuer):

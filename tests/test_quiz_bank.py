@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from quizzes.author import PRIVATE_FIELDS, build_source, load_sources
+from quizzes.author import PRIVATE_FIELDS, build_all, build_source, load_sources, sources_dir
 from quizzes.bank import BANKS_DIR, load_bank, load_banks, parse_bank
 from quizzes.errors import BankError
 
@@ -79,7 +79,7 @@ def test_the_faq_is_covered(banks, quiz_id, item_id):
 def test_the_banks_are_exactly_what_the_sources_build(banks):
     for quiz_id in load_sources():
         path = Path(banks[quiz_id].path)
-        data, _ = build_source(Path("quizzes/authoring/sources") / path.name)
+        data, _ = build_source(sources_dir() / path.name)
         assert yaml.safe_load(path.read_text()) == data, f"rebuild {path.name}"
 
 
@@ -103,6 +103,55 @@ def test_opening_a_bank_reveals_no_answer(banks):
                         src["id"],
                         accepted,
                     )
+        for item in data["items"]:
+            # Keys are hashes only: a stored number (like a grid step of answer * rel / 4)
+            # would let anyone work the answer out from the bank and the shown tolerance.
+            numbers = [(path, v) for path, v in _leaves(item.get("keys", {}))
+                       if not isinstance(v, str)]
+            assert not numbers, (quiz_id, item["id"], numbers[:3])
+
+
+def _leaves(node, path=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, f"{path}/{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, node
+
+
+def test_a_numeric_key_does_not_depend_on_the_answer_beyond_its_hashes():
+    """Two answers with the same tolerance store keys of the same shape: only hashes differ."""
+    from quizzes.items.numeric import author_cells
+
+    a = author_cells(9216.0, {"rel": 0.01}, "s", "gpu-hours", "")
+    b = author_cells(4608.0, {"rel": 0.01}, "s", "gpu-hours", "")
+    assert set(a) == set(b) == {"cells"}
+    assert len(a["cells"]) == len(b["cells"]) and set(a["cells"]).isdisjoint(b["cells"])
+
+
+def test_the_sources_folder_is_configurable(tmp_path, monkeypatch):
+    src = tmp_path / "private-sources"
+    src.mkdir()
+    (src / "01-what-is-slurm.yaml").write_text(
+        (sources_dir() / "01-what-is-slurm.yaml").read_text())
+    monkeypatch.setenv("QUIZZES_SOURCES", str(src))
+    assert sources_dir() == src and list(load_sources()) == ["01-what-is-slurm"]
+    assert build_all(out=tmp_path / "banks") == [tmp_path / "banks" / "01-what-is-slurm.yaml"]
+    assert sources_dir(tmp_path / "other") == tmp_path / "other"  # --sources wins
+
+
+def test_building_without_sources_fails_clearly(tmp_path, monkeypatch):
+    from quizzes.cli import main
+
+    monkeypatch.setenv("QUIZZES_SOURCES", str(tmp_path / "missing"))
+    assert main(["author", "build", "--out", str(tmp_path / "banks")]) == 1
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BankError, match=r"no \*\.yaml sources in it; nothing to build"):
+        build_all(tmp_path / "empty", tmp_path / "banks")
+    assert not (tmp_path / "banks").exists()
 
 
 def test_the_bank_version_is_a_content_hash(tmp_path):

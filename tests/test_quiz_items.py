@@ -320,19 +320,28 @@ def test_numeric_tolerance_holds_for_any_answer_and_tolerance():
     from hypothesis import strategies as st
 
     from quizzes.hashing import answer_hash
-    from quizzes.items.numeric import author_cells
+    from quizzes.items.numeric import Grid, author_cells
+
+    def accepter(answer, tol):
+        cells, grid = set(author_cells(answer, tol, SALT, "n", "")["cells"]), Grid.of(tol)
+        return lambda y: answer_hash(SALT, "n", "", grid.cell(y)) in cells
 
     @settings(max_examples=200, deadline=None)
     @given(answer=st.floats(-1e6, 1e6, allow_nan=False), width=st.floats(1e-3, 1e3),
            frac=st.floats(-1, 1))
-    def check(answer, width, frac):
-        key = author_cells(answer, {"abs": width}, SALT, "n", "")
-        cells = set(key["cells"])
-
-        def accepted(y):
-            return answer_hash(SALT, "n", "", str(round(y / key["quantum"]))) in cells
-
+    def absolute(answer, width, frac):
+        accepted = accepter(answer, {"abs": width})
         assert accepted(answer + frac * width * 7 / 8)
         assert not accepted(answer + (1 if frac >= 0 else -1) * width * (1.2 + abs(frac)))
 
-    check()
+    @settings(max_examples=200, deadline=None)
+    @given(answer=st.floats(1e-6, 1e9) | st.floats(-1e9, -1e-6),
+           rel=st.floats(1e-3, 0.9999), frac=st.floats(-1, 1))
+    def relative(answer, rel, frac):
+        accepted = accepter(answer, {"rel": rel})
+        assert accepted(answer * (1 + frac * rel * 7 / 8))
+        assert not accepted(answer * (1 + (1 if frac >= 0 else -1) * rel * (1.2 + abs(frac))))
+        assert not accepted(-answer) and not accepted(0.0)
+
+    absolute()
+    relative()

@@ -1,10 +1,18 @@
 """Numeric items with an absolute or relative tolerance and units.
 
-The stored key of a variant is a grid: ``quantum`` q = tolerance / 4 and the
-hashes of every integer k with ``|k*q - answer| <= tolerance``.  A response y
-(converted to the item's unit, see :mod:`quizzes.items.units`) is accepted when
-``round(y / q)`` is one of those cells, i.e. within the tolerance give or take
-q/2 at the edges.  The answer itself never appears in the bank.
+The stored key of a variant is the set of hashed *cells* of a grid that lies
+within the tolerance of the answer.  The grid depends on the tolerance only,
+never on the answer (:class:`Grid`), so the bank holds no number from which the
+answer could be worked out:
+
+* ``{abs: t}``: linear cells of width q = t/4, cell ``round(y / q)``;
+* ``{rel: r}``: logarithmic cells of ratio (1 + r)^(1/8), cell
+  ``round(log|y| / s)`` with s = log1p(r)/8 (prefixed ``neg:`` for y < 0;
+  ``zero`` for 0), i.e. 8 cells between the answer and its upper bound.
+
+A response y (converted to the item's unit, see :mod:`quizzes.items.units`) is
+accepted when its cell is one of the stored ones, i.e. within the tolerance give
+or take half a cell at the edges.
 """
 
 from __future__ import annotations
@@ -16,14 +24,49 @@ from typing import Any
 
 from quizzes.hashing import answer_hash
 from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, variant_table
-from quizzes.items.units import parse_quantity
+from quizzes.items.units import comma_problem, parse_quantity
 
-MAX_CELLS = 64
+MAX_CELLS = 128  # rel 0.9999 needs 115 log cells; abs always 9
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """The cells answers fall into: ``linear`` (step t/4) or ``log`` (step log1p(r)/8)."""
+
+    kind: str  # "linear" | "log"
+    step: float
+
+    @classmethod
+    def of(cls, tol: Mapping[str, Any]) -> Grid:
+        if "abs" in tol:
+            return cls("linear", float(tol["abs"]) / 4)
+        return cls("log", math.log1p(float(tol["rel"])) / 8)
+
+    def cell(self, y: float) -> str:
+        if self.kind == "linear":
+            return str(round(y / self.step))
+        if y == 0:
+            return "zero"
+        k = str(round(math.log(abs(y)) / self.step))
+        return k if y > 0 else f"neg:{k}"
+
+    def cells_near(self, answer: float, tol: Mapping[str, Any]) -> list[str]:
+        """Every cell whose centre lies within the tolerance of ``answer``."""
+        if self.kind == "linear":
+            width = float(tol["abs"])
+            lo = math.ceil((answer - width) / self.step)
+            hi = math.floor((answer + width) / self.step)
+            return [str(k) for k in range(lo, hi + 1)]
+        rel = float(tol["rel"])
+        if answer == 0:
+            return ["zero"]
+        lo = math.ceil(math.log(abs(answer) * (1 - rel)) / self.step)
+        hi = math.floor(math.log(abs(answer) * (1 + rel)) / self.step)
+        return [str(k) if answer > 0 else f"neg:{k}" for k in range(lo, hi + 1)]
 
 
 @dataclass(frozen=True, slots=True)
 class NumericKey:
-    quantum: float
     cells: frozenset[str]
 
 
@@ -34,6 +77,7 @@ class NumericItem:
     common: Common
     unit: str
     tolerance_text: str
+    grid: Grid
     keys: Mapping[str, NumericKey]
 
     @classmethod
@@ -49,12 +93,11 @@ class NumericItem:
             entry = table[variant]
             if not isinstance(entry, dict):
                 raise where.error("keys", "each variant key must be a mapping")
-            quantum = where.require(entry, "quantum", (int, float))
-            if quantum <= 0:
-                raise where.error("keys", "quantum must be positive")
+            if set(entry) != {"cells"}:
+                raise where.error("keys", "a numeric key holds only 'cells' (hashes)")
             cells = where.require(entry, "cells", list)
-            keys[variant] = NumericKey(float(quantum), frozenset(map(str, cells)))
-        return cls(common, unit, tolerance_text, keys)
+            keys[variant] = NumericKey(frozenset(map(str, cells)))
+        return cls(common, unit, tolerance_text, Grid.of(tol), keys)
 
     def present(self, params: Mapping[str, Any], seed: int = 0) -> Presented:
         return Presented(self.common.id, "numeric", fill(self.common.prompt, params),
@@ -64,11 +107,13 @@ class NumericItem:
         text = as_text(response)
         value = parse_quantity(text, self.unit) if text is not None else None
         if value is None or not math.isfinite(value):
+            problem = comma_problem(text) if text is not None else None
+            if problem:
+                return Outcome(0.0, f"Cannot read this number: {problem}.")
             unit = f" (in {self.unit}, or with a unit)" if self.unit else ""
             return Outcome(0.0, f"Answer with a number{unit}.")
         key = self.keys[variant]
-        cell = str(round(value / key.quantum))
-        ok = answer_hash(salt, self.common.id, variant, cell) in key.cells
+        ok = answer_hash(salt, self.common.id, variant, self.grid.cell(value)) in key.cells
         return Outcome(1.0 if ok else 0.0, "Correct." if ok else
                        f"Incorrect (answers {self.tolerance_text} are accepted).")
 
@@ -84,12 +129,8 @@ def describe_tolerance(where: Where, tol: Mapping[str, Any]) -> str:
 def author_cells(
     answer: float, tol: Mapping[str, float], salt: str, item_id: str, variant: str
 ) -> dict[str, Any]:
-    """The grid key for one variant's plain answer."""
-    width = float(tol["abs"]) if "abs" in tol else abs(answer) * float(tol["rel"])
-    if width <= 0:
-        width = 1e-9
-    quantum = width / 4
-    lo, hi = math.ceil((answer - width) / quantum), math.floor((answer + width) / quantum)
-    cells = [answer_hash(salt, item_id, variant, str(k)) for k in range(lo, hi + 1)]
+    """The hashed grid key for one variant's plain answer (no number is stored)."""
+    cells = [answer_hash(salt, item_id, variant, c)
+             for c in Grid.of(tol).cells_near(answer, tol)]
     assert 0 < len(cells) <= MAX_CELLS
-    return {"quantum": quantum, "cells": cells}
+    return {"cells": cells}

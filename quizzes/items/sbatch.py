@@ -72,6 +72,9 @@ class SbatchItem:
             options = parse_request(text)
         except SlurmError as exc:
             return Outcome(0.0, f"Slurm would reject this: {exc.message}")
+        except Exception as exc:  # the parser choked (e.g. --begin=now+99999999999days)
+            return Outcome(0.0, f"This answer cannot be read as an sbatch request "
+                                f"({type(exc).__name__}: {exc}).")
         key = self.keys[variant]
         wrong = [name for name, digest in key.items()
                  if answer_hash(salt, self.common.id, variant,
