@@ -4,7 +4,8 @@ Mirrors ``priority_p_set`` of ``src/plugins/priority/basic/priority_basic.c`` an
 ``set_job_prio`` of ``src/slurmctld/job_mgr.c``: each new job gets one less than the
 lowest priority given so far (starting below ``TOP_PRIORITY`` = 0xffff0000, so the
 first job gets 4294901759), minus its nice value, never below 1 (the nice of a job
-does not move the counter for the next); priority 0 means held.  The priority never changes afterwards.  ``sprio`` refuses to run.
+does not move the counter for the next); priority 0 means held.  The priority never
+changes afterwards.  ``sprio`` refuses to run.
 """
 
 from __future__ import annotations
