@@ -38,12 +38,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from captures import capture_root
 from realslurm import Result, fixed_environment
 from realslurm.conf import REFERENCE_ROOT
-from realslurm.harness import FINAL_STATES, parse_show_one_liner
+from realslurm.harness import CommandLineCluster
 from realslurm.normalize import (
     JOB_ID_BASE,
     first_job_id,
@@ -107,8 +107,10 @@ def reference_conf_texts(first_job_id: int | None, root: Path) -> tuple[str, str
 
 
 @dataclass
-class MiniCluster:
+class MiniCluster(CommandLineCluster):
     """minislurm's local cluster living in ``root``; see the module docstring."""
+
+    poll_seconds: ClassVar[float] = 0.2
 
     root: Path
     first_job_id: int | None = JOB_ID_BASE
@@ -116,21 +118,12 @@ class MiniCluster:
     #: Mirrors RealSlurm.ports (None: minislurm opens no TCP port; its socket is in state/).
     ports: None = None
 
-    # ----- layout -------------------------------------------------------------
-    @property
-    def conf_path(self) -> Path:
-        """slurm.conf of this cluster (the reference one, paths rewritten)."""
-        return self.root / "etc" / "slurm.conf"
-
+    # ----- layout (conf_path: the reference slurm.conf, paths rewritten; work_dir:
+    # like the real harness's root/work; both from CommandLineCluster) ----------
     @property
     def state_dir(self) -> Path:
         """``$MINISLURM_STATE_DIR``: the controller's socket, log, spool."""
         return self.root / "state"
-
-    @property
-    def work_dir(self) -> Path:
-        """Where tests run their commands (like the real harness's ``root/work``)."""
-        return self.root / "work"
 
     @property
     def env(self) -> dict[str, str]:
@@ -182,73 +175,12 @@ class MiniCluster:
         text = log.read_text(errors="replace").splitlines()[-lines:]
         return "--- slurmctld.log:\n" + "\n".join(text)
 
-    # ----- using it -------------------------------------------------------------
-    def run(
-        self,
-        cmd: str | Sequence[str],
-        cwd: Path | str | None = None,
-        env: Mapping[str, str] | None = None,
-        input: str | None = None,
-        timeout: float = 60.0,
-    ) -> Result:
-        """Like RealSlurm.run: a string goes through ``bash -c``, a list runs as is;
-        on timeout the process group is killed and rc is 124."""
-        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd or self.work_dir,
-            env={**self.env, **(env or {})},
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(
-                input.encode() if input is not None else None, timeout=timeout
-            )
-            rc = proc.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            out, err = proc.communicate()
-            rc = 124
-        return Result(out.decode(errors="replace"), err.decode(errors="replace"), rc)
-
+    # ----- using it (run, wait_job, cancel_all: CommandLineCluster) -------------
     def job_records(self, job_id: int | str) -> list[dict[str, str]]:
         """``scontrol show job -o <id>`` as one dict per record ([] without scontrol)."""
         if not has_command("scontrol"):
             return []
-        res = self.run(["scontrol", "show", "job", "-o", str(job_id)], timeout=15)
-        return [parse_show_one_liner(line) for line in res.stdout.splitlines() if line.strip()]
-
-    def wait_job(self, job_id: int | str, timeout: float = 60.0) -> str:
-        """Poll ``scontrol show job`` until every record is final; return the JobState
-        (as RealSlurm.wait_job). Raises TimeoutError."""
-        deadline = time.monotonic() + timeout
-        while True:
-            states = [r.get("JobState", "") for r in self.job_records(job_id)]
-            if states and all(s in FINAL_STATES for s in states):
-                others = [s for s in states if s != "COMPLETED"]
-                return others[0] if others else "COMPLETED"
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"job {job_id} not finished after {timeout} s: {states}")
-            time.sleep(0.2)
-
-    def cancel_all(self, timeout: float = 20.0) -> None:
-        """``scancel`` every job and wait until squeue is empty (between tests)."""
-        self.run("scancel $(squeue -h -o %A | sort -u) 2>/dev/null", timeout=15)
-        deadline = time.monotonic() + timeout
-        while self.run(["squeue", "-h", "-o", "%i"], timeout=15).stdout.strip():
-            if time.monotonic() > deadline:
-                raise TimeoutError("jobs still in squeue after scancel")
-            time.sleep(0.2)
-
-    def __enter__(self) -> MiniCluster:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return super().job_records(job_id)
 
 
 # ----- one case on both clusters ------------------------------------------------------

@@ -17,15 +17,21 @@ import pwd
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
+from minislurm.options.setters import InfoExit
+from minislurm.rpc import CONNECT_HINT
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
     from minislurm.ctld.runner import JobBody
     from minislurm.options import SbatchInvocation
+
+
+#: What ``-V`` / ``--version`` prints (``print_slurm_version``), without the newline.
+VERSION = "slurm 22.05.8"
 
 
 def _no_controller() -> Controller:
@@ -139,3 +145,70 @@ def usage_error(ctx: Context, prog: str, error: GetoptError) -> int:
     ctx.err(error.message)
     ctx.err(f'Try "{prog} --help" for more information')
     return 1
+
+
+def info_table(help_text: str, usage_text: str, *, help_key: str = "help",
+               usage_key: str = "usage") -> dict[str, str]:
+    """The options that print a text and exit 0, by getopt key: ``--help``,
+    ``--usage`` and ``-V``/``--version`` (``print_slurm_version``).
+
+    sacct spells them ``-h`` and ``-U`` (``help_key="h", usage_key="U"``).
+    """
+    return {help_key: help_text, usage_key: usage_text, "V": VERSION + "\n"}
+
+
+class _HasInfo(Protocol):
+    @property
+    def info(self) -> str | None: ...
+
+
+_Options = TypeVar("_Options", bound=_HasInfo)
+_Parsed = TypeVar("_Parsed")
+
+
+def parse_or_exit(ctx: Context, prog: str, parse: Callable[[], _Options]) -> _Options | int:
+    """Run a getopt client's parser; an ``int`` is the exit code to return at once.
+
+    As squeue, sinfo, scancel, sprio and sshare do before contacting slurmctld:
+    a glibc error prints its line and the ``Try "prog --help"`` hint (exit 1), the
+    client's own error its message (its code), and ``--help``/``--usage``/``-V``
+    (``options.info``) print their text (exit 0).
+    """
+    try:
+        options = parse()
+    except GetoptError as exc:
+        return usage_error(ctx, prog, exc)
+    except SlurmError as exc:
+        return fail(ctx, exc)
+    if options.info is not None:
+        ctx.stdout.write(options.info)
+        return 0
+    return options
+
+
+def parse_or_info(ctx: Context, parse: Callable[[], _Parsed]) -> _Parsed | int:
+    """Run an srun/salloc parser (`InfoExit` for ``--help``/``--usage``/``-V``);
+    an ``int`` is the exit code to return at once (0 after the info text)."""
+    try:
+        return parse()
+    except InfoExit as info:
+        ctx.stdout.write(info.stdout)
+        return 0
+    except SlurmError as exc:
+        return fail(ctx, exc)
+
+
+def unreachable(lead_in: str) -> ControllerUnavailable:
+    """``<lead_in>: Unable to contact slurm controller (connect failure)`` plus the
+    hint to start one, exit 1 (e.g. sinfo's ``slurm_load_partitions``)."""
+    return ControllerUnavailable(
+        f"{lead_in}: Unable to contact slurm controller (connect failure)\n{CONNECT_HINT}", 1)
+
+
+def connect(ctx: Context, error: SlurmError) -> Controller | int:
+    """``ctx.controller()``, or, when slurmctld does not answer, ``error`` printed
+    and its exit code returned (the client's own connect-failure line)."""
+    try:
+        return ctx.controller()
+    except ControllerUnavailable:
+        return fail(ctx, error)

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from minislurm import hostlist
-from minislurm.cli.common import Context, fail, option_table, parse_permuted
+from minislurm.cli.common import Context, fail, info_table, option_table, parse_permuted
 from minislurm.cli.format.sacct import LONG_FIELDS, format_sacct, parse_fields
-from minislurm.cli.squeue import VERSION, job_state_num
+from minislurm.cli.squeue import job_state_num
 from minislurm.cli.transport import run_command
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.job import JobRecord
@@ -98,6 +98,9 @@ sacct [<OPTION>]
      -X, --allocations: Only show statistics relevant to the job allocation
                         itself, not taking steps into consideration.
 """
+
+#: ``-h``/``--help``, ``-U``/``--usage``, ``-V``: the text each prints.
+INFO = info_table(HELP, USAGE, help_key="h", usage_key="U")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,12 +179,8 @@ def parse_sacct(argv: Sequence[str], env: Mapping[str, str], *, uid: int,
     start_text = end_text = None
     for o in opts:
         k, arg = o.key, o.arg or ""
-        if k == "h":
-            return SacctOptions(info=HELP)
-        if k == "U":
-            return SacctOptions(info=USAGE)
-        if k == "V":
-            return SacctOptions(info=VERSION + "\n")
+        if k in INFO:
+            return SacctOptions(info=INFO[k])
         if k == "e":
             return SacctOptions(info=help_fields())
         if k == "a":

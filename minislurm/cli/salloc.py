@@ -9,18 +9,15 @@ relinquished and salloc exits with the command's exit code.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from minislurm import rpc
-from minislurm.cli.common import Context
+from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
 from minislurm.errors import ControllerUnavailable, SlurmError
-from minislurm.options.setters import InfoExit
 from minislurm.options.srun import parse_salloc
 
 PROG = "salloc"
@@ -28,14 +25,9 @@ PROG = "salloc"
 
 def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
     """``salloc argv``."""
-    try:
-        inv = parse_salloc(argv, env=ctx.env, cwd=ctx.cwd)
-    except InfoExit as info:
-        ctx.stdout.write(info.stdout)
-        return 0
-    except SlurmError as exc:
-        ctx.err(exc.message)
-        return exc.exit_code
+    inv = parse_or_info(ctx, lambda: parse_salloc(argv, env=ctx.env, cwd=ctx.cwd))
+    if isinstance(inv, int):
+        return inv
     command = list(inv.command) or [ctx.env.get("SHELL") or "/bin/sh"]
     try:
         sock = sock or socket_path(dict(ctx.env))
@@ -78,13 +70,9 @@ def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
                      timeout=30)
         return rc
     except SlurmError as exc:
-        ctx.err(exc.message)
-        return exc.exit_code
+        return fail(ctx, exc)
 
 
 def main(argv: Sequence[str]) -> int:
     """``python -m minislurm salloc ...``."""
-    ctx = Context.from_process()
-    ctx.stdout, ctx.stderr = sys.stdout, sys.stderr
-    ctx.env = dict(os.environ)
-    return run(argv, ctx)
+    return run(argv, Context.from_process())

@@ -19,12 +19,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from minislurm import hostlist
-from minislurm.cli.common import Context, fail, option_table, parse_permuted, usage_error
-from minislurm.cli.squeue import VERSION, job_state_num, known_jobs, pending_tasks
+from minislurm.cli.common import (
+    Context,
+    connect,
+    info_table,
+    option_table,
+    parse_or_exit,
+    parse_permuted,
+)
+from minislurm.cli.squeue import job_state_num, known_jobs, pending_tasks
 from minislurm.cli.transport import run_command
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.errors import SlurmError
 from minislurm.job import JobRecord
-from minislurm.options.getopt import GetoptError, HasArg
+from minislurm.options.getopt import HasArg
 from minislurm.rpc import unavailable
 from minislurm.states import JobState
 
@@ -84,6 +91,9 @@ Help options:
   --help                          show this help message
   --usage                         display brief usage message
 """
+
+#: ``--help``, ``--usage``, ``-V``: the text each prints.
+INFO = info_table(HELP, USAGE)
 
 #: What ``scancel`` without ``--signal`` sends (``NO_VAL16`` -> SIGKILL): a cancel.
 _KILL = int(_signal.SIGKILL)
@@ -202,12 +212,8 @@ def parse_scancel(argv: Sequence[str], env: Mapping[str, str], user: str) -> Sca
     opts, operands = parse_permuted(argv, SHORTS, LONGS, PROG)
     for o in opts:
         k, arg = o.key, o.arg or ""
-        if k == "help":
-            return ScancelOptions(info=HELP)
-        if k == "usage":
-            return ScancelOptions(info=USAGE)
-        if k == "V":
-            return ScancelOptions(info=VERSION + "\n")
+        if k in INFO:
+            return ScancelOptions(info=INFO[k])
         if k == "A":
             v["account"] = arg.lower()
         elif k == "b":
@@ -408,21 +414,13 @@ def _has_filters(o: ScancelOptions) -> bool:
 
 def run(argv: Sequence[str], ctx: Context) -> int:
     """Run ``scancel argv`` in ``ctx``; returns the exit code."""
-    try:
-        o = parse_scancel(argv, ctx.env, ctx.user)
-    except GetoptError as exc:
-        return usage_error(ctx, PROG, exc)
-    except SlurmError as exc:
-        return fail(ctx, exc)
-    if o.info is not None:
-        ctx.stdout.write(o.info)
-        return 0
-    try:
-        controller = ctx.controller()
-    except ControllerUnavailable:
-        if o.default and o.jobs:
-            return fail(ctx, unavailable(PROG, f"Kill job error on job id {o.jobs[0].text}"))
-        return fail(ctx, unavailable(PROG, "slurm_load_jobs error"))
+    o = parse_or_exit(ctx, PROG, lambda: parse_scancel(argv, ctx.env, ctx.user))
+    if isinstance(o, int):
+        return o
+    controller = connect(ctx, unavailable(PROG, f"Kill job error on job id {o.jobs[0].text}")
+                         if o.default and o.jobs else unavailable(PROG, "slurm_load_jobs error"))
+    if isinstance(controller, int):
+        return controller
     if o.default:
         return _by_str(ctx, controller, o)
     return _filtered(ctx, controller, o)

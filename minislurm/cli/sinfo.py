@@ -12,14 +12,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from minislurm import hostlist
-from minislurm.cli.common import Context, fail, option_table, parse_permuted, usage_error
+from minislurm.cli.common import (
+    Context,
+    connect,
+    info_table,
+    option_table,
+    parse_or_exit,
+    parse_permuted,
+    unreachable,
+)
 from minislurm.cli.format.sinfo import format_sinfo
-from minislurm.cli.squeue import VERSION
 from minislurm.cli.transport import run_command
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.errors import SlurmError
 from minislurm.node import NodeRecord, PartitionRecord
-from minislurm.options.getopt import GetoptError, HasArg
-from minislurm.rpc import CONNECT_HINT
+from minislurm.options.getopt import HasArg
 from minislurm.states import NodeBase, NodeFlag, NodeState
 
 PROG = "sinfo"
@@ -83,6 +89,9 @@ Help options:
   --help                     show this help message
   --usage                    display brief usage message
 """
+
+#: ``--help``, ``--usage``, ``-V``: the text each prints.
+INFO = info_table(HELP, USAGE)
 
 #: ``_node_state_list``: what ``valid states:`` lists after a bad ``-t``.
 VALID_NODE_STATES = (
@@ -166,12 +175,8 @@ def parse_sinfo(argv: Sequence[str], env: Mapping[str, str]) -> SinfoOptions:
         v["partitions"] = tuple(t for t in env["SINFO_PARTITION"].split(",") if t)
     for o in opts:
         k, arg = o.key, o.arg or ""
-        if k == "help":
-            return SinfoOptions(info=HELP)
-        if k == "usage":
-            return SinfoOptions(info=USAGE)
-        if k == "V":
-            return SinfoOptions(info=VERSION + "\n")
+        if k in INFO:
+            return SinfoOptions(info=INFO[k])
         if k == "a":
             a_set = True
             v.pop("partitions", None)
@@ -247,21 +252,12 @@ def select(nodes: Sequence[NodeRecord], parts: Sequence[PartitionRecord],
 
 def run(argv: Sequence[str], ctx: Context) -> int:
     """Run ``sinfo argv`` in ``ctx``; returns the exit code."""
-    try:
-        o = parse_sinfo(argv, ctx.env)
-    except GetoptError as exc:
-        return usage_error(ctx, PROG, exc)
-    except SlurmError as exc:
-        return fail(ctx, exc)
-    if o.info is not None:
-        ctx.stdout.write(o.info)
-        return 0
-    try:
-        controller = ctx.controller()
-    except ControllerUnavailable:
-        return fail(ctx, ControllerUnavailable(
-            "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n"
-            + CONNECT_HINT, 1))
+    o = parse_or_exit(ctx, PROG, lambda: parse_sinfo(argv, ctx.env))
+    if isinstance(o, int):
+        return o
+    controller = connect(ctx, unreachable("slurm_load_partitions"))
+    if isinstance(controller, int):
+        return controller
     nodes, parts = select(controller.nodes(), controller.partitions(), o)
     ctx.stdout.write(format_sinfo(
         nodes, parts, fmt=o.fmt, Format=o.Format, node_oriented=o.node_oriented,

@@ -13,14 +13,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from minislurm.cli.common import Context, fail, option_table, parse_permuted, usage_error
-from minislurm.cli.squeue import VERSION, known_jobs
+from minislurm.cli.common import (
+    Context,
+    connect,
+    fail,
+    info_table,
+    option_table,
+    parse_or_exit,
+    parse_permuted,
+    unreachable,
+)
+from minislurm.cli.squeue import known_jobs
 from minislurm.cli.transport import run_command
-from minislurm.errors import ControllerUnavailable, SlurmError
-from minislurm.options.getopt import GetoptError, HasArg
+from minislurm.errors import SlurmError
+from minislurm.options.getopt import HasArg
 from minislurm.priority.factors import PriorityFactors
 from minislurm.priority.report import format_sprio, sort_sprio_rows
-from minislurm.rpc import CONNECT_HINT
 from minislurm.states import JobState
 
 PROG = "sprio"
@@ -65,6 +73,9 @@ Help options:
   --usage                         display a brief summary of sprio options
 """
 
+#: ``--help``, ``--usage``, ``-V``: the text each prints.
+INFO = info_table(HELP, USAGE)
+
 
 @dataclass(frozen=True, slots=True)
 class SprioOptions:
@@ -98,12 +109,8 @@ def parse_sprio(argv: Sequence[str], env: Mapping[str, str]) -> SprioOptions:
     job_flag = override = False
     for o in opts:
         k, arg = o.key, o.arg or ""
-        if k == "help":
-            return SprioOptions(info=HELP)
-        if k == "usage":
-            return SprioOptions(info=USAGE)
-        if k == "V":
-            return SprioOptions(info=VERSION + "\n")
+        if k in INFO:
+            return SprioOptions(info=INFO[k])
         if k == "h":
             v["noheader"] = True
         elif k == "j":
@@ -161,21 +168,12 @@ def _tres_spec(controller: object) -> str:
 
 def run(argv: Sequence[str], ctx: Context) -> int:
     """Run ``sprio argv`` in ``ctx``; returns the exit code."""
-    try:
-        o = parse_sprio(argv, ctx.env)
-    except GetoptError as exc:
-        return usage_error(ctx, PROG, exc)
-    except SlurmError as exc:
-        return fail(ctx, exc)
-    if o.info is not None:
-        ctx.stdout.write(o.info)
-        return 0
-    try:
-        controller = ctx.controller()
-    except ControllerUnavailable:
-        return fail(ctx, ControllerUnavailable(
-            "Couldn't get priority factors from controller: Unable to contact slurm "
-            f"controller (connect failure)\n{CONNECT_HINT}", 1))
+    o = parse_or_exit(ctx, PROG, lambda: parse_sprio(argv, ctx.env))
+    if isinstance(o, int):
+        return o
+    controller = connect(ctx, unreachable("Couldn't get priority factors from controller"))
+    if isinstance(controller, int):
+        return controller
     plugin = controller.priority_plugin
     params = getattr(plugin, "params", None)
     if params is None:  # sprio.c checks PriorityType before asking for factors

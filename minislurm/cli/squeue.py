@@ -18,17 +18,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from minislurm import hostlist
-from minislurm.cli.common import Context, fail, option_table, parse_permuted, usage_error
+from minislurm.cli.common import VERSION as VERSION  # scancel, sinfo, ... import it from here
+from minislurm.cli.common import (
+    Context,
+    connect,
+    fail,
+    info_table,
+    option_table,
+    parse_or_exit,
+    parse_permuted,
+)
 from minislurm.cli.format.squeue import format_squeue, invalid_fields
 from minislurm.cli.transport import run_command
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.errors import SlurmError
 from minislurm.job import JobRecord
-from minislurm.options.getopt import GetoptError, HasArg
+from minislurm.options.getopt import HasArg
 from minislurm.rpc import unavailable
 from minislurm.states import JobState
 
 PROG = "squeue"
-VERSION = "slurm 22.05.8"
 INVALID_JOB_ID = "Invalid job id specified"
 
 #: ``job_state_string(0..JOB_END)`` then the flag states squeue lists (``_parse_state``).
@@ -123,6 +131,9 @@ Help options:
   --help                          show this help message
   --usage                         display a brief summary of squeue options
 """
+
+#: ``--help``, ``--usage``, ``-V``: the text each prints.
+INFO = info_table(HELP, USAGE)
 
 
 # ---------------------------------------------------------------- shared pieces
@@ -270,12 +281,8 @@ def parse_squeue(argv: Sequence[str], env: Mapping[str, str], user: str) -> Sque
     job_flag = override_format = False
     for o in opts:
         k, arg = o.key, o.arg or ""
-        if k == "help":
-            return SqueueOptions(info=HELP)
-        if k == "usage":
-            return SqueueOptions(info=USAGE)
-        if k == "V":
-            return SqueueOptions(info=VERSION + "\n")
+        if k in INFO:
+            return SqueueOptions(info=INFO[k])
         if k in ("A", "U"):
             v["accounts"] = _strs(arg)
         elif k == "h":
@@ -443,21 +450,14 @@ def _load(controller: object, o: SqueueOptions) -> list[JobRecord]:
 
 def run(argv: Sequence[str], ctx: Context) -> int:
     """Run ``squeue argv`` in ``ctx``; returns the exit code."""
-    try:
-        o = parse_squeue(argv, ctx.env, ctx.user)
-    except GetoptError as exc:
-        return usage_error(ctx, PROG, exc)
-    except SlurmError as exc:
-        return fail(ctx, exc)
-    if o.info is not None:
-        ctx.stdout.write(o.info)
-        return 0
+    o = parse_or_exit(ctx, PROG, lambda: parse_squeue(argv, ctx.env, ctx.user))
+    if isinstance(o, int):
+        return o
     for line in invalid_fields(o.fmt, o.Format):
         ctx.err(line)
-    try:
-        controller = ctx.controller()
-    except ControllerUnavailable:
-        return fail(ctx, unavailable(PROG, "slurm_load_jobs error"))
+    controller = connect(ctx, unavailable(PROG, "slurm_load_jobs error"))
+    if isinstance(controller, int):
+        return controller
     try:
         jobs = filter_jobs(_load(controller, o), o)
     except SlurmError as exc:

@@ -15,18 +15,16 @@ code 3``.
 from __future__ import annotations
 
 import signal
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from minislurm import rpc
-from minislurm.cli.common import Context
+from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.hostlist import compress
-from minislurm.options.setters import InfoExit
 from minislurm.options.srun import parse_srun
 from minislurm.slurmd.launch import StepIdentity, TaskResult, TaskSpec, launch_step, launcher_socket
 from minislurm.slurmd.process_runner import node_hostname
@@ -153,14 +151,9 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
 
 def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
     """``srun argv``: parse, then allocate (if needed), run the step, release."""
-    try:
-        inv = parse_srun(argv, env=ctx.env, cwd=ctx.cwd)
-    except InfoExit as info:
-        ctx.stdout.write(info.stdout)
-        return 0
-    except SlurmError as exc:
-        ctx.err(exc.message)
-        return exc.exit_code
+    inv = parse_or_info(ctx, lambda: parse_srun(argv, env=ctx.env, cwd=ctx.cwd))
+    if isinstance(inv, int):
+        return inv
     try:
         sock = sock or socket_path(dict(ctx.env))
         inside = inv.options.jobid is not None or "SLURM_JOB_ID" in ctx.env
@@ -184,15 +177,12 @@ def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
                 _request(sock, "allocation_complete", job_id=job_id, exit_code=rc)
         return rc
     except SlurmError as exc:
-        ctx.err(exc.message)
-        return exc.exit_code
+        return fail(ctx, exc)
 
 
 def main(argv: Sequence[str]) -> int:
     """``python -m minislurm srun ...``."""
-    ctx = Context.from_process()
-    ctx.stdout, ctx.stderr = sys.stdout, sys.stderr
-    return run(argv, ctx)
+    return run(argv, Context.from_process())
 
 
 __all__ = ["failure_lines", "main", "run", "step_exit_code"]

@@ -12,14 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from minislurm.cli.common import Context, fail, option_table, parse_permuted, usage_error
-from minislurm.cli.squeue import VERSION
+from minislurm.cli.common import (
+    Context,
+    connect,
+    fail,
+    info_table,
+    option_table,
+    parse_or_exit,
+    parse_permuted,
+    unreachable,
+)
 from minislurm.cli.transport import run_command
-from minislurm.errors import ControllerUnavailable, SlurmError
-from minislurm.options.getopt import GetoptError, HasArg
+from minislurm.errors import SlurmError
+from minislurm.options.getopt import HasArg
 from minislurm.priority.fairshare import ShareRow
 from minislurm.priority.report import SSHARE_FIELDS, format_sshare
-from minislurm.rpc import CONNECT_HINT
 
 PROG = "sshare"
 
@@ -59,6 +66,9 @@ _USAGE_LINES = (
     '          --usage          display this usage description',
 )
 USAGE = "".join(f"{ln:<75}\n" for ln in _USAGE_LINES) + " " * 75 + "\n\n"
+
+#: ``--help`` and ``--usage`` both print the usage (getopt key ``help``); ``-V`` the version.
+INFO = info_table(USAGE, USAGE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +118,8 @@ def parse_sshare(argv: Sequence[str]) -> SshareOptions:
     fields: list[str] = []
     for o in opts:
         k, arg = o.key, o.arg or ""
-        if k == "help":
-            return SshareOptions(info=USAGE)
-        if k == "V":
-            return SshareOptions(info=VERSION + "\n")
+        if k in INFO:
+            return SshareOptions(info=INFO[k])
         if k == "e":
             return SshareOptions(info=help_format())
         if k == "a":
@@ -162,21 +170,12 @@ def select_rows(rows: Sequence[ShareRow], o: SshareOptions, user: str) -> list[S
 
 def run(argv: Sequence[str], ctx: Context) -> int:
     """Run ``sshare argv`` in ``ctx``; returns the exit code."""
-    try:
-        o = parse_sshare(argv)
-    except GetoptError as exc:
-        return usage_error(ctx, PROG, exc)
-    except SlurmError as exc:
-        return fail(ctx, exc)
-    if o.info is not None:
-        ctx.stdout.write(o.info)
-        return 0
-    try:
-        controller = ctx.controller()
-    except ControllerUnavailable:
-        return fail(ctx, ControllerUnavailable(
-            "Couldn't get shares from controller: Unable to contact slurm controller "
-            f"(connect failure)\n{CONNECT_HINT}", 1))
+    o = parse_or_exit(ctx, PROG, lambda: parse_sshare(argv))
+    if isinstance(o, int):
+        return o
+    controller = connect(ctx, unreachable("Couldn't get shares from controller"))
+    if isinstance(controller, int):
+        return controller
     plugin = controller.priority_plugin
     if not hasattr(plugin, "share_rows"):
         return fail(ctx, SlurmError(  # 22.05's sshare would print shares without usage

@@ -24,9 +24,11 @@ import re
 import shutil
 import subprocess
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar, Self
 
 from . import daemons, procs
 from .conf import GPUS_PER_NODE, NODE_NAMES, ClusterConfig, gres_conf, slurm_conf, slurmdbd_conf
@@ -107,19 +109,21 @@ def missing_prerequisites(accounting: bool) -> list[str]:
     return problems
 
 
-@dataclass
-class RealSlurm:
-    """One cluster living in ``root``; see the module docstring."""
+class CommandLineCluster(ABC):
+    """What both test clusters (:class:`RealSlurm` and tests/minicluster.py's
+    ``MiniCluster``) do the same way once up: run command lines with their fixed
+    environment, read ``scontrol show job``, wait for jobs, clean up between tests.
 
+    A subclass says with what environment commands run (:attr:`env`), how it
+    starts and stops, and how often it polls.
+    """
+
+    #: The folder the cluster lives in (a dataclass field of the subclass).
     root: Path
-    accounting: bool = True
-    first_job_id: int | None = None
-    ports: PortPlan | None = None
-    extra_conf: tuple[str, ...] = ()
-    timings: dict[str, float] = field(default_factory=dict)
-    _mariadb: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    #: Seconds between two polls of scontrol/squeue in :meth:`wait_job` and :meth:`cancel_all`.
+    poll_seconds: ClassVar[float]
 
-    # ----- layout -------------------------------------------------------------
+    # ----- layout (the same on both: etc/ and work/ below root) ---------------
     @property
     def conf_path(self) -> Path:
         """slurm.conf of this cluster (export it as SLURM_CONF)."""
@@ -130,6 +134,104 @@ class RealSlurm:
         """Where tests run their commands (the captures ran in /srv/slurm-ref/work/<case>)."""
         return self.root / "work"
 
+    @property
+    @abstractmethod
+    def env(self) -> dict[str, str]:
+        """The environment commands run with (a fresh copy)."""
+
+    @abstractmethod
+    def start(self) -> None:
+        """Bring the cluster up."""
+
+    @abstractmethod
+    def stop(self) -> list[int]:
+        """Bring it down; the pids that had to be ended."""
+
+    # ----- using it -------------------------------------------------------------
+    def run(
+        self,
+        cmd: str | Sequence[str],
+        cwd: Path | str | None = None,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,
+        timeout: float = 60.0,
+    ) -> Result:
+        """Run a command like the captures did: a string goes through ``bash -c``,
+        a list is executed as is; ``env`` adds to (or overrides) :attr:`env`.
+        On timeout the whole process group is killed and rc is 124 (like timeout(1))."""
+        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        full_env = {**self.env, **(env or {})}
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd or self.work_dir,
+            env=full_env,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(
+                input.encode() if input is not None else None, timeout=timeout
+            )
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            out, err = proc.communicate()
+            rc = 124
+        return Result(out.decode(errors="replace"), err.decode(errors="replace"), rc)
+
+    def job_records(self, job_id: int | str) -> list[dict[str, str]]:
+        """``scontrol show job -o <id>`` as one dict per record (array tasks: several)."""
+        res = self.run(["scontrol", "show", "job", "-o", str(job_id)], timeout=15)
+        return [parse_show_one_liner(line) for line in res.stdout.splitlines() if line.strip()]
+
+    def wait_job(self, job_id: int | str, timeout: float = 60.0) -> str:
+        """Poll until every record of the job is in a final state; return its JobState
+        (for an array: COMPLETED if all tasks completed, else the first other state).
+        Raises TimeoutError with the job's last states."""
+        deadline = time.monotonic() + timeout
+        while True:
+            states = [r.get("JobState", "") for r in self.job_records(job_id)]
+            if states and all(s in FINAL_STATES for s in states):
+                others = [s for s in states if s != "COMPLETED"]
+                return others[0] if others else "COMPLETED"
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"job {job_id} not finished after {timeout} s: {states}")
+            time.sleep(self.poll_seconds)
+
+    def cancel_all(self, timeout: float = 20.0) -> None:
+        """``scancel`` every job and wait until squeue is empty (between tests)."""
+        self.run("scancel $(squeue -h -o %A | sort -u) 2>/dev/null", timeout=15)
+        deadline = time.monotonic() + timeout
+        while self.run(["squeue", "-h", "-o", "%i"], timeout=15).stdout.strip():
+            if time.monotonic() > deadline:
+                raise TimeoutError("jobs still in squeue after scancel")
+            time.sleep(self.poll_seconds)
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@dataclass
+class RealSlurm(CommandLineCluster):
+    """One cluster living in ``root``; see the module docstring."""
+
+    poll_seconds: ClassVar[float] = 0.3
+
+    root: Path
+    accounting: bool = True
+    first_job_id: int | None = None
+    ports: PortPlan | None = None
+    extra_conf: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    _mariadb: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    # ----- layout (conf_path, work_dir: CommandLineCluster) -------------------
     @property
     def env(self) -> dict[str, str]:
         """The environment commands run with (a fresh copy)."""
@@ -295,76 +397,6 @@ class RealSlurm:
             if text:
                 parts.append(f"--- {log.name}:\n" + "\n".join(text))
         return "\n".join(parts)
-
-    # ----- using it -------------------------------------------------------------
-    def run(
-        self,
-        cmd: str | Sequence[str],
-        cwd: Path | str | None = None,
-        env: Mapping[str, str] | None = None,
-        input: str | None = None,
-        timeout: float = 60.0,
-    ) -> Result:
-        """Run a command like the captures did: a string goes through ``bash -c``,
-        a list is executed as is; ``env`` adds to (or overrides) :attr:`env`.
-        On timeout the whole process group is killed and rc is 124 (like timeout(1))."""
-        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        full_env = {**self.env, **(env or {})}
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd or self.work_dir,
-            env=full_env,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(
-                input.encode() if input is not None else None, timeout=timeout
-            )
-            rc = proc.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            out, err = proc.communicate()
-            rc = 124
-        return Result(out.decode(errors="replace"), err.decode(errors="replace"), rc)
-
-    def job_records(self, job_id: int | str) -> list[dict[str, str]]:
-        """``scontrol show job -o <id>`` as one dict per record (array tasks: several)."""
-        res = self.run(["scontrol", "show", "job", "-o", str(job_id)], timeout=15)
-        return [parse_show_one_liner(line) for line in res.stdout.splitlines() if line.strip()]
-
-    def wait_job(self, job_id: int | str, timeout: float = 60.0) -> str:
-        """Poll until every record of the job is in a final state; return its JobState
-        (for an array: COMPLETED if all tasks completed, else the first other state).
-        Raises TimeoutError with the job's last records."""
-        deadline = time.monotonic() + timeout
-        while True:
-            records = self.job_records(job_id)
-            states = [r.get("JobState", "") for r in records]
-            if states and all(s in FINAL_STATES for s in states):
-                others = [s for s in states if s != "COMPLETED"]
-                return others[0] if others else "COMPLETED"
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"job {job_id} not finished after {timeout} s: {states}")
-            time.sleep(0.3)
-
-    def cancel_all(self, timeout: float = 20.0) -> None:
-        """``scancel`` every job and wait until squeue is empty (between tests)."""
-        self.run("scancel $(squeue -h -o %A | sort -u) 2>/dev/null", timeout=15)
-        deadline = time.monotonic() + timeout
-        while self.run(["squeue", "-h", "-o", "%i"], timeout=15).stdout.strip():
-            if time.monotonic() > deadline:
-                raise TimeoutError("jobs still in squeue after scancel")
-            time.sleep(0.3)
-
-    def __enter__(self) -> RealSlurm:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 _FIELD = re.compile(r"(?:^| )([A-Za-z][A-Za-z0-9_:/]*)=")
