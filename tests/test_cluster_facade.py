@@ -101,9 +101,6 @@ def test_sacct_lists_the_job_and_its_batch_step(cluster: Cluster) -> None:
                     [f"{job}.batch", "batch", "teaching", "1", "COMPLETED", "0:0"]]
 
 
-@pytest.mark.xfail(strict=True, reason="sacct prints the job line of a TIMEOUT job with the "
-                   "batch step's signal (0:15); Slurm prints 0:0 (capture c2/25_sacct_default, "
-                   "job 46)")
 def test_sacct_of_a_timed_out_job_matches_the_capture(cluster: Cluster) -> None:
     job = cluster.sbatch("#!/bin/bash\n#SBATCH -J timeout1 -t 1\nsleep 300\n")
     cluster.wait_job(job)

@@ -160,8 +160,6 @@ SHOW_GAPS = {
     ("negtime", "TimeLimit"): "minislurm differs: sbatch --time=-5: scontrol shows "
     "TimeLimit=INVALID; real Slurm 22.05 shows TimeLimit=2982611-04:17:00 (squeue %l shows "
     "INVALID on both)",
-    ("running", "EndTime"): "minislurm gap: a running job shows EndTime=Unknown; real Slurm "
-    "shows StartTime + TimeLimit",
     ("running", "Scheduler"): "minislurm differs: Scheduler=Main; on real Slurm the backfill "
     "scheduler started this job (Scheduler=Backfill): older jobs pend in its partition",
 }

@@ -76,9 +76,6 @@ BAD_INPUTS = {
 
 #: Known minislurm gaps in the table: case -> reason (strict xfail, flips when fixed).
 KNOWN_GAPS: dict[str, str] = {
-    "nodes-zero": "minislurm bug: sbatch -N0 is accepted (Submitted batch job, rc 0); real Slurm "
-    "rejects it: 'sbatch: error: Batch job submission failed: Node count specification "
-    "invalid', rc 1",
 }
 
 

@@ -359,12 +359,6 @@ def test_minislurm_backfills_short_jobs_into_the_hole(mini_traces: dict[str, Tra
     same(mini_traces, "backfill exclusive", backfill_facts)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "sbatch -N1 --time=5 behind a pending 'sbatch -N4 --time=1' (1 CPU per node): "
-    "real Slurm keeps it PD/Priority with expected start +180 s (backfill reserves "
-    "the big job's whole nodes for its window) and starts it with the big job; "
-    "minislurm backfills it at once beside the reservation (R/None in the hole, "
-    "'long starts': 'before the big job') by counting cores"))
 def test_minislurm_backfill_reserves_whole_nodes(mini_traces: dict[str, Trace]) -> None:
     """Same as the exclusive case but the big job shares nodes: a long 1-CPU job
     would fit beside it by cores, yet Slurm's backfill reserves nodes."""
@@ -376,11 +370,6 @@ def test_minislurm_pending_reasons_behind_a_blocker(mini_traces: dict[str, Trace
     same(mini_traces, "nice", nice_reasons)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "priority/basic with --nice=0,300,100,0,50 (submitted in that order): the "
-    "priorities now match real Slurm (0,-301,-102,-3,-54) but minislurm still starts "
-    "the whole-cluster jobs in submission order (p0,p300,p100,p0b,p50) instead of "
-    "priority order (p0,p0b,p50,p100,p300)"))
 def test_minislurm_nice_orders_the_queue(mini_traces: dict[str, Trace]) -> None:
     """Jobs with larger --nice start later; each job's priority/basic value is
     the per-submission count minus its own nice only."""
@@ -398,27 +387,16 @@ def test_minislurm_sacct_keeps_both_attempts(mini_traces: dict[str, Trace]) -> N
     same(mini_traces, "requeue", requeue_attempts)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "scontrol show job of the requeued job: real Slurm EligibleTime = SubmitTime + "
-    "120..121 s and StartTime = EligibleTime (squeue %S too); minislurm "
-    "EligibleTime = SubmitTime, StartTime=Unknown, squeue %S N/A"))
 def test_minislurm_requeue_shows_its_begin_time(mini_traces: dict[str, Trace]) -> None:
     """The requeue delay is visible as the job's EligibleTime/StartTime."""
     same(mini_traces, "requeue", requeue_times)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "'scontrol update jobid=<rq> starttime=now': real Slurm rc 0 and the job reruns "
-    "at once; minislurm rc 1 'Update of this parameter is not supported: "
-    "starttime=now' / 'Request aborted', the job waits out its BeginTime"))
 def test_minislurm_requeued_job_can_start_early(mini_traces: dict[str, Trace]) -> None:
     """StartTime= of a pending job moves its BeginTime (here: to now)."""
     same(mini_traces, "requeue", requeue_early_start)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "scontrol show job of the --no-requeue job killed by state=down: real Slurm "
-    "ExitCode=0:0, minislurm ExitCode=0:9"))
 def test_minislurm_node_fail_exit_code(mini_traces: dict[str, Trace]) -> None:
     """A job ended NODE_FAIL by an administrator's state=down has ExitCode 0:0."""
     same(mini_traces, "requeue", node_fail_exit_code)

@@ -385,8 +385,10 @@ def update_partition(s: Session, pairs: list[tuple[str, str]]) -> None:
 
 def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
     """``scontrol_update_job``: ``JobId=`` + ``TimeLimit=``, ``Partition=``, ``NumNodes=``,
-    ``Nice=``."""
+    ``Nice=``, ``StartTime=``/``EligibleTime=`` (the job's BeginTime; a time in the past
+    is now; a value parse_time rejects is reported and left out, as scontrol does)."""
     changes: dict[str, object] = {}
+    start_text: str | None = None
     job_ids: list[int] = []
     for tag, val in pairs:
         if tag_is(tag, "JobId", 3):
@@ -410,6 +412,8 @@ def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
             changes["num_nodes"] = int(val)
         elif tag_is(tag, "Nice", 2):
             changes["nice"] = int(val) if val.lstrip("-").isdigit() else 100
+        elif tag_is(tag, "StartTime", 2) or tag_is(tag, "EligibleTime", 2):
+            start_text = val
         else:
             s.error(f"Update of this parameter is not supported: {tag}={val}\nRequest aborted")
             return
@@ -417,6 +421,13 @@ def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
     if not hasattr(ctl, "update_job"):
         s.error(f"{PROG}: error: minislurm: this controller cannot update jobs yet")
         return
+    if start_text is not None:
+        now = int(ctl.now)  # type: ignore[attr-defined]
+        try:
+            changes["start_time"] = max(parse_begin(start_text, now), now)
+        except SlurmError as exc:  # parse_time printed why; the field is not sent
+            if exc.message:
+                s.ctx.err(exc.message)
     for job_id in job_ids:
         try:
             ctl.update_job(job_id, uid=s.ctx.uid, **changes)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 
 from minislurm.job import JobRecord, StepRecord
 from minislurm.states import JobState
@@ -73,6 +74,15 @@ class Accounting:
                 acc[k] += v
             if self._on_usage is not None:
                 self._on_usage(job.user, job.account, used, now)
+
+    def add_step(self, job_id: int, step: StepRecord) -> None:
+        """Add a late step to the last recorded attempt of ``job_id`` (if it started)."""
+        for i in range(len(self.attempts) - 1, -1, -1):
+            rec = self.attempts[i]
+            if rec.job_id == job_id:
+                if rec.start_time is not None and step not in rec.steps:
+                    self.attempts[i] = replace(rec, steps=(*rec.steps, step))
+                return
 
     def total(self, tres: str) -> float:
         """Sum of one TRES over all usage (``cpu`` seconds, ``gres/gpu`` seconds...)."""

@@ -164,10 +164,10 @@ class AdminMixin:
         self.nodes_mgr.fail(i, self.now)
         lifecycle.kill_on_nodes(self, [i], admin_down=False)
         if repair_after is not None:
-            def back(_ev: object) -> None:
+            def back() -> None:
                 self.nodes_mgr.repair(i, self.now, self.return_to_service)
                 self.kick()
-            self.env.timeout(repair_after).callbacks.append(back)
+            self.later(repair_after, back)
         self.kick()
 
     def schedule_node_failure(  # type: ignore[misc]
@@ -175,8 +175,7 @@ class AdminMixin:
     ) -> None:
         """Inject a failure of ``name`` at epoch time ``at``."""
         delay = max(0, at - self.now)
-        self.env.timeout(delay).callbacks.append(
-            lambda _e: self.fail_node(name, repair_after=repair_after))
+        self.later(delay, lambda: self.fail_node(name, repair_after=repair_after))
 
     def random_failures(  # type: ignore[misc]
         self: Controller, mtbf_hours: float, repair_after: int, *, seed: int = 0,

@@ -10,7 +10,9 @@ seconds; when it is small (a fresh environment) the controller adds ``epoch``
 
 Scheduling is event driven: a submission or a job end triggers the main
 scheduler (once per instant however many events happened), and a backfill pass
-follows ``bf_interval`` seconds after a change; nothing ticks while idle.
+follows ``bf_interval`` seconds after a change; nothing ticks while idle
+(``loops.py``: ``kick``, the backfill and PriorityCalcPeriod loops, ``idle``).
+Job updates (``scontrol update JobId=``) live in ``job_update.py``.
 """
 
 from __future__ import annotations
@@ -21,10 +23,9 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import simpy
 
-from minislurm.job import Allocation, JobRecord
+from minislurm.job import Allocation, JobRecord, StepRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
-from minislurm.sched.backfill import POLICIES, BackfillParams, backfill_pass
-from minislurm.sched.builtin import main_pass
+from minislurm.sched.backfill import POLICIES, BackfillParams
 from minislurm.select.table import NodeShape, NodeTable
 from minislurm.states import JobState
 
@@ -33,6 +34,8 @@ from .accounting import Accounting
 from .admin import AdminMixin
 from .eligibility import EligibilityMixin
 from .job_mgr import Job
+from .job_update import UpdateMixin
+from .loops import LoopsMixin
 from .node_mgr import NodeInfo, NodeManager
 from .runner import JobRunner, SimulatedRunner
 from .submit import PartView
@@ -42,7 +45,7 @@ from .submit_api import SubmitMixin
 DEFAULT_EPOCH = 1767600000
 
 
-class Controller(SubmitMixin, AdminMixin, EligibilityMixin):
+class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMixin):
     """A faithful, compact slurmctld.  See the module docstring."""
 
     def __init__(
@@ -100,11 +103,15 @@ class Controller(SubmitMixin, AdminMixin, EligibilityMixin):
         self._bf_dirty = False
         self._bf_wake: simpy.Event | None = None
         self._prio_wake: simpy.Event | None = None
+        self._timers = 0  # controller wake-ups still to come (BeginTime, reservations, repairs)
         self.events = 0
         self.passes = {"main": 0, "backfill": 0}
-        if self.policy not in ("fifo", "builtin"):
+        self._bf_enabled = self.policy not in ("fifo", "builtin")
+        if self._bf_enabled:
             self.env.process(self._backfill_loop())
-        self._prio_period = int(getattr(getattr(config, "priority", None), "calc_period", 5) or 5)
+        # PriorityCalcPeriod is stored in seconds (config.py; Slurm's default: 5 minutes)
+        prio_cfg = getattr(config, "priority", None)
+        self._prio_period = int(getattr(prio_cfg, "calc_period", 300) or 300)
         if not str(getattr(self.priority_plugin, "name", "")).endswith("basic"):
             self.env.process(self._priority_loop())
 
@@ -188,8 +195,7 @@ class Controller(SubmitMixin, AdminMixin, EligibilityMixin):
 
     def add_pending(self, job: Job) -> None:
         self._pending[job.job_id] = job
-        if self._prio_wake is not None and not self._prio_wake.triggered:
-            self._prio_wake.succeed()
+        self._wake_priority()
         if job.job_id in self._order_ids:  # requeued: its old entry moves on the next sort
             self._order_dirty = True
         else:
@@ -230,7 +236,19 @@ class Controller(SubmitMixin, AdminMixin, EligibilityMixin):
         return list(self._running.values())
 
     def record(self, job: Job) -> None:
-        self.accounting_store.record(job.snapshot(), self.now)
+        self.accounting_store.record(job.snapshot(accounting=True), self.now)
+
+    def add_step(self, job_id: int, step: StepRecord) -> None:
+        """An srun step ended: slurmd's step completion is kept in the job's accounting.
+
+        ``KeyError`` for an unknown job.  A step that reports after its job's attempt was
+        recorded (the job ended first) is added to that attempt's accounting record.
+        """
+        job = self._jobs[job_id]
+        if job.state is not JobState.PENDING:  # a requeued job's steps were its last attempt's
+            job.steps.append(step)
+        if job.state.is_terminal or job.state is JobState.PENDING:
+            self.accounting_store.add_step(job_id, step)
 
     def job_ended(self, job: Job) -> None:
         if job.state.is_terminal:
@@ -240,62 +258,6 @@ class Controller(SubmitMixin, AdminMixin, EligibilityMixin):
         self.kick()
 
     # ---- scheduling -----------------------------------------------------------------
-    def kick(self) -> None:
-        """Something changed: run the main scheduler at this instant, backfill later."""
-        self.events += 1
-        self._bf_dirty = True
-        if self._bf_wake is not None and not self._bf_wake.triggered:
-            self._bf_wake.succeed()
-        if not self._main_scheduled:
-            self._main_scheduled = True
-            self.env.timeout(0).callbacks.append(self._main)
-
-    def _wake_at(self, timestamp: int | None) -> None:
-        if timestamp is not None and timestamp > self.now:
-            self.env.timeout(timestamp - self.now).callbacks.append(lambda _e: self.kick())
-
-    def _main(self, _ev: object = None) -> None:
-        self._main_scheduled = False
-        self.passes["main"] += 1
-        main_pass(self, policy=self.policy, depth=self.queue_depth)
-
-    def _backfill_loop(self):  # type: ignore[no-untyped-def]
-        while True:
-            if not self._bf_dirty:
-                self._bf_wake = self.env.event()
-                yield self._bf_wake
-                self._bf_wake = None
-            yield self.env.timeout(max(self.bf.bf_interval, 1))
-            self._bf_dirty = False
-            self.run_backfill()
-
-    def run_backfill(self) -> int:
-        """One sched/backfill pass now (normally every bf_interval after a change)."""
-        from minislurm.sched.backfill import Running
-
-        t = self.table
-        if not self._pending or not (t.usable & (t.free_cpu > 0)).any():
-            return 0  # nothing waits, or nothing is free: no job could start
-        self.passes["backfill"] += 1
-        running = [
-            Running(j.allocation, None if j.time_limit is None or j.start_time is None
-                    else max(j.start_time + j.time_limit * 60, self.now + 1))
-            for j in self._running.values() if j.allocation is not None
-        ]  # fmt: skip
-        return backfill_pass(self, self.table, running, self.bf, policy=self.policy)
-
-    def _priority_loop(self):  # type: ignore[no-untyped-def]
-        """PriorityCalcPeriod: recompute the priorities of pending jobs."""
-        while True:
-            if not self._pending:  # sleep until a job is queued: no ticking while idle
-                self._prio_wake = self.env.event()
-                yield self._prio_wake
-                self._prio_wake = None
-            yield self.env.timeout(self._prio_period * 60)
-            for job in self._pending.values():
-                self.set_priority(job)
-            self._order_dirty = True
-
     def set_priority(self, job: Job) -> None:
         prio = int(self.priority_plugin.priority(job.snapshot(), self.now))  # type: ignore[attr-defined]
         job.priority = prio
@@ -384,7 +346,8 @@ class Controller(SubmitMixin, AdminMixin, EligibilityMixin):
     def accounting(self) -> list[JobRecord]:
         """What sacct reads: every ended attempt, then the jobs still active."""
         done = list(self.accounting_store.attempts)
-        active = [j.snapshot() for j in self._jobs.values() if not j.state.is_terminal]
+        active = [j.snapshot(accounting=True) for j in self._jobs.values()
+                  if not j.state.is_terminal]
         return sorted(done + active, key=lambda r: (r.job_id, r.restart_count, r.end_time or 0))
 
     def pending(self) -> Iterable[JobRecord]:

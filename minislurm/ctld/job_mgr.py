@@ -190,9 +190,43 @@ class Job:
             tres["gres/gpu"] = a.num_gpus
         return tres
 
-    def snapshot(self, *, task_index: int | None = None) -> JobRecord:
-        """The frozen ``JobRecord`` of this job (``task_index``: one pending array task)."""
+    def shown_times(self) -> tuple[int | None, int | None, int | None]:
+        """(EligibleTime, StartTime, EndTime) as slurmctld reports an active job.
+
+        A pending job waiting for its BeginTime (``--begin``, a requeue) shows it as
+        EligibleTime, AccrueTime and StartTime (capture c2 15_scontrol_show_job_pending,
+        job ``later``: slurmctld packs ``details->begin_time`` as the eligible time); a
+        job with a start, running or expected, shows start + TimeLimit as EndTime
+        (one year for UNLIMITED), as ``job_ptr->end_time`` holds it.
+        """
+        eligible, start, end = self.eligible_time, self.start_time, self.end_time
+        if self.state is JobState.PENDING:
+            start = self.est_start
+            waits = self.hold is None and not self.dependency and self.begin_time is not None
+            if eligible is None and waits:
+                eligible = self.begin_time
+            if waits and self.begin_time is not None and (start is None or start < self.begin_time):
+                start = self.begin_time
+        if end is None and start is not None and not self.state.is_terminal:
+            limit = self.time_limit
+            end = start + (365 * 86400 if limit is None or limit < 0 else limit * 60)
+        return eligible, start, end
+
+    def snapshot(self, *, task_index: int | None = None, accounting: bool = False) -> JobRecord:
+        """The frozen ``JobRecord`` of this job (``task_index``: one pending array task).
+
+        ``accounting``: the record as slurmdbd keeps it (sacct): no EndTime until the
+        job has ended, no expected start, and no signal on the job line of a TIMEOUT or
+        CANCELLED job (its ``.batch`` step keeps 0:15; scontrol still shows 0:15).
+        """
         a = self.allocation
+        signal = self.signal
+        if accounting:
+            eligible, start, end = self.eligible_time, self.start_time, self.end_time
+            if self.state in (JobState.TIMEOUT, JobState.CANCELLED):
+                signal = 0  # sacct: job line 0:0, the .batch step keeps 0:15 (capture c2/25)
+        else:
+            eligible, start, end = self.shown_times()
         array_task_str = None
         task_id = self.array_task_id
         if self.array_pending and task_index is None:
@@ -222,11 +256,11 @@ class Job:
             priority=0 if self.hold else self.priority,
             nice=self.nice,
             hold=self.hold is not None,
-            eligible_time=self.eligible_time,
-            accrue_time=self.eligible_time,
+            eligible_time=eligible,
+            accrue_time=eligible,
             begin_time=self.begin_time,
-            start_time=self.start_time if self.start_time is not None else self.est_start,
-            end_time=self.end_time,
+            start_time=start,
+            end_time=end,
             time_limit=self.time_limit,
             time_min=self.time_min,
             last_sched_eval=self.last_sched_eval,
@@ -255,7 +289,7 @@ class Job:
             reservation=self.reservation,
             features=self.features,
             exit_code=self.exit_code,
-            signal=self.signal,
+            signal=signal,
             derived_exit_code=self.derived_exit_code,
             restart_count=self.restart_count,
             requeue=self.requeue,

@@ -95,9 +95,25 @@ def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
 
 
 def time_limit(ctl: Controller, job: Job, attempt: int) -> None:
-    """The time limit passed: TIMEOUT, SIGTERM now, SIGKILL after KillWait."""
+    """The time limit is due: check it once the events of this instant are done.
+
+    slurmctld enforces limits by a periodic check (``job_time_limit``), so a job whose
+    body ends exactly at its limit has COMPLETED (or FAILED) before any check sees it
+    overrun: the check is deferred behind the body's end reported at the same instant.
+    """
     if job.attempt != attempt or job.state is not JobState.RUNNING:
         return
+    ctl.env.timeout(0).callbacks.append(lambda _ev: _enforce_limit(ctl, job, attempt))
+
+
+def _enforce_limit(ctl: Controller, job: Job, attempt: int) -> None:
+    """TIMEOUT, SIGTERM now, SIGKILL after KillWait (if the limit still holds)."""
+    if job.attempt != attempt or job.state is not JobState.RUNNING:
+        return
+    if job.time_limit is None or job.time_limit < 0 or job.start_time is None:
+        return  # raised to UNLIMITED (scontrol update TimeLimit=)
+    if job.start_time + job.time_limit * 60 > ctl.now:
+        return  # raised meanwhile: a later check is scheduled
     terminate(ctl, job, JobState.TIMEOUT, 0, SIGTERM)
     job.reason = Reason.TIME_LIMIT
 
@@ -162,13 +178,19 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
     job.steps = []
     job.restart_count += 1
     job.exit_code = job.signal = 0
+    job.submit_time = now  # _job_requeue_op: the next attempt is submitted anew
+    job.eligible_time = None  # eligible again at its BeginTime (shown as EligibleTime)
+    job.est_start = None
     job.begin_time = now + delay + 1
     job.reason, job.reason_detail = Reason.BEGIN_TIME, ""
     ctl.requeued(job)
 
 
 def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool) -> None:
-    """A node died or was set DOWN: its jobs are requeued or end NODE_FAIL."""
+    """A node died or was set DOWN (``admin_down``): its jobs are requeued or end NODE_FAIL.
+
+    Both ways the job's ExitCode is 0:0 (``admin_down`` is kept for callers' clarity).
+    """
     names = {ctl.table.names[i] for i in node_indices}
     victims = [j for j in ctl.running_jobs() if j.allocation is not None and any(
         n.node in names for n in j.allocation.nodes)]
@@ -178,7 +200,9 @@ def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool)
         else:
             ctl.runner.kill(job.job_id, SIGKILL)
             job.end_time = ctl.now
-            finish(ctl, job, JobState.NODE_FAIL, 0, SIGKILL if admin_down else 0)
+            # ExitCode=0:0 whether slurmd died or an admin set the node DOWN (22.05.8,
+            # tests/test_scenarios_realslurm.py: --no-requeue job, state=down)
+            finish(ctl, job, JobState.NODE_FAIL, 0, 0)
             job.reason = Reason.NODE_DOWN
 
 

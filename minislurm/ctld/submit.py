@@ -123,7 +123,13 @@ def check_request(
     enforce_part_limits: str,
     prog: str = "sbatch",
 ) -> Checked:
-    """Validate sizes against the partition's nodes (``select_nodes``'s config test)."""
+    """Validate sizes against the partition's nodes (``select_nodes``'s config test).
+
+    ``-N0`` (``nodes_min=0``) is rejected with ``Node count specification invalid``
+    as slurmctld does for a batch job (``ESLURM_INVALID_NODE_COUNT``).
+    """
+    if opts.nodes_min == 0 or opts.nodes_max == 0:
+        raise reject(prog, NODE_COUNT)
     all_names = set(table.names)
     req_idx: set[int] = set()
     exc_idx: set[int] = set()

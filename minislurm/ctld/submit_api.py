@@ -77,7 +77,7 @@ class SubmitMixin:
         except SubmitError:
             job.state, job.exit_code, job.end_time = JobState.FAILED, 1, self.now
             job.partition = job.partition or self.default_partition
-            self.accounting_store.record(job.snapshot(), self.now)
+            self.accounting_store.record(job.snapshot(accounting=True), self.now)
             raise
         job.script, job.command = script, command or job.command
         job.batch_flag = batch
@@ -86,8 +86,8 @@ class SubmitMixin:
         if bodies is not None:
             job.array_bodies = dict(bodies)
         self.register(job)
+        self.set_priority(job)  # before queueing: the pending list is sorted on insert
         self.add_pending(job)
-        self.set_priority(job)
         self._wake_at(job.begin_time)
         self.kick()
         return jid

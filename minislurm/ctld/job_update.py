@@ -1,0 +1,174 @@
+"""``scontrol update JobId=...``: slurmctld's ``update_job`` (``job_mgr.c`` ``_update_job``).
+
+The fields minislurm models, with Slurm 22.05's rules:
+
+* ``TimeLimit=``: any job not yet ended; only an operator (uid 0) may raise it, a
+  user may lower it (``Access/permission denied``).  A running job's end moves
+  with it (``end_time -= old limit; end_time += new limit``).
+* ``Partition=``: pending jobs only (``Job is no longer pending execution``);
+  ``Invalid partition name specified`` for an unknown one.
+* ``NumNodes=``: pending jobs only; the partition limits apply again.
+* ``Nice=``: any job not yet ended; only an operator may lower it.  Under
+  priority/basic the priority moves by the difference (never below 2).
+* ``StartTime=`` (the job's BeginTime): pending jobs only; a time in the past
+  means now, so ``StartTime=now`` lets a requeued job start at once.
+
+Only the job's owner or an operator (uid 0) may update a job.  Errors carry
+slurm_strerror's text plus `` for job ID``, as scontrol prints them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from minislurm.errors import SlurmError
+from minislurm.states import JobState, Reason
+
+from . import lifecycle
+from .job_mgr import Job
+
+if TYPE_CHECKING:
+    from .controller import Controller
+
+INVALID_JOB_ID = "Invalid job id specified"
+JOB_FINISHED = "Job/step already completing or completed"
+NOT_PENDING = "Job is no longer pending execution"
+ACCESS_DENIED = "Access/permission denied"
+INVALID_PARTITION = "Invalid partition name specified"
+INVALID_TIME_LIMIT = "Requested time limit is invalid (missing or exceeds some limit)"
+NODE_COUNT = "Node count specification invalid"
+
+#: Keep the current value (scontrol sent no such field): ``NO_VAL``.
+UNCHANGED = object()
+
+#: The pending reasons ``update_job`` recomputes from the partition's limits.
+_PART_REASONS = (Reason.PARTITION_TIME_LIMIT, Reason.PARTITION_NODE_LIMIT)
+
+
+class UpdateMixin:
+    """``Controller.update_job``."""
+
+    def update_job(  # type: ignore[misc]
+        self: Controller,
+        job_id: int,
+        *,
+        uid: int = 0,
+        time_limit: int | object | None = UNCHANGED,
+        partition: str | None = None,
+        num_nodes: int | None = None,
+        nice: int | None = None,
+        start_time: int | None = None,
+    ) -> None:
+        """``scontrol update JobId=ID TimeLimit= Partition= NumNodes= Nice= StartTime=``.
+
+        ``time_limit`` is in minutes (``None``: UNLIMITED); ``start_time`` an epoch
+        timestamp.  Raises ``SlurmError`` with Slurm's text; nothing changes then.
+        """
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise SlurmError(f"{INVALID_JOB_ID} for job {job_id}", 1)
+        ended = job.state.is_terminal or job.state is JobState.COMPLETING
+
+        def fail(text: str) -> SlurmError:
+            return SlurmError(f"{text} for job {job_id}", 1)
+
+        pending = job.state is JobState.PENDING
+        privileged = uid == 0
+        if not privileged and uid != job.uid:
+            raise fail(ACCESS_DENIED)  # only the owner or an operator
+        # ---- validate everything first: a refused update changes nothing ----------
+        if time_limit is not UNCHANGED:
+            if ended:
+                raise fail(JOB_FINISHED)
+            new_limit = time_limit if isinstance(time_limit, int) else None
+            if not privileged and _minutes(new_limit) > _minutes(job.time_limit):
+                raise fail(ACCESS_DENIED)
+        if partition is not None:
+            if ended or not pending:
+                raise fail(JOB_FINISHED if ended else NOT_PENDING)
+            if partition not in self.parts:
+                raise fail(INVALID_PARTITION)
+        if num_nodes is not None:
+            if ended or not pending:
+                raise fail(JOB_FINISHED if ended else NOT_PENDING)
+            if num_nodes < 1:
+                raise fail(NODE_COUNT)
+        if nice is not None:
+            if ended:
+                raise fail(JOB_FINISHED)
+            if not privileged and nice < job.nice:
+                raise fail(ACCESS_DENIED)
+        if start_time is not None and (ended or not pending):
+            raise fail(JOB_FINISHED if ended else NOT_PENDING)
+        # ---- apply -----------------------------------------------------------------
+        if time_limit is not UNCHANGED:
+            _set_time_limit(self, job, time_limit if isinstance(time_limit, int) else None)
+        if partition is not None:
+            job.partition = partition
+        if num_nodes is not None:
+            job.num_nodes = num_nodes
+            job.max_nodes = num_nodes
+            job.num_tasks = max(job.num_tasks, num_nodes)
+            job.num_cpus = max(job.num_cpus, num_nodes)
+            job.request = dataclasses.replace(
+                job.request, min_nodes=num_nodes, max_nodes=num_nodes, spread=False,
+                ntasks=max(job.request.ntasks, num_nodes))
+        if pending and (partition is not None or num_nodes is not None
+                        or time_limit is not UNCHANGED):
+            _recheck_partition_limits(self, job)
+        if nice is not None and nice != job.nice:
+            _set_nice(self, job, nice)
+        if start_time is not None:
+            job.begin_time = max(start_time, self.now)
+            self._wake_at(job.begin_time)
+        if pending:
+            self._order_dirty = True
+        self.kick()
+
+
+def _minutes(limit: int | None) -> int:
+    """A limit for comparisons: UNLIMITED counts as larger than any other."""
+    return 1 << 62 if limit is None else limit
+
+
+def _set_time_limit(ctl: Controller, job: Job, limit: int | None) -> None:
+    """A new limit; a running job's deadline moves with it (a new time-limit check)."""
+    job.time_limit = limit
+    if job.state is JobState.RUNNING and job.start_time is not None and limit is not None:
+        deadline = job.start_time + limit * 60
+        attempt = job.attempt
+        ctl.env.timeout(max(0, deadline - ctl.now)).callbacks.append(
+            lambda _ev: lifecycle.time_limit(ctl, job, attempt))
+
+
+def _recheck_partition_limits(ctl: Controller, job: Job) -> None:
+    """PartitionTimeLimit / PartitionNodeLimit of a pending job, after its update."""
+    part = ctl.parts[job.partition]
+    if job.static_reason is not None and job.static_reason not in _PART_REASONS:
+        return  # PartitionConfig and the like stay
+    reason: Reason | None = None
+    if part.max_time is not None and (job.time_limit is None or job.time_limit > part.max_time):
+        reason = Reason.PARTITION_TIME_LIMIT
+    part_nodes = int(part.mask.sum())
+    max_nodes = part.max_nodes if part.max_nodes is not None else part_nodes
+    if job.num_nodes > max_nodes or job.num_nodes > part_nodes or job.num_nodes < part.min_nodes:
+        reason = reason or Reason.PARTITION_NODE_LIMIT
+    job.static_reason = reason
+    if reason is None and job.reason in _PART_REASONS:
+        job.reason = Reason.NONE
+
+
+def _set_nice(ctl: Controller, job: Job, nice: int) -> None:
+    """``Nice=``: priority/basic moves the priority by the difference (at least 2);
+    other plugins compute it again with the new nice value."""
+    old = job.nice
+    job.nice = nice
+    if str(getattr(ctl.priority_plugin, "name", "")).endswith("basic"):
+        if job.priority:
+            job.priority = max(job.priority + old - nice, 2)
+    else:
+        ctl.set_priority(job)
+
+
+__all__ = ["UNCHANGED", "UpdateMixin"]
