@@ -13,8 +13,16 @@ Usage::
 
     python benchmarks/bench_ddp_launch.py                    # 4 ranks, 20 steps, 3 runs each
     python benchmarks/bench_ddp_launch.py --repeats 5 --ntasks 2
+    python benchmarks/bench_ddp_launch.py --only bare --only srun
     python benchmarks/bench_ddp_launch.py \\
-        --launcher 'srun=python -m minislurm srun -n {ntasks} {train}'
+        --launcher 'srun2=python -m minislurm srun -N2 -n {ntasks} {train}'
+
+The ``srun`` column is minislurm's own ``srun -N1 -n N`` (a job allocation and
+step per run, like ``srun`` outside ``sbatch``) against a local cluster
+(``python -m minislurm cluster up``) that the benchmark starts in a temporary
+``$MINISLURM_STATE_DIR`` with a small slurm.conf of its own (:data:`SRUN_CONF`)
+and brings down at the end; its ``MASTER_PORT`` comes from the job id minislurm
+assigns (``FirstJobId`` is chosen so that the ports are free).
 
 Another launcher is one ``--launcher NAME=TEMPLATE`` (or one entry in
 :data:`LAUNCHERS`): the template is split like a shell command line after
@@ -26,6 +34,7 @@ of train.py) and ``{train}`` (the whole training command, quoted).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -36,7 +45,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,9 +96,32 @@ def torchrun(spec: Spec) -> list[str]:
             f"--master_port={spec.port}", *spec.train[1:]]  # torchrun runs the script itself
 
 
+def minislurm_srun(spec: Spec) -> list[str]:
+    """minislurm's ``srun -N1 -n N`` (``python -m minislurm srun``): one allocation
+    and one step per run on the benchmark's local cluster (:func:`local_cluster`)."""
+    return [spec.python, "-m", "minislurm", "srun", "-N1", "-n", str(spec.ntasks), *spec.train]
+
+
 #: name -> command builder; ``--launcher`` adds more.
 LAUNCHERS: dict[str, Builder] = {"bare": bare, "torchrun": torchrun,
-                                 "bare-sessions": bare_sessions}
+                                 "bare-sessions": bare_sessions, "srun": minislurm_srun}
+#: Launchers that need the local cluster (its environment is added to their runs).
+NEEDS_CLUSTER = frozenset({"srun"})
+
+#: The local cluster's slurm.conf: one partition of two nodes on this host
+#: (``NodeAddr=127.0.0.1``: rank 0's MASTER_ADDR), ``{cpus}`` CPUs each.
+SRUN_CONF = """\
+ClusterName=bench
+SlurmctldHost=localhost
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=500
+KillWait=5
+FirstJobId={first_job_id}
+NodeName=b[1-2] NodeHostname=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory}
+PartitionName=bench Nodes=b[1-2] Default=YES MaxTime=01:00:00 State=UP
+"""
 
 
 def template_launcher(template: str) -> Builder:
@@ -103,17 +136,63 @@ def template_launcher(template: str) -> Builder:
     return build
 
 
-def fresh_job_id() -> int:
-    """A random job id whose ``MASTER_PORT`` can be bound now."""
+def _port_free(job_id: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("", master_port(job_id)))
+        except OSError:
+            return False
+    return True
+
+
+def fresh_job_id(run: int = 1) -> int:
+    """A random job id whose ``MASTER_PORT`` can be bound now (with ``run`` > 1: the
+    first of ``run`` consecutive such ids, a ``FirstJobId`` for the local cluster)."""
     for _ in range(200):
-        job_id = random.randrange(1, 10**6)
-        with socket.socket() as sock:
-            try:
-                sock.bind(("", master_port(job_id)))
-            except OSError:
-                continue
-        return job_id
+        job_id = random.randrange(100_000 if run > 1 else 1, 10**6)
+        if all(_port_free(job_id + k) for k in range(run)):
+            return job_id
     raise OSError("no free port in the MASTER_PORT range")
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie counts as ended)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@contextmanager
+def local_cluster(ntasks: int, runs: int) -> Iterator[dict[str, str]]:
+    """``python -m minislurm cluster up`` in a temporary ``$MINISLURM_STATE_DIR``
+    (``cluster down`` on exit, also after an error); yields the environment
+    (``MINISLURM_STATE_DIR``, ``SLURM_CONF``) minislurm's commands need."""
+    with tempfile.TemporaryDirectory(prefix="bench-ddp-cluster-") as root:
+        conf = Path(root) / "slurm.conf"
+        cpus = max(4, ntasks)
+        conf.write_text(SRUN_CONF.format(first_job_id=fresh_job_id(runs + 1), cpus=cpus,
+                                         memory=cpus * 1000))
+        env = {"MINISLURM_STATE_DIR": str(Path(root) / "state"), "SLURM_CONF": str(conf)}
+        full = {**{k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}, **env}
+        cli = [sys.executable, "-m", "minislurm", "cluster"]
+        up = subprocess.run([*cli, "up", "--conf", str(conf)], env=full, capture_output=True,
+                            text=True, timeout=60, stdin=subprocess.DEVNULL)
+        if up.returncode != 0:
+            raise RuntimeError(f"minislurm cluster up failed: {up.stdout}{up.stderr}")
+        pid_file = Path(env["MINISLURM_STATE_DIR"]) / "slurmctld.pid"
+        pid = int(pid_file.read_text()) if pid_file.exists() else None
+        try:
+            yield env
+        finally:
+            subprocess.run([*cli, "down"], env=full, capture_output=True, timeout=60,
+                           stdin=subprocess.DEVNULL, check=False)
+            # `cluster down` returns once the socket is gone; the daemon may still be
+            # exiting (writing its log) for a moment: wait before removing its folder
+            deadline = time.monotonic() + 10
+            while pid is not None and _running(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,14 +206,16 @@ class Result:
     phases: tuple[tuple[str, float], ...] = ()  # rank 0's "timing" records
 
 
-def run_once(name: str, build: Builder, args: argparse.Namespace) -> Result:
-    """Run launcher ``name`` once in a fresh directory; kill it past ``--timeout``."""
+def run_once(name: str, build: Builder, args: argparse.Namespace,
+             extra_env: Mapping[str, str] | None = None) -> Result:
+    """Run launcher ``name`` once in a fresh directory (``extra_env`` added to its
+    environment); kill it past ``--timeout``."""
     job_id = fresh_job_id()
     spec = Spec(sys.executable, args.ntasks, job_id, master_port(job_id),
                 ("--steps", str(args.steps), "--checkpoint-every", str(args.steps + 1),
                  "--timing"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "COURSE_DDP_"))}
-    env["OMP_NUM_THREADS"] = "1"
+    env.update({"OMP_NUM_THREADS": "1", **(extra_env or {})})
     with tempfile.TemporaryDirectory(prefix=f"bench-ddp-{name}-") as work:
         start = time.perf_counter()
         proc = subprocess.Popen(build(spec), cwd=work, env=env, stdout=subprocess.PIPE,
@@ -174,11 +255,18 @@ def table(results: list[Result], names: list[str]) -> list[dict[str, object]]:
             row["imports_s"] = statistics.median(a["imports"] for a in ages)
             row["ddp_ctor_s"] = statistics.median(a["ddp"] - a["init_process_group"]
                                                   for a in ages)
-        for base in ("torchrun", "bare"):
+        for base in ("torchrun", "bare", "bare-sessions"):
             if base in medians:
                 row[f"vs_{base}"] = medians[name] / medians[base]
         rows.append(row)
     return rows
+
+
+def _cell(row: dict[str, object], column: str) -> str:
+    """One right-aligned table cell (at least 11 wide, the column name's width)."""
+    width = max(11, len(column))
+    value = row.get(column, "-")
+    return f"{value:>{width}.2f}" if isinstance(value, float) else f"{value!s:>{width}}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,13 +294,18 @@ def main(argv: list[str] | None = None) -> int:
 
     torch_import = import_torch_seconds()
     results = []
-    for repeat in range(args.repeats):
-        order = names[repeat % len(names):] + names[: repeat % len(names)]
-        for name in order:
-            result = run_once(name, launchers[name], args)
-            print(f"  run {repeat + 1}/{args.repeats} {name:<10} {result.seconds:7.2f} s "
-                  f"rc={result.returncode}", file=sys.stderr, flush=True)
-            results.append(result)
+    with contextlib.ExitStack() as stack:
+        cluster_env: dict[str, str] = {}
+        if NEEDS_CLUSTER & set(names):
+            cluster_env = stack.enter_context(local_cluster(args.ntasks, args.repeats))
+        for repeat in range(args.repeats):
+            order = names[repeat % len(names):] + names[: repeat % len(names)]
+            for name in order:
+                extra = cluster_env if name in NEEDS_CLUSTER else None
+                result = run_once(name, launchers[name], args, extra)
+                print(f"  run {repeat + 1}/{args.repeats} {name:<13} {result.seconds:7.2f} s "
+                      f"rc={result.returncode}", file=sys.stderr, flush=True)
+                results.append(result)
     rows = table(results, names)
     failed = [r for r in results if r.returncode != 0 or not r.digest]
     digests = {r.digest for r in results if r.digest}
@@ -224,12 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"launch + {args.steps} steps, {args.ntasks} gloo ranks, {args.repeats} runs each "
               f"(cores: {os.cpu_count()}; `import torch` alone: {torch_import:.2f} s)")
         header = ["launcher", "median_s", "min_s", "max_s", "runs", "vs_torchrun", "vs_bare",
-                  "imports_s", "ddp_ctor_s"]
+                  "vs_bare-sessions", "imports_s", "ddp_ctor_s"]
         print(f"{header[0]:<14}" + "  ".join(f"{h:>11}" for h in header[1:]))
         for row in rows:
-            print(f"{row['launcher']!s:<14}" + "  ".join(
-                f"{row[h]:>11.2f}" if isinstance(row.get(h), float) else f"{row.get(h, '-')!s:>11}"
-                for h in header[1:]))
+            print(f"{row['launcher']!s:<14}" + "  ".join(_cell(row, h) for h in header[1:]))
         print(f"failed runs: {len(failed)}; same final parameters across all runs: "
               f"{not failed and len(digests) == 1}")
     return 1 if failed or len(digests) != 1 else 0

@@ -84,12 +84,26 @@ def down(env: dict[str, str]) -> int:
     if _ping(sock) is None:
         print("minislurm: no cluster is running")
         return 0
+    pid = int(answer["pid"]) if (answer := _ping(sock)) else None
     rpc.call(sock, {"op": "shutdown"}, timeout=10)
     deadline = time.monotonic() + 15
-    while sock.exists() and time.monotonic() < deadline:
+    while time.monotonic() < deadline and (sock.exists() or _alive(pid)):
         time.sleep(0.05)
     print("minislurm: cluster is down")
     return 0
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process ``pid`` still exists (the daemon has not exited yet)."""
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def main(argv: Sequence[str]) -> int:
