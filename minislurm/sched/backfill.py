@@ -11,7 +11,10 @@ Every ``bf_interval`` seconds (when something changed) the pass:
    if that is *now*, the job starts (it delays no reservation, since those are
    already subtracted from the map); otherwise it gets a reservation in the
    map (its expected start is what ``squeue --start`` shows), so that jobs
-   further down can only start where they do not delay it.
+   further down can only start where they do not delay it.  As in Slurm's map
+   (a node bitmap per time slice) a reservation holds its *whole nodes* for its
+   window: a job that would fit beside it by cores does not start on them if
+   its run would overlap the window.
 
 ``policy`` is a teaching switch:
 
@@ -82,16 +85,20 @@ class Running:
     limit_end: int | None  # None: UNLIMITED
 
 
-def _hold(table: NodeTable, req: ResourceRequest, nodes: np.ndarray, count: int) -> Allocation:
-    """The resources a reservation holds on the first ``count`` of ``nodes``."""
+def _hold(table: NodeTable, nodes: np.ndarray, count: int) -> Allocation:
+    """The whole nodes a reservation holds: the first ``count`` of ``nodes``.
+
+    Slurm 22.05's node-space map is a node *bitmap* per time slice:
+    ``_add_reservation`` clears the reserved job's nodes from every slice of its
+    window, so no lower-priority job may use those nodes then, even when it would
+    fit beside the big job by cores (``-N4`` taking 1 CPU per node still blocks a
+    1-CPU job that would overlap its window).
+    """
     chosen = order_nodes(table, nodes)[:count]
-    cpus, mem, gpus = req.per_node()
     out = []
     for i in sorted(int(x) for x in chosen):
-        node_cpus = int(table.cpus[i]) if req.exclusive else cpus
-        node_mem = int(table.mem[i]) if (req.exclusive or req.mem_per_node == 0) else mem
-        node_gpus = int(table.gpus[i]) if req.exclusive else gpus
-        out.append(NodeAlloc(table.names[i], node_cpus, node_mem, ((None, -1),) * node_gpus))
+        gpus = ((None, -1),) * int(table.gpus[i])
+        out.append(NodeAlloc(table.names[i], int(table.cpus[i]), int(table.mem[i]), gpus))
     return Allocation(tuple(out))
 
 
@@ -121,7 +128,7 @@ def _reserve(
     if start == space.now:  # fits in the map but select said no: try one slot later
         start += space.resolution
     b.job.est_start = start
-    hold = _hold(table, b.shape, np.flatnonzero(nodes_ok), b.count)
+    hold = _hold(table, np.flatnonzero(nodes_ok), b.count)
     space.reserve(hold, start, start + b.duration)
     if first and b.job.reason in (Reason.NONE, Reason.PRIORITY):
         b.job.reason = Reason.RESOURCES

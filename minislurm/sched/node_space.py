@@ -6,6 +6,18 @@ at its time limit and every reservation made so far is honoured.  Slot bounds
 are rounded up to ``bf_resolution`` seconds and nothing beyond ``bf_window``
 minutes is tracked: a job that cannot start inside the window gets no
 reservation (Slurm: "too far in the future").
+
+Scaling (what keeps a pass cheap on 1,000 nodes and thousands of slots):
+
+* slot rows live in preallocated buffers in *creation* order; ``times`` (sorted)
+  maps each slot to its row, so splitting a slot appends one row instead of
+  re-allocating the whole map (Slurm links its slots as a list for the same reason);
+* "which nodes could host one node's share of this shape in this slot" is kept per
+  distinct job shape for the pass and updated only where a reservation changes the
+  map (Slurm's backfill meets the same shapes over and over in a queue);
+* the earliest start is found by testing only the slots where enough nodes are free,
+  and for those only the run window of those nodes (like Slurm, which only tests
+  the slices overlapping a job's window).
 """
 
 from __future__ import annotations
@@ -13,10 +25,32 @@ from __future__ import annotations
 import bisect
 
 import numpy as np
+import numpy.typing as npt
 
 from minislurm.job import Allocation
 from minislurm.select.cons_tres import ResourceRequest
 from minislurm.select.table import BoolArray, IntArray, NodeTable
+
+#: A shape as the map tests it: (CPUs, memory MB, whole memory, GPUs, exclusive).
+FitKey = tuple[int, int, bool, int, bool]
+
+#: Candidate start slots whose run window is tested node by node before the map
+#: falls back to testing every slot at once (prefix sums over slots x nodes).
+_LAZY_TRIES = 4
+
+#: Slots tested for "enough nodes free" in the first chunk (then 4x more each time).
+_CHUNK = 16
+
+#: Cell type of the map: 32 bits hold any node's CPUs and MB of memory and halve the
+#: memory traffic of a pass.
+_CELL = np.int32
+CellArray = npt.NDArray[np.int32]
+
+
+def fit_key(req: ResourceRequest) -> FitKey:
+    """What of ``req`` decides whether one node's share fits in a slot."""
+    cpus, mem, gpus = req.per_node()
+    return (cpus, mem, req.mem_per_node == 0, gpus, req.exclusive)
 
 
 class NodeSpaceMap:
@@ -28,12 +62,64 @@ class NodeSpaceMap:
         self.resolution = max(1, resolution)
         self.horizon = now + max(window, self.resolution)
         self.times: list[int] = [now]
-        self.cpu: IntArray = np.where(table.usable, table.free_cpu, 0)[None, :].copy()
-        self.mem: IntArray = np.where(table.usable, table.free_mem, 0)[None, :].copy()
-        self.gpu: IntArray = np.where(table.usable, table.free_gpu, 0)[None, :].copy()
+        self._order: list[int] = [0]  # buffer row of each slot
+        self._rows = 1
+        rows = [np.where(table.usable, v, 0).astype(_CELL)[None, :] for v in
+                (table.free_cpu, table.free_mem, table.free_gpu)]
+        self._set_buffers(rows, 1)
 
+    # ---- storage -----------------------------------------------------------------
+    def _set_buffers(self, grids: list[CellArray], used: int) -> None:
+        """Take ``grids`` (rows x nodes, ``used`` rows filled) as the slot buffers."""
+        n = len(self.table)
+        bufs = []
+        for g in grids:
+            if g.shape[0] < max(16, used * 2):
+                b = np.empty((max(16, used * 2), n), dtype=_CELL)
+                b[:used] = g[:used]
+                g = b
+            bufs.append(g)
+        self._cpu, self._mem, self._gpu = bufs
+        self._rows = used
+        self._fits: dict[FitKey, list[object]] = {}  # key -> [bool buffer, valid rows]
+        # (key, allowed nodes) -> {(count, duration): earliest start, None: never}
+        self._bounds: dict[tuple[FitKey, bytes], dict[tuple[int, int], int | None]] = {}
+
+    def _grow(self) -> None:
+        cap = self._cpu.shape[0] * 2
+        for name in ("_cpu", "_mem", "_gpu"):
+            old = getattr(self, name)
+            new = np.empty((cap, old.shape[1]), dtype=old.dtype)
+            new[: self._rows] = old[: self._rows]
+            setattr(self, name, new)
+        for entry in self._fits.values():
+            old_fit = entry[0]
+            assert isinstance(old_fit, np.ndarray)
+            new_fit = np.empty((cap, old_fit.shape[1]), dtype=np.bool_)
+            new_fit[: self._rows] = old_fit[: self._rows]
+            entry[0] = new_fit
+
+    @property
+    def cpu(self) -> CellArray:
+        """Free CPUs per slot (rows in time order) and node."""
+        return self._cpu[self._order]
+
+    @property
+    def mem(self) -> CellArray:
+        """Free memory (MB) per slot and node."""
+        return self._mem[self._order]
+
+    @property
+    def gpu(self) -> CellArray:
+        """Free GPUs per slot and node."""
+        return self._gpu[self._order]
+
+    # ---- building ----------------------------------------------------------------
     def add_releases(self, releases: list[tuple[Allocation, int | None]]) -> None:
-        """Running jobs give their resources back at their time limit (built in one go)."""
+        """Running jobs give their resources back at their time limit (built in one go).
+
+        Meant for a fresh map (before any reservation).
+        """
         index = self.table.index
         rows: list[int] = []
         nodes: list[int] = []
@@ -58,16 +144,18 @@ class NodeSpaceMap:
         v = np.asarray(vals, dtype=np.int64) * self.table.usable[node_idx][:, None]
         n = len(self.table)
         flat = row_of * n + node_idx
-        size = len(all_times) * n
+        used = len(all_times)
+        cap = max(16, used * 2)
         out = []
-        for k, base in enumerate((self.cpu[0], self.mem[0], self.gpu[0])):
-            delta = np.bincount(flat, weights=v[:, k], minlength=size).astype(np.int64)
-            grid = delta.reshape(len(all_times), n)
-            np.cumsum(grid, axis=0, out=grid)
-            grid += base
+        for k, base in enumerate((self._cpu[0], self._mem[0], self._gpu[0])):
+            grid = np.zeros((cap, n), dtype=_CELL)
+            np.add.at(grid.reshape(-1), flat, v[:, k].astype(_CELL))
+            np.cumsum(grid[:used], axis=0, out=grid[:used])
+            grid[:used] += base
             out.append(grid)
         self.times = all_times
-        self.cpu, self.mem, self.gpu = out
+        self._order = list(range(len(all_times)))
+        self._set_buffers(out, len(all_times))
 
     def round_up(self, t: int) -> int:
         """``t`` rounded up to a multiple of bf_resolution (never before now)."""
@@ -80,10 +168,21 @@ class NodeSpaceMap:
         s = bisect.bisect_right(self.times, t) - 1
         if self.times[s] == t:
             return s
+        if self._rows == self._cpu.shape[0]:
+            self._grow()
+        p, src = self._rows, self._order[s]
+        self._cpu[p] = self._cpu[src]
+        self._mem[p] = self._mem[src]
+        self._gpu[p] = self._gpu[src]
+        for entry in self._fits.values():  # the copy fits where its source fits
+            fit, valid = entry
+            assert isinstance(fit, np.ndarray) and isinstance(valid, int)
+            if valid == p and src < valid:
+                fit[p] = fit[src]
+                entry[1] = p + 1
+        self._rows += 1
         self.times.insert(s + 1, t)
-        self.cpu = np.insert(self.cpu, s + 1, self.cpu[s], axis=0)
-        self.mem = np.insert(self.mem, s + 1, self.mem[s], axis=0)
-        self.gpu = np.insert(self.gpu, s + 1, self.gpu[s], axis=0)
+        self._order.insert(s + 1, p)
         return s + 1
 
     def add(self, alloc: Allocation, start: int, end: int | None, sign: int) -> None:
@@ -97,6 +196,8 @@ class NodeSpaceMap:
         stop = self.horizon if end is None else min(self.round_up(end), self.horizon)
         if stop <= start:
             return
+        if sign > 0:  # resources come back: earlier answers are no lower bounds any more
+            self._bounds.clear()
         s0 = self._split(start)
         s1 = self._split(stop) if stop < self.horizon else len(self.times)
         index = self.table.index
@@ -105,9 +206,19 @@ class NodeSpaceMap:
         cpus = np.fromiter((na.cpus for na in alloc.nodes), dtype=np.int64) * usable
         mems = np.fromiter((na.mem_mb for na in alloc.nodes), dtype=np.int64) * usable
         gpus = np.fromiter((len(na.gpus) for na in alloc.nodes), dtype=np.int64) * usable
-        self.cpu[s0:s1, idx] += cpus
-        self.mem[s0:s1, idx] += mems
-        self.gpu[s0:s1, idx] += gpus
+        rows = np.asarray(self._order[s0:s1], dtype=np.int64)
+        cells = (rows[:, None], idx[None, :])
+        self._cpu[cells] += cpus
+        self._mem[cells] += mems
+        self._gpu[cells] += gpus
+        for key, entry in self._fits.items():  # keep the cached fits up to date
+            fit, valid = entry
+            assert isinstance(fit, np.ndarray) and isinstance(valid, int)
+            r = rows[rows < valid]
+            if len(r):
+                sub = (r[:, None], idx[None, :])
+                fit[sub] = self._fit_cells(key, self._cpu[sub], self._mem[sub],
+                                           self._gpu[sub], idx)
 
     def release_at(self, alloc: Allocation, end: int) -> None:
         """A running job gives its resources back at ``end`` (its time limit)."""
@@ -117,55 +228,138 @@ class NodeSpaceMap:
         """Hold ``alloc`` from ``start`` to ``end`` for a pending job (a backfill reservation)."""
         self.add(alloc, start, end, -1)
 
+    # ---- testing -----------------------------------------------------------------
+    def _fit_cells(
+        self, key: FitKey, cpu: CellArray, mem: CellArray, gpu: CellArray,
+        cols: IntArray | slice,
+    ) -> BoolArray:
+        """Where one node's share of shape ``key`` fits, for these cells (nodes ``cols``)."""
+        cpus, mem_need, whole_mem, gpus, exclusive = key
+        t = self.table
+        ok = (cpu == t.cpus[cols]) & (t.cpus[cols] >= cpus) if exclusive else cpu >= cpus
+        ok &= mem >= (t.mem[cols] if whole_mem else mem_need)
+        if gpus:
+            ok &= gpu >= gpus
+        return ok
+
+    def _fit_rows(self, key: FitKey) -> BoolArray:
+        """The cached fit of ``key`` for every buffer row (computed where missing)."""
+        entry = self._fits.get(key)
+        if entry is None:
+            entry = [np.empty(self._cpu.shape, dtype=np.bool_), 0]
+            self._fits[key] = entry
+        fit, valid = entry
+        assert isinstance(fit, np.ndarray) and isinstance(valid, int)
+        if valid < self._rows:
+            a, b = valid, self._rows
+            fit[a:b] = self._fit_cells(key, self._cpu[a:b], self._mem[a:b], self._gpu[a:b],
+                                       slice(None))
+            entry[1] = b
+        return fit
+
     def fits_now(self, req: ResourceRequest, allowed: BoolArray, count: int) -> bool:
         """Could ``count`` allowed nodes host ``req`` in the first slot (ignoring duration)?"""
-        return int((allowed & self._fit(0, 1, req)[0]).sum()) >= count
-
-    def _fit(self, s0: int, s1: int, req: ResourceRequest) -> BoolArray:
-        cpus, mem, gpus = req.per_node()
-        t = self.table
-        if req.exclusive:
-            ok = (self.cpu[s0:s1] == t.cpus) & (t.cpus >= cpus)
-        else:
-            ok = self.cpu[s0:s1] >= cpus
-        ok &= self.mem[s0:s1] >= (t.mem if req.mem_per_node == 0 else mem)
-        if gpus:
-            ok &= self.gpu[s0:s1] >= gpus
-        return ok
+        row = self._fit_rows(fit_key(req))[self._order[0]]
+        return int(np.count_nonzero(allowed & row)) >= count
 
     def earliest(
         self, req: ResourceRequest, allowed: BoolArray, count: int, duration: int
     ) -> tuple[int, BoolArray] | None:
         """First slot start where ``count`` allowed nodes fit ``req`` for ``duration`` seconds.
 
-        Vectorised over slots and nodes: a node is good for a start slot when no slot
-        overlapping ``[start, start + duration)`` lacks resources (prefix sums of the
-        bad slots).  Returns (start, nodes free for the whole run) or ``None`` when the
-        job cannot start inside bf_window.
+        Only slots where ``count`` nodes fit are candidates; for the first few of
+        them the run window is tested on those nodes only, then (if none held) every
+        slot at once: a node is good for a start slot when no slot overlapping
+        ``[start, start + duration)`` lacks resources (prefix sums of the bad slots).
+        Returns (start, nodes free for the whole run) or ``None`` when the job cannot
+        start inside bf_window.
         """
         t = self.table
         if req.gpus_per_node:
             allowed = allowed & (t.total_gpus_of(req.gpu_type) >= req.gpus_per_node)
-        if int(allowed.sum()) < count:
+        if int(np.count_nonzero(allowed)) < count:
             return None
+        key = fit_key(req)
+        bounds = self._bounds.setdefault((key, allowed.tobytes()), {})
+        lower = self.now
+        for (c, d), found in bounds.items():
+            if c <= count and d <= duration:
+                if found is None:
+                    return None
+                lower = max(lower, found)
+        result = self._earliest(key, allowed, count, duration, lower)
+        bounds[(count, duration)] = None if result is None else result[0]
+        return result
+
+    def _earliest(
+        self, key: FitKey, allowed: BoolArray, count: int, duration: int, lower: int
+    ) -> tuple[int, BoolArray] | None:
+        """``earliest`` for the slots starting at ``lower`` or later.
+
+        Within a pass the map only loses resources (reservations, jobs started), so a
+        job can start no earlier than a job of the same shape, allowed nodes, no more
+        nodes and no longer limit tested before it: ``lower`` is that start.
+        """
+        fit = self._fit_rows(key)[: self._rows]
         times = np.asarray(self.times, dtype=np.int64)
+        first = int(np.searchsorted(times, lower, side="right")) - 1
         n_start = int(np.searchsorted(times, self.horizon, side="left"))
-        fit = self._fit(0, len(times), req) & allowed
-        bad = np.zeros((len(times) + 1, fit.shape[1]), dtype=np.int32)
-        np.cumsum(~fit, axis=0, out=bad[1:])
-        starts = np.arange(n_start)
+        order = np.asarray(self._order[first:], dtype=np.int64)
+        times = times[first:]
+        n_start -= first
         ends = np.searchsorted(times, times[:n_start] + duration, side="left")
-        good = (bad[ends] - bad[starts]) == 0
-        counts = good.sum(axis=1)
-        hit = np.flatnonzero(counts >= count)
-        if not len(hit):
-            return None
-        s = int(hit[0])
-        return int(times[s]), good[s] & allowed
+        pos, chunk, tries = 0, _CHUNK, 0
+        while pos < n_start:  # candidate start slots, a growing chunk of slots at a time
+            hi = min(n_start, pos + chunk)
+            rows = fit[order[pos:hi]]
+            rows &= allowed
+            for s in np.flatnonzero(np.count_nonzero(rows, axis=1) >= count) + pos:
+                if tries == _LAZY_TRIES:  # many near misses: test the rest at once
+                    fit_l = fit[order[s:]]
+                    fit_l &= allowed
+                    later = np.flatnonzero(np.count_nonzero(fit_l[: n_start - s], axis=1) >= count)
+                    return _first_window(fit_l, times[s:], ends[s:] - s, later, count, duration)
+                tries += 1
+                nodes = np.flatnonzero(rows[s - pos])
+                window = order[s : ends[s]]
+                held = fit[window[:, None], nodes[None, :]].all(axis=0)
+                if int(np.count_nonzero(held)) >= count:
+                    good = np.zeros(len(self.table), dtype=np.bool_)
+                    good[nodes[held]] = True
+                    return int(times[s]), good
+            pos, chunk = hi, chunk * 4
+        return None
 
     def anything_free_now(self) -> bool:
         """True while some usable node has a free CPU now (otherwise nothing can start)."""
-        return bool((self.cpu[0] > 0).any())
+        return bool((self._cpu[self._order[0]] > 0).any())
 
 
-__all__ = ["NodeSpaceMap"]
+def _first_window(
+    fit: BoolArray, times: IntArray, ends: IntArray, cand: IntArray, count: int,
+    duration: int,
+) -> tuple[int, BoolArray] | None:
+    """The first of the ``cand`` start slots whose run window ``count`` nodes fit.
+
+    Prefix sums of the bad slots tell, for every node and start slot at once, if a
+    slot of the window lacks resources.  They are taken over the candidates in
+    growing batches (a few run lengths ahead first), so that a job that can start
+    soon does not pay for the whole window of the map.
+    """
+    i, span = 0, 4 * duration
+    while i < len(cand):
+        a = int(cand[i])
+        j = max(i + 1, int(np.searchsorted(times[cand], times[a] + span, side="right")))
+        batch = cand[i:j]
+        b = int(ends[batch].max())
+        bad = np.zeros((b - a + 1, fit.shape[1]), dtype=np.int32)
+        np.cumsum(~fit[a:b], axis=0, out=bad[1:])
+        ok = (bad[ends[batch] - a] - bad[batch - a]) == 0
+        hit = np.flatnonzero(np.count_nonzero(ok, axis=1) >= count)
+        if len(hit):
+            return int(times[batch[hit[0]]]), ok[hit[0]]
+        i, span = j, span * 4
+    return None
+
+
+__all__ = ["FitKey", "NodeSpaceMap", "fit_key"]
