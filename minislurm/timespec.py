@@ -188,6 +188,18 @@ def _ch(s: str, i: int) -> str:
     return s[i] if 0 <= i < len(s) else "\0"
 
 
+def _exactly_two_digits(s: str, o: int, maximum: int) -> tuple[int, int]:
+    """Exactly two digits at ``o`` (parse_time.c's minutes/seconds), at most ``maximum``;
+    returns (value, next offset) or raises `_Prob` at the offending position."""
+    for k in (o, o + 1):
+        if not _isdigit(_ch(s, k)):
+            raise _Prob(k)
+    value = int(s[o]) * 10 + int(s[o + 1])
+    if value > maximum:
+        raise _Prob(o)
+    return value, o + 2
+
+
 def _isdigit(c: str) -> bool:
     return "0" <= c <= "9"
 
@@ -235,30 +247,10 @@ def _get_time(s: str, pos: int) -> tuple[int, int, int, int]:
         raise _Prob(o - 2)
     if _ch(s, o) != ":":
         raise _Prob(o)
-    o += 1
-    if not _isdigit(_ch(s, o)):
-        raise _Prob(o)
-    mn = int(s[o])
-    o += 1
-    if not _isdigit(_ch(s, o)):
-        raise _Prob(o)
-    mn = mn * 10 + int(s[o])
-    o += 1
-    if mn > 59:
-        raise _Prob(o - 2)
+    mn, o = _exactly_two_digits(s, o + 1, 59)
     sec = 0
     if _ch(s, o) == ":":
-        o += 1
-        if not _isdigit(_ch(s, o)):
-            raise _Prob(o)
-        sec = int(s[o])
-        o += 1
-        if not _isdigit(_ch(s, o)):
-            raise _Prob(o)
-        sec = sec * 10 + int(s[o])
-        o += 1
-        if sec > 59:
-            raise _Prob(o - 2)
+        sec, o = _exactly_two_digits(s, o + 1, 59)
     while _ch(s, o).isspace() and _ch(s, o) != "\0":
         o += 1
     if s[o:o + 2].lower() == "pm":
