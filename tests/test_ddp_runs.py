@@ -336,6 +336,13 @@ def test_a_requeued_real_slurm_job_resumes_bit_identical(real_slurm: Any, refere
     while real_slurm.job_records(job_id)[0].get("JobState") != "PENDING":
         assert time.monotonic() < deadline
         time.sleep(0.2)
+    # the killed attempt must be gone from the nodes before the job may start again
+    # (Slurm keeps them COMPLETING while slurmstepd cleans up; under load that takes
+    # a few seconds, and releasing the job earlier can fail its relaunch)
+    while real_slurm.run(["sinfo", "-h", "-n", "n[1-2]", "-o", "%T"], timeout=15
+                         ).stdout.split() != ["idle"]:
+        assert time.monotonic() < deadline, "nodes still busy after the requeue"
+        time.sleep(0.2)
     released = real_slurm.run(["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
                               timeout=15)
     assert released.rc == 0, released.stderr
