@@ -343,6 +343,11 @@ def test_a_requeued_real_slurm_job_resumes_bit_identical(real_slurm: Any, refere
                          ).stdout.split() != ["idle"]:
         assert time.monotonic() < deadline, "nodes still busy after the requeue"
         time.sleep(0.2)
+    # slurmd revoked the old attempt's credential; a relaunch within the same second is
+    # refused ("Job 100001 already killed, do not launch batch job" / "Killing
+    # non-startable batch JobId=100001: Job credential revoked", seen on 22.05.8), which
+    # is what Slurm's 121 s requeue BeginTime normally avoids: wait past that second.
+    time.sleep(2.5)
     released = real_slurm.run(["scontrol", "update", f"jobid={job_id}", "StartTime=now"],
                               timeout=15)
     assert released.rc == 0, released.stderr
