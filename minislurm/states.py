@@ -171,6 +171,14 @@ _BASE_SHORT: dict[NodeBase, str] = {
 }
 
 
+#: The words of flag-driven states, per printer (``node_state_string`` / ``_compact``).
+_LONG_WORDS = {"draining": "draining", "drained": "drained", "failing": "failing",
+               "fail": "fail", "down": "down", "completing": "completing",
+               "reserved": "reserved", "planned": "planned"}
+_SHORT_WORDS = {"draining": "drng", "drained": "drain", "failing": "failg", "fail": "fail",
+                "down": "down", "completing": "comp", "reserved": "resv", "planned": "plnd"}
+
+
 @dataclass(frozen=True, slots=True)
 class NodeState:
     """A node state: one base state plus flags, with Slurm's three ways of printing it.
@@ -215,44 +223,35 @@ class NodeState:
             NodeBase.MIXED,
         )
 
+    def _word(self, words: dict[str, str]) -> str:
+        """The state's word from ``words`` (one table per printer), flags first."""
+        f = self.flags
+        if f & NodeFlag.DRAIN:
+            key = "draining" if self._draining else "drained"
+        elif f & NodeFlag.FAIL:
+            key = "failing" if self._draining else "fail"
+        elif self.base is NodeBase.DOWN:
+            key = "down"
+        elif f & NodeFlag.COMPLETING:
+            key = "completing"
+        elif f & NodeFlag.RESERVED and self.base is NodeBase.IDLE:
+            key = "reserved"
+        elif f & NodeFlag.PLANNED and self.base is NodeBase.IDLE:
+            key = "planned"
+        else:
+            return ""
+        return words[key]
+
     @property
     def long(self) -> str:
         """``node_state_string`` lowercased as ``sinfo -o %T`` prints it (``draining``)."""
-        f = self.flags
-        if f & NodeFlag.DRAIN:
-            word = "draining" if self._draining else "drained"
-        elif f & NodeFlag.FAIL:
-            word = "failing" if self._draining else "fail"
-        elif self.base is NodeBase.DOWN:
-            word = "down"
-        elif f & NodeFlag.COMPLETING:
-            word = "completing"
-        elif f & NodeFlag.RESERVED and self.base is NodeBase.IDLE:
-            word = "reserved"
-        elif f & NodeFlag.PLANNED and self.base is NodeBase.IDLE:
-            word = "planned"
-        else:
-            word = self.base.value.lower()
+        word = self._word(_LONG_WORDS) or self.base.value.lower()
         return word + self._suffix
 
     @property
     def short(self) -> str:
         """``node_state_string_compact`` as default ``sinfo`` / ``%t`` prints it (``drng``)."""
-        f = self.flags
-        if f & NodeFlag.DRAIN:
-            word = "drng" if self._draining else "drain"
-        elif f & NodeFlag.FAIL:
-            word = "failg" if self._draining else "fail"
-        elif self.base is NodeBase.DOWN:
-            word = "down"
-        elif f & NodeFlag.COMPLETING:
-            word = "comp"
-        elif f & NodeFlag.RESERVED and self.base is NodeBase.IDLE:
-            word = "resv"
-        elif f & NodeFlag.PLANNED and self.base is NodeBase.IDLE:
-            word = "plnd"
-        else:
-            word = _BASE_SHORT[self.base]
+        word = self._word(_SHORT_WORDS) or _BASE_SHORT[self.base]
         return word + self._suffix
 
     @property
