@@ -17,6 +17,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 #: Overrides the location (a folder holding CAPTURES.md).
 ENV_VAR = "MINISLURM_SLURM_REFERENCE"
 
@@ -85,3 +87,23 @@ def cases(folder: str) -> list[Case]:
         if all((base / f"{p.stem}{ext}").exists() for ext in (".out", ".err", ".rc"))
     )
     return [load_case(folder, n) for n in names]
+
+
+#: The captures folder (``capture_root()``), or the default location when absent,
+#: so that ``REF.is_dir()`` tells whether the captures are there.
+REF: Path = capture_root() or (
+    Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
+)
+
+
+def _needs_captures() -> pytest.MarkDecorator:
+    return pytest.mark.skipif(capture_root() is None, reason=f"captures not found at {REF}")
+
+
+#: Skips a test when the captures are absent.
+needs_captures = _needs_captures()
+
+
+def capture_out(folder: str, name: str) -> str:
+    """The stdout Slurm printed for ``<folder>/<name>``."""
+    return (REF / folder / f"{name}.out").read_text()

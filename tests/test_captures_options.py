@@ -18,15 +18,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from pathlib import Path
 
 import pytest
+from captures import REF
 
 from minislurm.errors import SlurmError
 from minislurm.options import SbatchInvocation, parse_sbatch, parse_srun
 from minislurm.timespec import format_time_limit
 
-REF = Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
 pytestmark = pytest.mark.skipif(not REF.is_dir(), reason=f"captures not found at {REF}")
 
 NOW = 1767600000

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from captures import REF
 
 from minislurm.filenames import default_output_pattern, expand_pattern
-
-REF = Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
 
 
 def test_every_symbol_of_capture_f4_01() -> None:

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import calendar
 import dataclasses
-from pathlib import Path
 
 import pytest
+from captures import capture_out as capture
+from captures import needs_captures
 
 from minislurm.cli.format.sacct import format_sacct, parse_fields
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord, StepRecord
 from minislurm.states import JobState, Reason
-
-REF = Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
-needs_captures = pytest.mark.skipif(not REF.is_dir(), reason=f"captures not found at {REF}")
-
-
-def capture(case: str, name: str) -> str:
-    return (REF / case / f"{name}.out").read_text()
 
 
 def ts(hms: str | None) -> int | None:

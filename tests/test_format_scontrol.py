@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import calendar
 import dataclasses
-from pathlib import Path
 
-import pytest
+from captures import capture_out as capture
+from captures import needs_captures
 
 from minislurm.cli.format.hostinfo import NodeHost
 from minislurm.cli.format.scontrol import (
@@ -19,14 +19,10 @@ from minislurm.job import JobRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
 from minislurm.states import JobState, NodeBase, NodeFlag, NodeState, Reason
 
-REF = Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
-needs_captures = pytest.mark.skipif(not REF.is_dir(), reason=f"captures not found at {REF}")
 CASE = "c2_formats_and_reasons"
 WORK = "/srv/slurm-ref/work/c2_formats_and_reasons"
 
 
-def capture(case: str, name: str) -> str:
-    return (REF / case / f"{name}.out").read_text()
 
 
 def ts(hms: str) -> int:

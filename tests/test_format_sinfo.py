@@ -8,17 +8,14 @@ from __future__ import annotations
 
 import calendar
 import dataclasses
-from pathlib import Path
 
-import pytest
+from captures import REF, needs_captures
 
 from minislurm.cli.format.hostinfo import NodeHost
 from minislurm.cli.format.sinfo import format_sinfo
 from minislurm.node import NodeRecord, PartitionRecord
 from minislurm.states import NodeBase, NodeFlag, NodeState
 
-REF = Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
-needs_captures = pytest.mark.skipif(not REF.is_dir(), reason=f"captures not found at {REF}")
 CASE = "c2_formats_and_reasons"
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import calendar
 import dataclasses
-from pathlib import Path
 
-import pytest
+from captures import REF, needs_captures
+from captures import capture_out as capture
 
 from minislurm.cli.format.squeue import (
     DEFAULT_FORMAT,
@@ -22,14 +22,6 @@ from minislurm.cli.format.squeue import (
 )
 from minislurm.job import JobRecord
 from minislurm.states import JobState, Reason
-
-REF = Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
-needs_captures = pytest.mark.skipif(not REF.is_dir(), reason=f"captures not found at {REF}")
-
-
-def capture(case: str, name: str) -> str:
-    """The stdout of one captured command."""
-    return (REF / case / f"{name}.out").read_text()
 
 
 def ts(hms: str, day: str = "2026-12-02") -> int:

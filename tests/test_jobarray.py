@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from captures import REF
 
 from minislurm.errors import SubmitError
 from minislurm.jobarray import ArraySpec, format_indices, format_pending, parse_array
 from minislurm.options import sbatch_directives
-
-REF = Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
 
 
 @pytest.mark.parametrize(("text", "indices", "throttle"), [

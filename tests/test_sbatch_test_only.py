@@ -23,10 +23,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from captures import REF
 
 from minislurm.cluster import Cluster
-
-REF = Path(__file__).resolve().parent.parent.parent / "shared" / "slurm-reference"
 
 STEPS = [
     ("sbatch --test-only --wrap 'sleep 1'", 0),
