@@ -89,9 +89,9 @@ BATCH_CASES = {
     "N2-n4": "-N2 -n4",
 }
 #: Known gaps: case -> what differs (strict xfail; flips when minislurm is fixed).
-BATCH_GAPS = {
-    "N2-n4": "minislurm differs: sbatch -N2 -n4 gets SLURM_JOB_CPUS_PER_NODE=2(x2), "
-    "SLURM_TASKS_PER_NODE=2(x2), SLURM_CPUS_ON_NODE=2; real Slurm's cons_tres gives 3,1, 3,1, 3",
+BATCH_GAPS: dict[str, str] = {
+    # "N2-n4" differed (2(x2) instead of real Slurm's 3,1) until select/cons_tres
+    # mirrored _eval_nodes/_cpus_to_use (minislurm/select/cons_tres.py eval_nodes).
 }
 
 

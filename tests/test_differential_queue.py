@@ -152,16 +152,15 @@ RUN_SPECIFIC_FIELDS = ("AllocNode:Sid", "RunTime")
 
 #: (job, field) where minislurm differs, with what real Slurm shows (strict xfail).
 SHOW_GAPS = {
-    ("held", "LastSchedEval"): "minislurm gap: pending jobs show LastSchedEval=Unknown; real "
-    "Slurm shows the time the scheduler last considered the job",
-    ("overmax", "LastSchedEval"): "minislurm gap: LastSchedEval=Unknown for a pending job",
-    ("negtime", "LastSchedEval"): "minislurm gap: LastSchedEval=Unknown for a pending job",
-    ("unlimited", "LastSchedEval"): "minislurm gap: LastSchedEval=Unknown for a pending job",
+    # The LastSchedEval gaps of the pending jobs (held, overmax, negtime, unlimited) flipped
+    # when scontrol's formatter printed the creation stamp real Slurm shows.
     ("negtime", "TimeLimit"): "minislurm differs: sbatch --time=-5: scontrol shows "
     "TimeLimit=INVALID; real Slurm 22.05 shows TimeLimit=2982611-04:17:00 (squeue %l shows "
-    "INVALID on both)",
+    "INVALID on both); needs the magnitude of the negative limit kept by timespec "
+    "(/tmp/requests/fidelity.md #4)",
     ("running", "Scheduler"): "minislurm differs: Scheduler=Main; on real Slurm the backfill "
-    "scheduler started this job (Scheduler=Backfill): older jobs pend in its partition",
+    "scheduler started this job (Scheduler=Backfill): slurmctld defers batch jobs "
+    "(batch_sched_delay) and the 1-s backfill cycle starts them (fidelity.md #6)",
 }
 SHOWN_JOBS = ("held", "overmax", "negtime", "unlimited", "running")
 

@@ -44,12 +44,9 @@ CASES = {
     "| sort",
 }
 #: Known gaps: case -> what differs (strict xfail; flips when minislurm is fixed).
-GAPS = {
-    "cyclic": "minislurm differs: srun -N2 -n4 (no --ntasks-per-node) gets 2+2 CPUs "
-    "(tasks 0,2 on n1 and 1,3 on n2 with -m cyclic); real Slurm's cons_tres gives "
-    "n1 3 CPUs and n2 1 (0:n1 1:n2 2:n1 3:n1)",
-    "block-n4-on-N2": "minislurm differs: srun -N2 -n4 gets SLURM_JOB_CPUS_PER_NODE=2(x2); "
-    "real Slurm 3,1 (tasks 0-2 on n1, 3 on n2)",
+GAPS: dict[str, str] = {
+    # "cyclic" and "block-n4-on-N2" differed (2+2 CPUs instead of real Slurm's 3+1)
+    # until select/cons_tres mirrored _eval_nodes/_cpus_to_use (eval_nodes).
 }
 
 

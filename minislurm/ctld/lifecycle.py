@@ -10,9 +10,16 @@ The state machine of a job attempt (Slurm 22.05 names)::
                                       BeginTime = now + requeue delay + 1 = 121 s)
                        -> PREEMPTED  (PreemptMode=CANCEL; REQUEUE puts it back to PENDING)
 
-Everything is event driven: a job's end is a SimPy event from the ``JobRunner``
-and its time limit a timeout; nothing ticks every second.  Each attempt has a
-number so that events of an attempt that was killed are ignored.
+Everything is event driven: a job's end is a SimPy event from the ``JobRunner``;
+nothing ticks every second.  Time limits are enforced the way slurmctld does it: its
+background thread runs ``job_time_limit()`` every ``PERIODIC_TIMEOUT`` (30) seconds
+counted from the daemon's start, and a job whose ``start + TimeLimit`` (plus
+``OverTimeLimit``) has passed is timed out *at that check*.  So a 1-minute job
+started 10 s after a check ends TIMEOUT ~80 s after its start, not at 60 s (measured
+on 22.05.8: starts 21:21:07.8 and 21:21:14.8 with ``--time=1`` both ended at the
+check of 21:22:29.98).  Only the one check that matters is scheduled (a timeout at
+that instant), so the simulated clock stays deterministic and idle otherwise.  Each
+attempt has a number so that events of an attempt that was killed are ignored.
 """
 
 from __future__ import annotations
@@ -31,6 +38,55 @@ if TYPE_CHECKING:
 
 #: Seconds a requeued job waits (job_mgr.c: begin_time = now + cred_expire + 1).
 REQUEUE_DELAY = 120
+
+#: slurmctld.h ``PERIODIC_TIMEOUT``: seconds between two ``job_time_limit()`` runs.
+PERIODIC_TIMEOUT = 30
+
+
+def limit_check_phase(ctl: Controller) -> int:
+    """When slurmctld's periodic checks are counted from (its start), epoch seconds.
+
+    The controller's ``started_at`` if it records one; else the epoch time of SimPy
+    time 0 (the start of a simulated cluster; under the wall clock: the Unix epoch).
+    """
+    started = getattr(ctl, "started_at", None)
+    if isinstance(started, int):
+        return started
+    return int(ctl.now - ctl.env.now)
+
+
+def next_limit_check(ctl: Controller, deadline: int) -> int:
+    """The first periodic check at or after ``deadline`` (and not before now).
+
+    ``job_time_limit`` times a job out when ``end_time <= now - OverTimeLimit*60``;
+    ``deadline`` is that ``end_time + OverTimeLimit*60``.
+    """
+    phase = limit_check_phase(ctl)
+    due = max(deadline, ctl.now)
+    k = -(-(due - phase) // PERIODIC_TIMEOUT)
+    return phase + k * PERIODIC_TIMEOUT
+
+
+def limit_deadline(ctl: Controller, job: Job) -> int | None:
+    """``start + TimeLimit + OverTimeLimit`` of a running job (None: never times out)."""
+    if job.time_limit is None or job.time_limit < 0 or job.start_time is None:
+        return None
+    over = int(getattr(ctl.config, "over_time_limit", 0) or 0)
+    return job.start_time + job.time_limit * 60 + over * 60
+
+
+def arm_time_limit(ctl: Controller, job: Job) -> None:
+    """Schedule the periodic check that will see ``job`` over its limit (if any).
+
+    Called when the job starts and when ``scontrol update TimeLimit=`` moves its
+    deadline; a check that finds the limit moved later does nothing.
+    """
+    deadline = limit_deadline(ctl, job)
+    if deadline is None:
+        return
+    attempt = job.attempt
+    at = next_limit_check(ctl, deadline)
+    ctl.env.timeout(at - ctl.now).callbacks.append(lambda _ev: time_limit(ctl, job, attempt))
 
 
 def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> Job:
@@ -63,13 +119,15 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
     done = ctl.runner.start(job.snapshot(), alloc, job.body)
     done.callbacks.append(lambda ev: body_ended(ctl, job, attempt, ev.value))
     env = ctl.env
-    if job.time_limit is not None and job.time_limit >= 0:
-        limit = job.time_limit * 60
-        env.timeout(limit).callbacks.append(lambda _ev: time_limit(ctl, job, attempt))
-        if job.signal_spec is not None:
-            sig, before = job.signal_spec
-            at = max(0, limit - before)
-            env.timeout(at).callbacks.append(lambda _ev: _signal(ctl, job, attempt, sig))
+    arm_time_limit(ctl, job)
+    if limit_deadline(ctl, job) is not None and job.signal_spec is not None:
+        sig, before = job.signal_spec
+        end = now + int(job.time_limit or 0) * 60
+        # job_time_limit sends the warning signal at the first check where
+        # now + warn_time + PERIODIC_TIMEOUT >= end_time (sbatch(1): "up to 60 seconds
+        # earlier than specified"); measured: --time=2 --signal=B:USR1@60 -> 48 s after start.
+        at = next_limit_check(ctl, end - before - PERIODIC_TIMEOUT)
+        env.timeout(at - now).callbacks.append(lambda _ev: _signal(ctl, job, attempt, sig))
     return job
 
 
@@ -95,11 +153,11 @@ def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
 
 
 def time_limit(ctl: Controller, job: Job, attempt: int) -> None:
-    """The time limit is due: check it once the events of this instant are done.
+    """A periodic check (``job_time_limit``) is due: run it once this instant's events are done.
 
-    slurmctld enforces limits by a periodic check (``job_time_limit``), so a job whose
-    body ends exactly at its limit has COMPLETED (or FAILED) before any check sees it
-    overrun: the check is deferred behind the body's end reported at the same instant.
+    A job whose body ends at the very instant of the check has COMPLETED (or FAILED)
+    before the check sees it overrun: the check is deferred behind the body's end
+    reported at the same instant.
     """
     if job.attempt != attempt or job.state is not JobState.RUNNING:
         return
@@ -110,9 +168,10 @@ def _enforce_limit(ctl: Controller, job: Job, attempt: int) -> None:
     """TIMEOUT, SIGTERM now, SIGKILL after KillWait (if the limit still holds)."""
     if job.attempt != attempt or job.state is not JobState.RUNNING:
         return
-    if job.time_limit is None or job.time_limit < 0 or job.start_time is None:
+    deadline = limit_deadline(ctl, job)
+    if deadline is None:
         return  # raised to UNLIMITED (scontrol update TimeLimit=)
-    if job.start_time + job.time_limit * 60 > ctl.now:
+    if deadline > ctl.now:
         return  # raised meanwhile: a later check is scheduled
     terminate(ctl, job, JobState.TIMEOUT, 0, SIGTERM)
     job.reason = Reason.TIME_LIMIT
@@ -207,10 +266,15 @@ def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool)
 
 
 __all__ = [
+    "PERIODIC_TIMEOUT",
     "REQUEUE_DELAY",
+    "arm_time_limit",
     "body_ended",
     "finish",
     "kill_on_nodes",
+    "limit_check_phase",
+    "limit_deadline",
+    "next_limit_check",
     "requeue",
     "start_job",
     "terminate",

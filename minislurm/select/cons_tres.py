@@ -10,7 +10,11 @@ follows the allocation and fragmentation is visible (``gpu:a100:2(IDX:0,3)``).
 ``select`` answers "does it fit *now* on these nodes?": an ``Allocation`` or
 ``Reason.RESOURCES`` (a value, not an exception).  Node choice follows Slurm's
 default without a topology plugin: lowest ``Weight`` first, then nodes already in
-use (best fit, so whole nodes stay free for big jobs), then config order.
+use (best fit, so whole nodes stay free for big jobs), then config order; with
+``-w`` nodes, the others are taken upward from the first required node, then
+downward.  How many CPUs each node gets with ``-N`` and no ``--ntasks-per-node``
+is ``_eval_nodes``/``_cpus_to_use``/``_set_task_dist`` (``select/eval_nodes.py``):
+``-N2 -n4`` on idle 4-CPU nodes gets 3 + 1 CPUs (``SLURM_JOB_CPUS_PER_NODE=3,1``).
 """
 
 from __future__ import annotations
@@ -124,7 +128,7 @@ def order_nodes(table: NodeTable, candidates: IntArray) -> IntArray:
     return candidates[keys]
 
 
-def _node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> NodeAlloc:
+def node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> NodeAlloc:
     if req.exclusive:
         all_mem = int(table.mem[i])
         if req.mem_per_node not in (None, 0):
@@ -145,13 +149,20 @@ def select(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> Alloca
     """Pick nodes for ``req`` among the ``allowed`` nodes (usable nodes of its partition).
 
     Returns the allocation, or ``Reason.RESOURCES`` when the job does not fit now.
+    ``-N`` without ``--ntasks-per-node`` (and without ``--exclusive``) shares the CPUs
+    out as cons_tres's ``_eval_nodes`` does (``select.eval_nodes``): ``-N2 -n4`` on
+    idle 4-CPU nodes gets 3 + 1 CPUs, not 2 + 2.
     """
+    if req.spread:
+        return _select_spread(req, table, allowed)
+    if not req.exclusive and req.ntasks_per_node is None:
+        from minislurm.select.eval_nodes import eval_nodes  # it builds on this module
+
+        return eval_nodes(req, table, allowed)
     gpu_free = table.free_gpus_of(req.gpu_type)
     ok = allowed & fit_mask(req, table, table.free_cpu, table.free_mem, gpu_free, table.njobs)
     if req.exc_nodes:
         ok[list(req.exc_nodes)] = False
-    if req.spread:
-        return _select_spread(req, table, allowed)
     count = req.node_count
     cpus = req.cpus_on_node(count)
     req_idx = sorted(req.req_nodes)
@@ -164,9 +175,22 @@ def select(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> Alloca
         cand = np.flatnonzero(ok)
         if len(cand) < count - len(chosen):
             return Reason.RESOURCES
-        chosen += [int(i) for i in order_nodes(table, cand)[: count - len(chosen)]]
+        chosen += [int(i) for i in candidate_order(table, cand, req_idx)[: count - len(chosen)]]
     chosen.sort()
-    return Allocation(tuple(_node_alloc(table, i, req, cpus) for i in chosen))
+    return Allocation(tuple(node_alloc(table, i, req, cpus) for i in chosen))
+
+
+def candidate_order(table: NodeTable, cand: IntArray, req_idx: list[int]) -> IntArray:
+    """The order extra nodes are taken in: :func:`order_nodes`, or with ``-w`` nodes
+    given, upward from the first required node and then downward (``_eval_nodes``
+    selects from the set holding the required nodes "first working up then down")."""
+    if not req_idx:
+        return order_nodes(table, cand)
+    first = req_idx[0]
+    above = (cand < first).astype(np.int64)
+    dist = np.abs(cand - first)
+    keys = np.lexsort((dist, above, table.weight[cand]))
+    return cand[keys]
 
 
 def _select_spread(
@@ -213,7 +237,7 @@ def _select_spread(
     if req.max_nodes is not None and len(picks) > req.max_nodes:
         return Reason.RESOURCES
     picks.sort()
-    return Allocation(tuple(_node_alloc(table, i, req, t * cpt) for i, t in picks))
+    return Allocation(tuple(node_alloc(table, i, req, t * cpt) for i, t in picks))
 
 
 def spread_node_estimate(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> int:
@@ -228,8 +252,10 @@ def spread_node_estimate(req: ResourceRequest, table: NodeTable, allowed: BoolAr
 
 __all__ = [
     "ResourceRequest",
+    "candidate_order",
     "config_mask",
     "fit_mask",
+    "node_alloc",
     "order_nodes",
     "select",
     "spread_node_estimate",

@@ -19,7 +19,12 @@ from minislurm.cli.format.hostinfo import NodeHost
 from minislurm.job import JobRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
 from minislurm.states import JobState
-from minislurm.timespec import format_elapsed, format_time_limit_hms, format_timestamp
+from minislurm.timespec import (
+    INVALID_TIME,
+    format_elapsed,
+    format_time_limit_hms,
+    format_timestamp,
+)
 
 _LINE_END = "\n   "
 
@@ -53,6 +58,26 @@ def _num_nodes(job: JobRecord) -> str:
     if hi and hi < lo:
         lo = hi
     return f"{lo}-{hi}" if hi else str(lo)
+
+
+def _time_limit(minutes: int | None) -> str:
+    """``TimeLimit=``: job_info.c prints the uint32 minutes with ``mins2time_str``.
+
+    A negative limit that sbatch accepted (``--time=-5`` is stored as
+    ``(-5 days + 59 s) / 60 = -7199`` minutes) wraps around 2**32 there:
+    ``TimeLimit=2982611-04:17:00`` (squeue's ``%l`` says ``INVALID``).  The bare
+    `INVALID_TIME` marker, which carries no magnitude, still prints ``INVALID``.
+    """
+    if minutes is not None and minutes < 0 and minutes != INVALID_TIME:
+        return format_elapsed((minutes % 2**32) * 60)
+    return format_time_limit_hms(minutes)
+
+
+def _last_sched_eval(job: JobRecord) -> str:
+    """``LastSchedEval=``: slurmctld stamps a job when it is created and again each time
+    a scheduler considers it, so a job that never was (held, over a partition limit)
+    shows its submission time, never ``Unknown`` (22.05.8, measured)."""
+    return format_timestamp(job.last_sched_eval or job.submit_time)
 
 
 def _end_time(job: JobRecord, now: int) -> str:
@@ -92,7 +117,7 @@ def format_scontrol_job(
         f"JobState={job.state.value} Reason={reason} Dependency={_null(job.dependency)}",
         f"Requeue={int(job.requeue)} Restarts={job.restart_count} "
         f"BatchFlag={int(job.batch_flag)} Reboot=0 ExitCode={job.exit_code}:{job.signal}",
-        f"RunTime={format_elapsed(run_time)} TimeLimit={format_time_limit_hms(job.time_limit)} "
+        f"RunTime={format_elapsed(run_time)} TimeLimit={_time_limit(job.time_limit)} "
         f"TimeMin={time_min}",
         f"SubmitTime={format_timestamp(job.submit_time)} "
         f"EligibleTime={format_timestamp(job.eligible_time)}",
@@ -101,7 +126,7 @@ def format_scontrol_job(
         "Deadline=N/A",
         "SuspendTime="
         + (format_timestamp(job.suspend_time) if job.suspend_time else "None")
-        + f" SecsPreSuspend=0 LastSchedEval={format_timestamp(job.last_sched_eval)} "
+        + f" SecsPreSuspend=0 LastSchedEval={_last_sched_eval(job)} "
         f"Scheduler={job.scheduler or 'Main'}",
         f"Partition={job.partition} AllocNode:Sid={alloc_node_sid}",
         f"ReqNodeList={_null(job.req_nodelist)} ExcNodeList={_null(job.exc_nodelist)}",
