@@ -1,0 +1,154 @@
+"""A training program that checkpoints, as seen by slurmctld: the lesson 8 job runner.
+
+`CheckpointRunner` is a `minislurm.ctld.runner.JobRunner` (what slurmd does when it
+launches a batch script) for one training job on a simulated clock. Each attempt
+(the first start, then every start after Slurm requeued the job) runs:
+
+    [restart: reload the last checkpoint] [work tau][save C] [work tau][save C] ...
+
+The first attempt starts fresh (no reload). When the job is killed (a node failed:
+NODE_FAIL, then requeued), the work and the checkpoint write since the last saved
+checkpoint are lost; the next attempt resumes from that checkpoint. The runner keeps
+the accounts: useful work, checkpoint writes, lost work, restarts and the time the job
+waited between attempts (Slurm's requeue BeginTime delay and waiting for free nodes).
+Times inside are seconds of the SimPy clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import simpy
+
+from minislurm.job import Allocation, JobRecord
+
+SIGKILL = 9
+SIGTERM = 15
+
+
+@dataclass(frozen=True, slots=True)
+class RunBreakdown:
+    """Where the wall time of a run went (hours); ``failures`` counts interruptions."""
+
+    useful: float
+    checkpoint: float
+    lost: float
+    restart: float
+    requeue: float
+    failures: float
+
+    @property
+    def wall(self) -> float:
+        """Total wall time from the first start to the last checkpoint."""
+        return self.useful + self.checkpoint + self.lost + self.restart + self.requeue
+
+    @property
+    def goodput(self) -> float:
+        """Share of the wall time spent on work that was kept."""
+        return self.useful / self.wall if self.wall > 0 else 0.0
+
+    @property
+    def lost_to_failures(self) -> float:
+        """Share of the wall time lost to failures (recomputation, restarts, requeue)."""
+        return (self.lost + self.restart + self.requeue) / self.wall if self.wall > 0 else 0.0
+
+
+class CheckpointRunner:
+    """Runs one checkpointing training job; other jobs get no body (they end at once)."""
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self.finished = env.event()
+        self._segments: list[float] = []
+        self._ckpt = self._restart = 0.0
+        self._done = 0  # segments saved
+        self._job: int | None = None
+        self._attempt_start: float | None = None
+        self._attempt_event: simpy.Event | None = None
+        self._last_end: float | None = None
+        self.attempts = 0
+        self._acc = {"useful": 0.0, "checkpoint": 0.0, "lost": 0.0, "restart": 0.0,
+                     "requeue": 0.0, "failures": 0.0}
+
+    def plan(self, segments: list[float], *, checkpoint: float, restart: float) -> None:
+        """The work (hours per segment), checkpoint cost and restart cost (seconds)."""
+        if self._job is not None:
+            raise RuntimeError("this runner already runs a job")
+        self._segments = [s * 3600 for s in segments]
+        self._ckpt, self._restart = checkpoint, restart
+
+    def _timeline(self) -> list[tuple[str, float]]:
+        phases: list[tuple[str, float]] = []
+        if self.attempts > 1:
+            phases.append(("restart", self._restart))
+        for seg in self._segments[self._done:]:
+            phases += [("work", seg), ("save", self._ckpt)]
+        return phases
+
+    def start(self, job: JobRecord, allocation: Allocation, body: object) -> simpy.Event:
+        """slurmd launches the batch script: resume from the last checkpoint."""
+        done = self.env.event()
+        if self._job is None:
+            self._job = job.job_id
+        if job.job_id != self._job:
+            done.succeed((0, 0))
+            return done
+        self.attempts += 1
+        now = float(self.env.now)
+        if self._last_end is not None:
+            self._acc["requeue"] += now - self._last_end
+        self._attempt_start, self._attempt_event = now, done
+        total = sum(d for _, d in self._timeline())
+        timer = self.env.timeout(total)
+        timer.callbacks.append(lambda _ev: self._complete(done))
+        return done
+
+    def _complete(self, done: simpy.Event) -> None:
+        if done.triggered or done is not self._attempt_event:
+            return
+        self._account(float(self.env.now))
+        done.succeed((0, 0))
+        self.finished.succeed(self.breakdown())
+
+    def _account(self, now: float) -> None:
+        """Book the current attempt up to ``now``: what was saved is kept, the rest is lost."""
+        assert self._attempt_start is not None
+        left = now - self._attempt_start
+        pending = 0.0  # work done since the last saved checkpoint
+        for kind, dur in self._timeline():
+            if left <= 0:
+                break
+            used = min(left, dur)
+            left -= used
+            if kind == "restart":
+                self._acc["restart"] += used
+            elif kind == "work":
+                pending = used
+            elif used >= dur - 1e-6:  # the checkpoint reached storage: keep the segment
+                self._acc["useful"] += pending
+                self._acc["checkpoint"] += dur
+                self._done += 1
+                pending = 0.0
+            else:
+                pending += used
+        self._acc["lost"] += pending
+        self._attempt_start, self._attempt_event = None, None
+        self._last_end = now
+
+    def kill(self, job_id: int, signal: int) -> None:
+        """A node of the job failed (or scancel): the attempt ends, unsaved work is lost."""
+        done = self._attempt_event
+        if job_id != self._job or done is None or signal not in (SIGKILL, SIGTERM):
+            return
+        self._account(float(self.env.now))
+        self._acc["failures"] += 1
+        if not done.triggered:
+            done.succeed((0, signal))
+
+    def breakdown(self) -> RunBreakdown:
+        """The accounts so far, in hours."""
+        a = {k: v / 3600 if k != "failures" else v for k, v in self._acc.items()}
+        return RunBreakdown(**a)
+
+
+__all__ = ["CheckpointRunner", "RunBreakdown"]

@@ -1,0 +1,194 @@
+"""Lesson 8's figure and widget: goodput and time lost to failures, 8 to 100,000 GPUs.
+
+`scaling_figure` draws the model's curves over a range of job sizes, the points that
+minislurm simulated, and the breakdown of the wall time at the selected size.
+`ScalingExplorer` puts sliders (GPUs in the job, checkpoint write time, restart time)
+and a button that simulates the selected size on minislurm in front of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .scaling import ScaleParams, StudyPoint, expected_run, simulate_run
+
+#: Job sizes on the slider and the curves (GPUs).
+GPU_STEPS = (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536,
+             100000)
+
+#: Wall-time categories, in stacking order, with their colours.
+PARTS = (("useful", "useful work", "#2ca02c"), ("checkpoint", "checkpoint writes", "#1f77b4"),
+         ("lost", "work lost (since last checkpoint)", "#d62728"),
+         ("restart", "restarts (reload checkpoint)", "#ff7f0e"),
+         ("requeue", "requeue wait (BeginTime, free nodes)", "#9467bd"))
+
+
+def _fmt_hours(h: float) -> str:
+    if h >= 48:
+        return f"{h / 24:.0f} days"
+    if h >= 2:
+        return f"{h:.1f} h"
+    return f"{h * 60:.0f} min"
+
+
+def summary(p: ScaleParams, work: float) -> str:
+    """One sentence about the selected size (the figure's title)."""
+    e = expected_run(p, work)
+    return (f"{p.gpus:,} GPUs ({p.nodes:,} nodes): a failure every {_fmt_hours(p.job_mtbf)}, "
+            f"checkpoint every {_fmt_hours(p.tau)} → goodput {e.goodput:.0%}")
+
+
+def scaling_figure(
+    base: ScaleParams, work: float, sims: Sequence[StudyPoint] = (),
+    steps: Sequence[int] = GPU_STEPS,
+) -> go.Figure:
+    """Goodput and share lost to failures versus GPUs (model and minislurm), and the
+    breakdown at ``base.gpus``. Simulated points count only if they match ``base``'s
+    checkpoint and restart costs."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.1,
+                        subplot_titles=("share of wall time vs job size",
+                                        f"where the time goes at {base.gpus:,} GPUs"))
+    xs = sorted({*steps, base.gpus})
+    model = [expected_run(replace(base, gpus=g), work) for g in xs]
+    fig.add_trace(go.Scatter(x=xs, y=[m.goodput for m in model], mode="lines", name="goodput",
+                             line={"color": "#2ca02c"}), 1, 1)
+    fig.add_trace(go.Scatter(x=xs, y=[m.lost_to_failures for m in model], mode="lines",
+                             name="lost to failures", line={"color": "#d62728"}), 1, 1)
+    fig.add_trace(go.Scatter(x=xs, y=[m.checkpoint / m.wall for m in model], mode="lines",
+                             name="checkpoint writes", line={"color": "#1f77b4"}), 1, 1)
+    match = [s for s in sims if _same_costs(s.params, base)]
+    if match:
+        fig.add_trace(go.Scatter(
+            x=[s.params.gpus for s in match], y=[s.breakdown.goodput for s in match],
+            mode="markers", name="goodput on minislurm",
+            marker={"symbol": "diamond", "size": 10, "color": "#2ca02c",
+                    "line": {"width": 1, "color": "black"}},
+            error_y={"type": "data", "symmetric": False,
+                     "array": [max(s.goodputs) - s.breakdown.goodput for s in match],
+                     "arrayminus": [s.breakdown.goodput - min(s.goodputs) for s in match]},
+            text=[f"{len(s.runs)} runs, {s.breakdown.failures:.1f} interruptions per run"
+                  for s in match]), 1, 1)
+    here = expected_run(base, work)
+    fig.add_trace(go.Scatter(x=[base.gpus], y=[here.goodput], mode="markers",
+                             name="selected", marker={"size": 14, "color": "black",
+                                                      "symbol": "star"}), 1, 1)
+    bars = {"model": here}
+    sim_here = [s for s in match if s.params.gpus == base.gpus]
+    if sim_here:
+        bars["minislurm"] = sim_here[-1].breakdown
+    for key, label, colour in PARTS:
+        fig.add_trace(go.Bar(
+            x=list(bars), y=[getattr(b, key) / b.wall for b in bars.values()], name=label,
+            marker={"color": colour}, legendgroup="parts"), 1, 2)
+    fig.update_layout(barmode="stack", template="plotly_white", height=440,
+                      title={"text": summary(base, work), "font": {"size": 15}},
+                      margin={"l": 50, "r": 20, "t": 80, "b": 50},
+                      legend={"orientation": "h", "y": -0.18})
+    fig.update_xaxes(type="log", title_text="GPUs in the job", row=1, col=1)
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=1)
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=2)
+    return fig
+
+
+def _same_costs(a: ScaleParams, b: ScaleParams) -> bool:
+    return (a.checkpoint, a.restart, a.node_mtbf, a.interval, a.gpus_per_node) == (
+        b.checkpoint, b.restart, b.node_mtbf, b.interval, b.gpus_per_node)
+
+
+class ScalingExplorer:
+    """Sliders for the job size and the checkpoint/restart costs, a figure that follows
+    them, and a button that runs the selected size on minislurm."""
+
+    def __init__(self, work: float = 24.0, sims: Sequence[StudyPoint] = (),
+                 base: ScaleParams | None = None, seed: int = 0) -> None:
+        import ipywidgets as w
+
+        self.work, self.seed = work, seed
+        self.sims: list[StudyPoint] = list(sims)
+        b = base or ScaleParams(GPU_STEPS[0])
+        self.gpus = w.SelectionSlider(options=list(GPU_STEPS), value=b.gpus,
+                                      description="GPUs", continuous_update=False,
+                                      layout=w.Layout(width="520px"))
+        self.checkpoint = w.FloatSlider(value=b.checkpoint * 60, min=0.5, max=30, step=0.5,
+                                        description="save (min)", continuous_update=False)
+        self.restart = w.FloatSlider(value=b.restart * 60, min=1, max=60, step=1,
+                                     description="restart (min)", continuous_update=False)
+        self.button = w.Button(description="Simulate on minislurm", icon="play")
+        self.status = w.HTML()
+        self.out = w.Output()
+        for s in (self.gpus, self.checkpoint, self.restart):
+            s.observe(lambda _c: self.redraw(), names="value")
+        self.button.on_click(lambda _b: self.simulate())
+        self.figure = self._figure()
+        self.box = w.VBox([self.gpus, w.HBox([self.checkpoint, self.restart]),
+                           w.HBox([self.button, self.status]), self.out])
+        self.redraw()
+
+    @property
+    def params(self) -> ScaleParams:
+        """The job the sliders describe."""
+        return ScaleParams(int(self.gpus.value), checkpoint=float(self.checkpoint.value) / 60,
+                           restart=float(self.restart.value) / 60)
+
+    def _figure(self) -> go.Figure:
+        return scaling_figure(self.params, self.work, self.sims)
+
+    def redraw(self) -> None:
+        """Rebuild the figure for the sliders' values and show it."""
+        from IPython.display import display
+
+        self.figure = self._figure()
+        with self.out:
+            self.out.clear_output(wait=True)
+            display(self.figure)
+
+    def simulate(self) -> StudyPoint:
+        """Run the selected size on minislurm (100,000 GPUs takes about half a minute)."""
+        p = self.params
+        self.status.value = f"simulating {p.gpus:,} GPUs on minislurm…"
+        self.seed += 1
+        run = StudyPoint((simulate_run(p, self.work, seed=self.seed),))
+        self.sims.append(run)
+        b = run.breakdown
+        self.status.value = (f"minislurm: {b.failures:.0f} interruptions, goodput "
+                             f"{b.goodput:.0%} (model {expected_run(p, self.work).goodput:.0%})")
+        self.redraw()
+        return run
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.box)
+
+
+def study(gpus: Sequence[int], work: float, *, repeats: int = 3, seed: int = 0,
+          base: ScaleParams | None = None) -> list[StudyPoint]:
+    """Simulate the same job at several sizes on minislurm, ``repeats`` failure draws each."""
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    b = base or ScaleParams(8)
+    return [StudyPoint(tuple(simulate_run(replace(b, gpus=g), work, seed=seed + 1000 * i + k)
+                             for k in range(repeats))) for i, g in enumerate(gpus)]
+
+
+def study_table(points: Sequence[StudyPoint]) -> str:
+    """A plain-text table: the model against minislurm (mean of the runs) at each size."""
+    rows = [f"{'GPUs':>7} {'nodes':>6} {'job MTBF':>9} {'interval':>9} "
+            f"{'interruptions':>13} {'goodput':>8} {'model':>6}",
+            f"{'':>7} {'':>6} {'':>9} {'':>9} {'(per run)':>13} {'(mean)':>8}"]
+    for r in points:
+        e: Any = expected_run(r.params, r.work)
+        b = r.breakdown
+        rows.append(f"{r.params.gpus:>7,} {r.params.nodes:>6,} {_fmt_hours(r.params.job_mtbf):>9} "
+                    f"{_fmt_hours(r.params.tau):>9} {b.failures:>13.1f} {b.goodput:>8.1%} "
+                    f"{e.goodput:>6.1%}")
+    return "\n".join(rows)
+
+
+__all__ = ["GPU_STEPS", "PARTS", "ScalingExplorer", "scaling_figure", "study", "study_table",
+           "summary"]

@@ -1,0 +1,200 @@
+"""Lesson 8's scaling model, its minislurm simulation and the widget around them."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+
+from course.lessons.checkpointing import CheckpointRunner, RunBreakdown
+from course.lessons.scaling import (
+    REQUEUE_WAIT_HOURS,
+    ScaleParams,
+    StudyPoint,
+    expected_run,
+    frontier_cluster,
+    job_mtbf,
+    mean_breakdown,
+    segments,
+    simulate_run,
+    young_interval,
+)
+from course.lessons.scaling_view import GPU_STEPS, ScalingExplorer, scaling_figure, study_table
+from minislurm.states import JobState
+
+
+def test_job_mtbf_is_node_mtbf_over_nodes() -> None:
+    assert job_mtbf(6000, 12500) == pytest.approx(0.48)
+    assert ScaleParams(100_000).nodes == 12_500
+    assert ScaleParams(100_000).job_mtbf == pytest.approx(0.48)
+    assert ScaleParams(9).nodes == 2  # whole nodes
+    with pytest.raises(ValueError):
+        job_mtbf(6000, 0)
+
+
+def test_young_interval_and_its_default() -> None:
+    assert young_interval(5 / 60, 8) == pytest.approx(math.sqrt(2 * 5 / 60 * 8))
+    assert young_interval(0, 8) == math.inf
+    p = ScaleParams(16384, checkpoint=0.1)
+    assert p.tau == pytest.approx(math.sqrt(2 * 0.1 * p.job_mtbf))
+    assert ScaleParams(16384, interval=0.5).tau == 0.5
+
+
+@pytest.mark.parametrize("bad", [dict(gpus=0), dict(gpus=8, node_mtbf=0),
+                                 dict(gpus=8, interval=0), dict(gpus=8, checkpoint=-1)])
+def test_invalid_parameters_are_refused(bad: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        ScaleParams(**bad)  # type: ignore[arg-type]
+
+
+def test_segments_cover_the_work() -> None:
+    assert segments(10, 3) == [3, 3, 3, 1]
+    assert segments(9, 3) == [3, 3, 3]
+    assert segments(2, 5) == [2]
+    assert segments(2, math.inf) == [2]
+    with pytest.raises(ValueError):
+        segments(0, 1)
+
+
+def test_model_without_failures_is_work_plus_checkpoints() -> None:
+    p = ScaleParams(8, node_mtbf=1e12, interval=2, checkpoint=0.25)
+    e = expected_run(p, 10)
+    assert e.useful == pytest.approx(10)
+    assert e.checkpoint == pytest.approx(5 * 0.25)
+    assert e.lost == pytest.approx(0, abs=1e-6) and e.failures == pytest.approx(0, abs=1e-9)
+    assert e.goodput == pytest.approx(10 / 11.25)
+
+
+def test_model_matches_daly_closed_form() -> None:
+    """T = segments (M + Q) e^(R/M) (e^((tau + C)/M) - 1) for whole segments."""
+    p = ScaleParams(100_000, interval=0.25)
+    m, q, r, c = p.job_mtbf, p.requeue, p.restart, p.checkpoint
+    e = expected_run(p, 10)  # 40 whole segments
+    closed = 40 * (m + q) * math.exp(r / m) * math.expm1((0.25 + c) / m)
+    assert e.wall == pytest.approx(closed, rel=1e-9)
+    assert q == pytest.approx(121 / 3600) and q == REQUEUE_WAIT_HOURS
+
+
+def test_model_monte_carlo_agrees_with_closed_form() -> None:
+    """An independent event-by-event draw of the same process gives the same mean."""
+    p = ScaleParams(100_000, interval=0.3)
+    m, q, r, c = p.job_mtbf, p.requeue, p.restart, p.checkpoint
+    rng = random.Random(7)
+    total = 0.0
+    trials = 4000
+    for _ in range(trials):
+        t, need_restart = 0.0, False
+        for seg in segments(3, p.tau):
+            while True:
+                span = (r if need_restart else 0) + seg + c
+                x = rng.expovariate(1 / m)
+                if x >= span:
+                    t += span
+                    need_restart = False
+                    break
+                t += x + q
+                need_restart = True
+        total += t
+    assert total / trials == pytest.approx(expected_run(p, 3).wall, rel=0.03)
+
+
+def test_goodput_falls_with_scale_and_cheaper_checkpoints_help() -> None:
+    g = [expected_run(ScaleParams(n), 24).goodput for n in GPU_STEPS]
+    assert all(a > b for a, b in itertools.pairwise(g))
+    assert g[0] > 0.99 and g[-1] < 0.45
+    fast = expected_run(ScaleParams(100_000, checkpoint=10 / 3600, restart=2 / 60), 24)
+    assert fast.goodput > 0.75 > 2 * g[-1]
+
+
+def test_runner_books_saved_and_lost_work() -> None:
+    import simpy
+
+    env = simpy.Environment()
+    runner = CheckpointRunner(env)
+    runner.plan([1.0, 1.0], checkpoint=600, restart=900)
+
+    class Job:
+        job_id = 7
+
+    first = runner.start(Job(), None, None)  # type: ignore[arg-type]
+    env.run(until=3600 + 600 + 1800)  # segment 1 saved, half of segment 2 done
+    runner.kill(7, 9)
+    assert first.triggered
+    env.run(until=env.now + 121)
+    runner.start(Job(), None, None)  # type: ignore[arg-type]
+    env.run(until=runner.finished)
+    b = runner.breakdown()
+    assert b.useful == pytest.approx(2.0) and b.checkpoint == pytest.approx(2 / 6)
+    assert b.lost == pytest.approx(0.5) and b.restart == pytest.approx(0.25)
+    assert b.requeue == pytest.approx(121 / 3600) and b.failures == 1
+    assert b.wall == pytest.approx(env.now / 3600)
+
+
+def test_simulation_on_minislurm_requeues_and_accounts() -> None:
+    p = ScaleParams(4096)
+    cluster = frontier_cluster(p)
+    try:
+        run = simulate_run(p, 24, seed=3, cluster=cluster)
+        states = cluster.run(f"sacct -X -n -j {run.job_id} --format=State").stdout.split()
+        assert states[-1] == "COMPLETED"
+        assert states.count("NODE_FAIL") == run.breakdown.failures >= 1
+        job = cluster.controller.job(run.job_id)
+        assert job.state is JobState.COMPLETED and job.restart_count == run.breakdown.failures
+        assert run.breakdown.useful == pytest.approx(24)
+        # Slurm's requeue delay separates the attempts
+        assert run.breakdown.requeue >= run.breakdown.failures * 121 / 3600
+        assert "down" in cluster.run("sinfo").stdout or run.node_failures > 0
+    finally:
+        cluster.close()
+
+
+def test_simulation_agrees_with_model_on_average() -> None:
+    p = ScaleParams(16384)
+    point = StudyPoint(tuple(simulate_run(p, 24, seed=s) for s in range(4)))
+    assert point.breakdown.goodput == pytest.approx(expected_run(p, 24).goodput, abs=0.06)
+    assert point.breakdown.failures == pytest.approx(expected_run(p, 24).failures, rel=0.5)
+
+
+def test_simulation_is_deterministic() -> None:
+    p = ScaleParams(2048)
+    assert simulate_run(p, 12, seed=5).breakdown == simulate_run(p, 12, seed=5).breakdown
+
+
+def test_mean_breakdown_and_study_point_checks() -> None:
+    a, b = RunBreakdown(1, 1, 0, 0, 0, 0), RunBreakdown(3, 1, 2, 0, 0, 2)
+    assert mean_breakdown([a, b]) == RunBreakdown(2, 1, 1, 0, 0, 1)
+    with pytest.raises(ValueError):
+        mean_breakdown([])
+    with pytest.raises(ValueError):
+        StudyPoint(())
+
+
+def test_figure_has_model_curves_points_and_breakdown() -> None:
+    runs = [StudyPoint((simulate_run(ScaleParams(g), 24, seed=1),)) for g in (8, 512)]
+    fig = scaling_figure(ScaleParams(512), 24, runs)
+    names = [t.name for t in fig.data]
+    assert names[:3] == ["goodput", "lost to failures", "checkpoint writes"]
+    assert "goodput on minislurm" in names and "selected" in names
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 5 and list(bars[0].x) == ["model", "minislurm"]
+    assert "512 GPUs" in fig.layout.title.text
+    # other costs: the simulated points do not apply and are left out
+    other = scaling_figure(ScaleParams(512, checkpoint=0.5), 24, runs)
+    assert "goodput on minislurm" not in [t.name for t in other.data]
+    assert "interruptions" in study_table(runs)
+
+
+def test_explorer_slider_redraws_the_figure() -> None:
+    ex = ScalingExplorer(work=24)
+    before = ex.figure.to_dict()
+    ex.gpus.value = 100_000
+    after = ex.figure.to_dict()
+    assert before != after and "100,000 GPUs" in after["layout"]["title"]["text"]
+    ex.checkpoint.value = 1.0
+    assert ex.params.checkpoint == pytest.approx(1 / 60)
+    ex.gpus.value = 64
+    point = ex.simulate()
+    assert point.params.gpus == 64 and "minislurm:" in ex.status.value
+    assert "goodput on minislurm" in [t.name for t in ex.figure.data]
