@@ -266,6 +266,7 @@ class ScriptBuilder:
         style = {"description_width": "120px"}
         for w in self.controls.values():
             w.style = style
+            w.layout = widgets.Layout(width="430px")
             w.observe(self.refresh, names="value")
         self.script_view = widgets.HTML()
         self.verdict_view = widgets.HTML()
@@ -278,8 +279,10 @@ class ScriptBuilder:
         self.verdict: Verdict | None = None
         self.figure: go.Figure | None = None
         self.refresh()
-        left = widgets.VBox(list(self.controls.values()))
-        right = widgets.VBox([self.script_view, self.verdict_view])
+        left = widgets.VBox(list(self.controls.values()),
+                            layout=widgets.Layout(min_width="440px"))
+        right = widgets.VBox([self.script_view, self.verdict_view],
+                             layout=widgets.Layout(flex="1 1 auto"))
         self.view = widgets.VBox([widgets.HBox([left, right]), self.figure_view,
                                   self.submit_button, self.queue_view])  # fmt: skip
 
