@@ -1,0 +1,388 @@
+"""``python -m course build``: execute, validate and publish the course as a static site.
+
+1. **Execute and validate** every lesson notebook of the manifest once: one
+   ``pytest --nbval`` run (strict, the sanitizers of ``notebooks/sanitize.cfg``) whose
+   fresh outputs are kept by the `course.build_nbval` plugin, with a progress bar per
+   executed cell. ``validate=False`` executes with nbclient instead (no comparison);
+   ``execute=False`` renders the stored outputs as they are.
+2. **Render** each executed notebook to HTML with nbconvert (template
+   ``course/site/lesson``): plotly figures become interactive ``<div>``s drawn by the
+   ``plotly.min.js`` shipped with plotly (copied to ``assets/``, so pages work offline);
+   widgets, which need a kernel, are replaced by a note to open the notebook in
+   JupyterLab.
+3. **Publish** the readings (markdown) and an index page from the manifest (titles,
+   objectives, pass marks), with links between them.
+
+Site layout: ``index.html``, ``lessons/NN-name.html``, ``readings/NN-name.html``,
+``notebooks/NN-name.ipynb`` (the executed notebook), ``assets/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from course.manifest import ROOT, Manifest, Module, load_manifest
+
+SITE_TEMPLATES = Path(__file__).resolve().parent / "site"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+_READING_LINK = re.compile(r'href="(?:\.\./)?course/lessons/(\d\d-[a-z0-9-]+)\.md"')
+_NOTEBOOK_LINK = re.compile(r'href="(?:\.\./)?(?:notebooks/)?(\d\d-[a-z0-9-]+)\.ipynb"')
+
+
+class BuildError(RuntimeError):
+    """The course could not be built; the message says why (and what failed)."""
+
+    @property
+    def message(self) -> str:
+        """The user-facing text."""
+        return str(self)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    """What to build: ``only`` restricts to some module ids (``01-what-is-slurm``)."""
+
+    out: Path = ROOT / "build" / "site"
+    execute: bool = True
+    validate: bool = True
+    only: tuple[str, ...] = ()
+    timeout: int = 900
+    progress: bool = True
+
+
+@dataclass(slots=True)
+class BuildReport:
+    """What was written and how long each phase took (seconds)."""
+
+    out: Path
+    lessons: list[str] = field(default_factory=list)
+    readings: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One paragraph for the terminal."""
+        times = ", ".join(f"{k} {v:.1f} s" for k, v in self.seconds.items())
+        extra = f"; not written yet: {', '.join(self.missing)}" if self.missing else ""
+        return (f"course: built {self.out}/index.html: {len(self.lessons)} lessons, "
+                f"{len(self.readings)} readings ({times}){extra}")
+
+
+def _kernel_env(tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[var] = str(tmp / var.lower())
+    env["XDG_CACHE_HOME"] = str(tmp / "cache")
+    env.pop("SLURM_CONF", None)  # lessons run on the embedded default cluster
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _code_cells(path: Path) -> int:
+    return sum(c.cell_type == "code" for c in nbformat.read(str(path), as_version=4).cells)
+
+
+def _bar(total: int, enabled: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="cell", desc="executing", disable=not enabled,
+                file=sys.stderr, dynamic_ncols=True)
+
+
+def validate_notebooks(paths: Sequence[Path], work: Path, *, timeout: int = 900,
+                       progress: bool = True) -> dict[str, Path]:
+    """Execute and validate ``paths`` with one strict nbval run; the executed copies."""
+    captured = work / "executed"
+    env = _kernel_env(work)
+    env["COURSE_BUILD_CAPTURE"] = str(captured)
+    read_fd, write_fd = os.pipe()
+    env["COURSE_BUILD_PROGRESS_FD"] = str(write_fd)
+    log = work / "nbval.log"
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+            "course.build_nbval", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
+            str(ROOT / "notebooks" / "sanitize.cfg"), *map(str, paths)]
+    bar = _bar(sum(_code_cells(p) for p in paths), progress)
+    failed: list[str] = []
+    deadline = time.monotonic() + timeout
+    with log.open("w") as out:
+        proc = subprocess.Popen(argv, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                pass_fds=(write_fd,))
+        os.close(write_fd)
+        buf = b""
+        with os.fdopen(read_fd, "rb", buffering=0) as pipe:
+            while True:
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    proc.wait()
+                    raise BuildError(f"course build: nbval did not finish in {timeout} s")
+                ready, _, _ = select.select([pipe], [], [], 1.0)
+                if not ready:
+                    continue
+                chunk = pipe.read(4096)
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    _, name, cell, status = line.decode().split(" ", 3)
+                    bar.set_postfix_str(name, refresh=False)
+                    bar.update(1)
+                    if status != "ok":
+                        failed.append(f"{name} cell {cell}")
+        rc = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    bar.close()
+    if rc != 0:
+        tail = log.read_text()[-6000:]
+        raise BuildError(f"course build: nbval failed ({', '.join(failed) or f'exit {rc}'}):\n"
+                         f"{tail}")
+    result = {p.name: captured / p.name for p in paths}
+    missing = [n for n, p in result.items() if not p.is_file()]
+    if missing:
+        raise BuildError(f"course build: nbval ran but kept no outputs for {missing}")
+    return result
+
+
+def execute_notebooks(paths: Sequence[Path], work: Path, *, timeout: int = 900,
+                      progress: bool = True) -> dict[str, Path]:
+    """Execute ``paths`` with nbclient (no comparison); the executed copies."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    out_dir = work / "executed"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    env = _kernel_env(work)
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    bar = _bar(sum(_code_cells(p) for p in paths), progress)
+    try:
+        result: dict[str, Path] = {}
+        for path in paths:
+            nb = nbformat.read(str(path), as_version=4)
+            bar.set_postfix_str(path.name, refresh=False)
+            client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                                    resources={"metadata": {"path": str(path.parent)}})
+            client.on_cell_executed = lambda **_kw: bar.update(1)
+            try:
+                client.execute()
+            except CellExecutionError as exc:
+                raise BuildError(f"course build: {path.name} failed:\n{exc}") from exc
+            nbformat.write(nb, str(out_dir / path.name))
+            result[path.name] = out_dir / path.name
+        return result
+    finally:
+        bar.close()
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+# ---- rendering ------------------------------------------------------------------------
+def _plotly_html(fig: dict[str, Any], div_id: str) -> str:
+    import plotly.io as pio
+
+    return str(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id,
+                           config={"responsive": True}))
+
+
+def prepare_for_html(nb: Any, module_id: str) -> Any:
+    """Plotly outputs -> HTML drawn by assets/plotly.min.js; widgets -> a note."""
+    nb.metadata.pop("widgets", None)
+    n = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            data = out.get("data")
+            if not data:
+                continue
+            if PLOTLY_MIME in data:
+                n += 1
+                data["text/html"] = _plotly_html(dict(data.pop(PLOTLY_MIME)),
+                                                 f"plotly-{module_id}-{n}")
+            elif WIDGET_MIME in data:
+                data.pop(WIDGET_MIME)
+                data.pop("text/plain", None)
+                data["text/html"] = (
+                    '<div class="course-widget-note">Interactive widget: open this notebook '
+                    "in JupyterLab (<code>scripts/course</code>) to use it.</div>")
+    return nb
+
+
+@dataclass(frozen=True, slots=True)
+class _Pages:
+    lessons: frozenset[str]
+    readings: frozenset[str]
+
+
+def _links(text: str, pages: _Pages) -> str:
+    """Links to readings (.md) and notebooks (.ipynb) -> their pages (index if not built)."""
+    def reading(m: re.Match[str]) -> str:
+        ok = m.group(1) in pages.readings
+        return f'href="../readings/{m.group(1)}.html"' if ok else 'href="../index.html"'
+
+    def lesson(m: re.Match[str]) -> str:
+        ok = m.group(1) in pages.lessons
+        return f'href="../lessons/{m.group(1)}.html"' if ok else 'href="../index.html"'
+
+    return _NOTEBOOK_LINK.sub(lesson, _READING_LINK.sub(reading, text))
+
+
+def _nav(manifest: Manifest, m: Module, kind: str, pages: _Pages) -> str:
+    have = pages.lessons if kind == "lesson" else pages.readings
+    mods = [x for x in manifest.modules if x.id in have]
+    i = next((k for k, x in enumerate(mods) if x.id == m.id), None)
+    parts = ['<a href="../index.html">Course index</a>']
+    if kind == "lesson":
+        if m.id in pages.readings:
+            parts.append(f'<a href="../readings/{m.id}.html">Reading</a>')
+        parts.append(f'<a href="../notebooks/{m.id}.ipynb" download>Notebook (.ipynb)</a>')
+    elif m.id in pages.lessons:
+        parts.append(f'<a href="../lessons/{m.id}.html">Lesson notebook</a>')
+    if i is not None and i > 0:
+        parts.append(f'<a href="../{kind}s/{mods[i - 1].id}.html">← {mods[i - 1].title}</a>')
+    if i is not None and i + 1 < len(mods):
+        parts.append(f'<a href="../{kind}s/{mods[i + 1].id}.html">{mods[i + 1].title} →</a>')
+    return '<nav class="course-nav">' + " · ".join(parts) + "</nav>"
+
+
+def render_lesson(nb_path: Path, m: Module, manifest: Manifest, site: Path,
+                  pages: _Pages) -> Path:
+    """Write ``lessons/<id>.html`` (and the executed notebook) for module ``m``."""
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    (site / "notebooks").mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(site / "notebooks" / f"{m.id}.ipynb"))
+    exporter = HTMLExporter(template_name="lesson", extra_template_basedirs=[str(SITE_TEMPLATES)])
+    resources = {"course_nav": _nav(manifest, m, "lesson", pages),
+                 "course_title": f"Lesson {m.number}: {m.title}",
+                 "metadata": {"name": f"Lesson {m.number}: {m.title}"}}
+    body, _ = exporter.from_notebook_node(prepare_for_html(nb, m.id), resources=resources)
+    path = site / "lessons" / f"{m.id}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_links(body, pages), encoding="utf-8")
+    return path
+
+
+def _env() -> Any:
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(SITE_TEMPLATES)),
+                              autoescape=jinja2.select_autoescape(["html"]))
+
+
+def markdown_html(text: str) -> str:
+    """Markdown (tables, fenced code) to HTML, as the readings are written."""
+    import mistune
+
+    md = mistune.create_markdown(escape=False, plugins=["table", "strikethrough", "url"])
+    return str(md(text))
+
+
+def inline_markdown(text: str) -> Any:
+    """One line of markdown (`code`, *emphasis*) as safe inline HTML."""
+    import markupsafe
+    import mistune
+
+    body = str(mistune.create_markdown(escape=True)(text)).strip()
+    return markupsafe.Markup(body.removeprefix("<p>").removesuffix("</p>"))
+
+
+def render_reading(m: Module, manifest: Manifest, site: Path, pages: _Pages,
+                   root: Path = ROOT) -> Path:
+    """Write ``readings/<id>.html`` from the module's markdown reading."""
+    text = m.reading_path(root).read_text(encoding="utf-8")
+    page = _env().get_template("reading.html.j2").render(
+        title=f"Lesson {m.number}: {m.title} (reading)", course=manifest.course,
+        nav=_nav(manifest, m, "reading", pages), body=_links(markdown_html(text), pages))
+    path = site / "readings" / f"{m.id}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def render_index(manifest: Manifest, site: Path, lessons: set[str], readings: set[str]) -> Path:
+    """Write ``index.html``: every module with objectives, pass mark and links."""
+    page = _env().get_template("index.html.j2").render(
+        course=manifest.course, modules=manifest.modules, lessons=lessons, readings=readings,
+        mark=lambda x: f"{x:.0%}", inline=inline_markdown)
+    path = site / "index.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def copy_assets(site: Path) -> None:
+    """plotly.min.js (from the installed plotly, for offline figures) and the stylesheet."""
+    import plotly
+
+    assets = site / "assets"
+    assets.mkdir(parents=True, exist_ok=True)
+    js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not js.is_file():
+        raise BuildError(f"course build: plotly.min.js not found at {js}")
+    shutil.copyfile(js, assets / "plotly.min.js")
+    shutil.copyfile(SITE_TEMPLATES / "site.css", assets / "site.css")
+
+
+def build(options: BuildOptions | None = None, *, manifest: Manifest | None = None,
+          root: Path = ROOT) -> BuildReport:
+    """Build the course site into ``options.out``; `BuildError` says what failed."""
+    opts = options or BuildOptions()
+    man = manifest or load_manifest()
+    unknown = [i for i in opts.only if i not in {m.id for m in man.modules}]
+    if unknown:
+        raise BuildError(f"course build: no module {', '.join(unknown)} in the manifest")
+    chosen = [m for m in man.modules if not opts.only or m.id in opts.only]
+    report = BuildReport(opts.out)
+    have_nb = [m for m in chosen if m.notebook_path(root).is_file()]
+    report.missing = [m.id for m in chosen if m not in have_nb]
+    site = opts.out
+    if site.exists():
+        shutil.rmtree(site)
+    site.mkdir(parents=True)
+    with tempfile.TemporaryDirectory(prefix="course-build-") as tmp:
+        t = time.monotonic()
+        paths = [m.notebook_path(root) for m in have_nb]
+        if not opts.execute or not paths:
+            executed = {p.name: p for p in paths}
+        elif opts.validate:
+            executed = validate_notebooks(paths, Path(tmp), timeout=opts.timeout,
+                                          progress=opts.progress)
+        else:
+            executed = execute_notebooks(paths, Path(tmp), timeout=opts.timeout,
+                                         progress=opts.progress)
+        report.seconds["execute+validate" if opts.validate else "execute"] = (
+            time.monotonic() - t)
+        t = time.monotonic()
+        copy_assets(site)
+        pages = _Pages(frozenset(m.id for m in have_nb),
+                       frozenset(m.id for m in chosen if m.reading_path(root).is_file()))
+        for m in have_nb:
+            render_lesson(executed[Path(m.notebook).name], m, man, site, pages)
+            report.lessons.append(m.id)
+        for m in chosen:
+            if m.id in pages.readings:
+                render_reading(m, man, site, pages, root)
+                report.readings.append(m.id)
+        render_index(man, site, set(pages.lessons), set(pages.readings))
+        report.seconds["render"] = time.monotonic() - t
+    return report
+
+
+__all__ = ["BuildError", "BuildOptions", "BuildReport", "build", "copy_assets",
+           "execute_notebooks", "markdown_html", "prepare_for_html", "render_index",
+           "render_lesson", "render_reading", "validate_notebooks"]

@@ -1,0 +1,158 @@
+"""`python -m course build`: executes and validates the notebooks (nbval), writes the site.
+
+The full pipeline (one strict nbval run that also keeps the fresh outputs) runs for
+lessons 1 and 8; tests/test_notebooks.py already runs every notebook under nbval, so
+the whole course is rendered here from its stored outputs (``--no-execute``), which
+checks every page and link without executing each notebook a second time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from course.build import BuildError, BuildOptions, build
+from course.manifest import MANIFEST, ROOT, load_manifest, parse_manifest
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for key, value in attrs:
+            if key in ("href", "src") and value:
+                self.links.append(value)
+
+
+def links_of(page: Path) -> list[str]:
+    parser = _Links()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.links
+
+
+def assert_links_resolve(site: Path) -> int:
+    """Every relative link of every page points to a file of the site."""
+    count = 0
+    for page in site.rglob("*.html"):
+        for link in links_of(page):
+            if re.match(r"^(https?:|mailto:|#|data:|javascript:)", link):
+                continue
+            target = (page.parent / link.split("#")[0]).resolve()
+            assert target.is_file(), f"{page.relative_to(site)} links to missing {link}"
+            count += 1
+    return count
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    out = tmp_path_factory.mktemp("site") / "site"
+    report = build(BuildOptions(out=out, only=("01-what-is-slurm", "08-frontier-scale"),
+                                progress=False))
+    print(f"\ncourse build of lessons 1 and 8: {report.summary()}")
+    return out, report
+
+
+@pytest.mark.slow
+def test_build_executes_validates_and_writes_pages(built: tuple[Path, object]) -> None:
+    site, report = built
+    assert report.lessons == ["01-what-is-slurm", "08-frontier-scale"]  # type: ignore[attr-defined]
+    for mid in report.lessons:  # type: ignore[attr-defined]
+        assert (site / "lessons" / f"{mid}.html").is_file()
+        assert (site / "readings" / f"{mid}.html").is_file()
+        executed = nbformat.read(str(site / "notebooks" / f"{mid}.ipynb"), as_version=4)
+        code = [c for c in executed.cells if c.cell_type == "code"]
+        assert all(c.execution_count for c in code), "every cell ran"
+    assert assert_links_resolve(site) > 10
+
+
+@pytest.mark.slow
+def test_plotly_figures_are_interactive_and_offline(built: tuple[Path, object]) -> None:
+    site, _ = built
+    js = site / "assets" / "plotly.min.js"
+    assert js.stat().st_size > 1_000_000 and b"Plotly" in js.read_bytes()[:100_000]
+    page = (site / "lessons" / "08-frontier-scale.html").read_text()
+    assert '<script src="../assets/plotly.min.js"></script>' in page
+    assert page.count("Plotly.newPlot(") >= 2 and 'id="plotly-08-frontier-scale-1"' in page
+    assert "require.js" not in page and "html-manager" not in page  # no CDN scripts
+    assert "goodput" in page and "Interactive widget: open this notebook" in page
+    assert "application/vnd.jupyter.widget-view+json" not in page
+
+
+@pytest.mark.slow
+def test_index_lists_every_module_with_objectives_and_pass_marks(
+        built: tuple[Path, object]) -> None:
+    site, _ = built
+    index = (site / "index.html").read_text()
+    manifest = load_manifest()
+    for m in manifest.modules:
+        assert f"Lesson {m.number}: {m.title}" in index.replace("&amp;", "&")
+        assert f'id="{m.id}"' in index
+    assert index.count('class="pass-mark">70%<') == len(manifest.modules)
+    assert "<code>slurmctld</code> decides" in index  # objectives rendered as markdown
+    assert 'href="lessons/08-frontier-scale.html"' in index
+    assert 'href="readings/01-what-is-slurm.html"' in index
+    reading = (site / "readings" / "08-frontier-scale.html").read_text()
+    assert "<table>" in reading or "<pre>" in reading
+    assert 'href="../lessons/08-frontier-scale.html"' in reading
+
+
+def test_whole_course_renders_from_stored_outputs(tmp_path: Path) -> None:
+    report = build(BuildOptions(out=tmp_path / "site", execute=False, progress=False))
+    manifest = load_manifest()
+    stored = [m.id for m in manifest.modules if m.notebook_path().is_file()]
+    assert report.lessons == stored
+    assert report.missing == [m.id for m in manifest.modules if m.id not in stored]
+    assert assert_links_resolve(tmp_path / "site") > 10
+    for mid in stored:
+        assert "course-nav" in (tmp_path / "site" / "lessons" / f"{mid}.html").read_text()
+
+
+def test_a_notebook_whose_outputs_changed_fails_the_build(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "course" / "lessons").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Lesson 1\n\n**Objectives:** add."),
+        nbformat.v4.new_code_cell("1 + 1", execution_count=1, outputs=[
+            nbformat.v4.new_output("execute_result", {"text/plain": "3"}, execution_count=1)]),
+    ])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, str(root / "notebooks" / "01-what-is-slurm.ipynb"))
+    (root / "course" / "lessons" / "01-what-is-slurm.md").write_text("# Reading\n")
+    data = yaml.safe_load(MANIFEST.read_text())
+    data["modules"] = data["modules"][:1]
+    manifest = parse_manifest(yaml.safe_dump(data), root / "manifest.yaml")
+    with pytest.raises(BuildError, match=r"nbval failed \(01-what-is-slurm.ipynb cell 0\)"):
+        build(BuildOptions(out=tmp_path / "site", progress=False), manifest=manifest, root=root)
+    # without validation the same notebook builds, with its fresh output
+    report = build(BuildOptions(out=tmp_path / "site", validate=False, progress=False),
+                   manifest=manifest, root=root)
+    assert report.lessons == ["01-what-is-slurm"]
+    fresh = json.loads((tmp_path / "site" / "notebooks" / "01-what-is-slurm.ipynb").read_text())
+    assert "".join(fresh["cells"][1]["outputs"][0]["data"]["text/plain"]) == "2"
+
+
+def test_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "course", "build", "--no-execute", "--out",
+                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"course: built {out}/index.html:")
+    bad = subprocess.run([sys.executable, "-m", "course", "build", "--only", "99-x", "--out",
+                          str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == "course build: no module 99-x in the manifest"
+    check = subprocess.run([sys.executable, "-m", "course", "check"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0 and "8 modules, all files found" in check.stdout
