@@ -208,6 +208,7 @@ def simulate(
     jobs, epoch = _sorted_jobs(workload_jobs)
     env = CountingEnvironment()
     ctl = Controller(config, env, policy=scheduler, associations=associations, epoch=epoch)
+    ctl.bf_estimates = False  # nobody reads squeue --start here: same decisions, less work
     ids: dict[int, int] = {}
     rejected = [0]
     bar = _progress(len(jobs), progress)

@@ -25,6 +25,8 @@ import simpy
 
 from minislurm.job import Allocation, JobRecord, StepRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
+from minislurm.priority.basic import BasicPriority
+from minislurm.priority.multifactor import MultifactorPriority
 from minislurm.sched.backfill import POLICIES, BackfillParams
 from minislurm.select.table import NodeShape, NodeTable
 from minislurm.states import JobState
@@ -41,8 +43,49 @@ from .runner import JobRunner, SimulatedRunner
 from .submit import PartView
 from .submit_api import SubmitMixin
 
+#: Priority plugins that read a ``PriorityView`` instead of a whole ``JobRecord``.
+_VIEW_PLUGINS = (BasicPriority, MultifactorPriority)
+
 #: Default simulated epoch: 2026-01-05T08:00:00 UTC.
 DEFAULT_EPOCH = 1767600000
+
+
+class _OrderWalk:
+    """The pending jobs of ``order`` as it is now (what ``pending_in_order`` returns).
+
+    The scheduling order is a list kept sorted on insert; a pass walks it without
+    copying it (a deep queue made that copy the cost of every pass): while a walk is
+    alive, ``add_pending`` inserts into a new list instead, so the walk sees the list
+    as it was when the walk began.
+    """
+
+    __slots__ = ("_alive", "_ctl", "_it", "_pending")
+
+    def __init__(self, ctl: Controller, order: list[Job]) -> None:
+        self._ctl = ctl
+        self._it = iter(order)
+        self._pending = ctl._pending
+        self._alive = True
+        ctl._order_readers += 1
+
+    def __iter__(self) -> _OrderWalk:
+        return self
+
+    def __next__(self) -> Job:
+        pending = self._pending
+        for j in self._it:
+            if pending.get(j.job_id) is j:
+                return j
+        self._end()
+        raise StopIteration
+
+    def _end(self) -> None:
+        if self._alive:
+            self._alive = False
+            self._ctl._order_readers -= 1
+
+    def __del__(self) -> None:
+        self._end()
 
 
 class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMixin):
@@ -93,6 +136,7 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self._order_keys: list[tuple[int, int, int, int]] = []
         self._order_ids: set[int] = set()
         self._order_dirty = False
+        self._order_readers = 0  # _OrderWalk iterators alive (add_pending copies, then)
         self._running: dict[int, Job] = {}
         self._array_tasks: dict[int, list[Job]] = {}
         self._array_running: dict[int, int] = {}
@@ -106,6 +150,9 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self._timers = 0  # controller wake-ups still to come (BeginTime, reservations, repairs)
         self.events = 0
         self.passes = {"main": 0, "backfill": 0}
+        #: refresh every reserved job's expected start (``squeue --start``) on each
+        #: backfill pass; off for trace simulations, whose decisions do not depend on it
+        self.bf_estimates = True
         self._bf_enabled = self.policy not in ("fifo", "builtin")
         if self._bf_enabled:
             self.env.process(self._backfill_loop())
@@ -201,6 +248,8 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         else:
             key = self._key(job)
             at = bisect.bisect_right(self._order_keys, key)
+            if self._order_readers:  # a pass is walking the list: leave it its copy
+                self._order, self._order_keys = self._order[:], self._order_keys[:]
             self._order_keys.insert(at, key)
             self._order.insert(at, job)
             self._order_ids.add(job.job_id)
@@ -259,8 +308,10 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
 
     # ---- scheduling -----------------------------------------------------------------
     def set_priority(self, job: Job) -> None:
-        prio = int(self.priority_plugin.priority(job.snapshot(), self.now))  # type: ignore[attr-defined]
-        job.priority = prio
+        """Ask the priority plugin (ours read a ``PriorityView``; others a ``JobRecord``)."""
+        plugin = self.priority_plugin
+        view = job.priority_view() if isinstance(plugin, _VIEW_PLUGINS) else job.snapshot()
+        job.priority = int(plugin.priority(view, self.now))  # type: ignore[attr-defined]
 
     def _key(self, job: Job) -> tuple[int, int, int, int]:
         """Scheduling order: PriorityTier of the partition, priority, submit time, id."""
@@ -278,7 +329,17 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
             self._order = live
             self._order_keys = [self._key(j) for j in live]
             self._order_dirty = False
-        return (j for j in self._order[:] if pending.get(j.job_id) is j)
+        return _OrderWalk(self, self._order)
+
+    def allowed_key(self, job: Job, duration: int) -> tuple[object, ...]:
+        """What ``allowed(job, duration)`` depends on during one scheduler pass.
+
+        The partition and the job's reservation; the duration too while advance
+        reservations exist (whether one is in the way depends on it).
+        """
+        if not self.reservations_by_name:
+            return (job.partition, job.reservation)
+        return (job.partition, job.reservation, duration)
 
     def _tier(self, job: Job) -> int:
         cfg = self.part_cfg.get(job.partition)

@@ -133,6 +133,7 @@ class Job:
         # bookkeeping of the controller
         self.attempt = 0
         self.final_state = JobState.CANCELLED  # what a COMPLETING job ends as
+        self._nodelist_cache: tuple[Allocation, str] | None = None
 
     # ---- arrays ------------------------------------------------------------
     @property
@@ -170,6 +171,10 @@ class Job:
         return self.split_task(new_id, index)
 
     # ---- snapshots -----------------------------------------------------------
+    def priority_view(self) -> PriorityView:
+        """What a priority plugin reads of this job, without a whole ``JobRecord``."""
+        return PriorityView(self)
+
     def tres_req(self) -> dict[str, int]:
         """``ReqTRES``: ``cpu``, ``mem`` (MB), ``node``, ``billing`` and ``gres/gpu``."""
         mem = self.min_memory_mb * self.num_nodes if self.min_memory_mb else 0
@@ -211,6 +216,17 @@ class Job:
             limit = self.time_limit
             end = start + (365 * 86400 if limit is None or limit < 0 else limit * 60)
         return eligible, start, end
+
+    def _nodelist(self, a: Allocation | None) -> str:
+        """``NodeList`` of allocation ``a`` (compressed once per allocation)."""
+        if a is None:
+            return ""
+        cached = self._nodelist_cache
+        if cached is not None and cached[0] is a:
+            return cached[1]
+        text = compress(a.node_names)
+        self._nodelist_cache = (a, text)
+        return text
 
     def snapshot(self, *, task_index: int | None = None, accounting: bool = False) -> JobRecord:
         """The frozen ``JobRecord`` of this job (``task_index``: one pending array task).
@@ -281,7 +297,7 @@ class Job:
             exclusive=self.exclusive,
             tres_req=self.tres_req(),
             tres_alloc=self.tres_alloc(),
-            nodelist=compress(a.node_names) if a is not None else "",
+            nodelist=self._nodelist(a),
             allocation=a,
             req_nodelist=self.req_nodelist,
             exc_nodelist=self.exc_nodelist,
@@ -308,4 +324,67 @@ class Job:
         )
 
 
-__all__ = ["TOP_PRIORITY", "DepItem", "Job", "ranges_text"]
+class PriorityView:
+    """The fields of a ``JobRecord`` that priority/basic and priority/multifactor read.
+
+    ``set_priority`` runs for every pending job each ``PriorityCalcPeriod``; building a
+    whole frozen ``JobRecord`` for it cost most of a recalculation.  The values are
+    those ``Job.snapshot()`` would give (``accrue_time``/``eligible_time`` as
+    ``shown_times``, node and CPU counts of the allocation when there is one).
+    """
+
+    __slots__ = (
+        "_job",
+        "account",
+        "accrue_time",
+        "begin_time",
+        "eligible_time",
+        "hold",
+        "job_id",
+        "nice",
+        "num_cpus",
+        "num_nodes",
+        "partition",
+        "qos",
+        "state",
+        "submit_time",
+        "time_limit",
+        "user",
+    )  # fmt: skip
+
+    def __init__(self, job: Job) -> None:
+        self._job = job
+        self.job_id = job.job_id
+        self.partition = job.partition
+        self.user = job.user
+        self.account = job.account
+        self.qos = job.qos
+        self.state = job.state
+        self.submit_time = job.submit_time
+        self.begin_time = job.begin_time
+        eligible = job.eligible_time
+        if eligible is None and job.state is JobState.PENDING and job.hold is None and (
+            not job.dependency and job.begin_time is not None
+        ):
+            eligible = job.begin_time
+        self.eligible_time = eligible
+        self.accrue_time = eligible
+        self.time_limit = job.time_limit
+        a = job.allocation
+        self.num_nodes = len(a.nodes) if a is not None else job.num_nodes
+        self.num_cpus = a.num_cpus if a is not None else job.num_cpus
+        self.nice = job.nice
+        self.hold = job.hold is not None
+
+    @property
+    def tres_req(self) -> dict[str, int]:
+        """``ReqTRES`` (as the snapshot)."""
+        return self._job.tres_req()
+
+    @property
+    def tres_alloc(self) -> dict[str, int]:
+        """``AllocTRES`` (as the snapshot)."""
+        return self._job.tres_alloc()
+
+
+__all__ = ["TOP_PRIORITY", "DepItem", "Job", "PriorityView", "ranges_text"]

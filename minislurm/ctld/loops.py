@@ -35,6 +35,7 @@ class LoopsMixin:
     _prio_period: int
     _timers: int
     _order_dirty: bool
+    bf_estimates: bool
 
     def kick(self: Controller) -> None:  # type: ignore[misc]
         """Something changed: run the main scheduler at this instant, backfill later."""
@@ -100,12 +101,17 @@ class LoopsMixin:
         if not self._pending or not (t.usable & (t.free_cpu > 0)).any():
             return 0  # nothing waits, or nothing is free: no job could start
         self.passes["backfill"] += 1
-        running = [
-            Running(j.allocation, None if j.time_limit is None or j.start_time is None
-                    else max(j.start_time + j.time_limit * 60, self.now + 1))
-            for j in self._running.values() if j.allocation is not None
-        ]  # fmt: skip
-        return backfill_pass(self, self.table, running, self.bf, policy=self.policy)
+        now = self.now
+
+        def running() -> list[Running]:  # built only when the pass needs the map
+            return [
+                Running(j.allocation, None if j.time_limit is None or j.start_time is None
+                        else max(j.start_time + j.time_limit * 60, now + 1))
+                for j in self._running.values() if j.allocation is not None
+            ]  # fmt: skip
+
+        return backfill_pass(self, self.table, running, self.bf, policy=self.policy,
+                             estimates=self.bf_estimates)
 
     def _priority_loop(self: Controller):  # type: ignore[misc, no-untyped-def]
         """PriorityCalcPeriod (seconds): recompute the priorities of pending jobs.

@@ -20,11 +20,13 @@ ties them to the decaying usage (``UsageTracker``) and the fair-share tree.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from minislurm.accounts import AssociationSet, AssocKey, flat_associations
 from minislurm.priority.factors import (
     INFINITE,
+    MAX_PRIORITY,
     ClusterView,
     MultifactorParams,
     PartitionView,
@@ -35,6 +37,9 @@ from minislurm.priority.usage import UsageTracker, billable_seconds
 from minislurm.states import JobState
 
 PLUGIN_TYPE = "priority/multifactor"
+
+#: Jobs whose time-independent factors ``MultifactorPriority`` keeps (then it starts over).
+_STATIC_CACHE = 65536
 
 
 def age_factor(
@@ -278,6 +283,9 @@ class MultifactorPriority:
         self._rows_at: int | None = None
         self._rows_version = -1
         self._highest: dict[int, int] = {}
+        self._static: dict[int, tuple[tuple[Any, ...], PriorityFactors]] = {}
+        self._no_age = replace(params, weights=replace(params.weights, age=0))
+        self._accrue_always = params.has("ACCRUE_ALWAYS")
 
     def share_rows(self, now: int) -> dict[AssocKey, ShareRow]:
         """The fair-share data at ``now`` (what ``sshare`` shows)."""
@@ -348,14 +356,54 @@ class MultifactorPriority:
         return sorted(out, key=lambda f: (f.job_id, f.partition))
 
     def priority(self, job: Any, now: int) -> int:
-        """The job's priority at ``now`` (0 for a held job, as Slurm reserves 0 for holds)."""
+        """The job's priority at ``now`` (0 for a held job, as Slurm reserves 0 for holds).
+
+        The same number as ``factors(job, now).priority``, computed without building the
+        factors anew: only age and fair share change with time, so the other factors of
+        a job are kept (per job id, while the fields they read stay the same) and the
+        weighted sum is taken in the same order as ``PriorityFactors.priority``.
+        """
         if getattr(job, "hold", False):
             return 0
-        prio = self.factors(job, now).priority
+        w = self.params.weights
+        fs = 0.0
+        if w.fairshare:
+            fs = job_fairshare(self.share_rows(now), self.associations, job.user, job.account)
+        static = self._static_factors(job, now)
+        age = 0.0
+        if w.age:
+            accrue = job.accrue_time if job.accrue_time is not None else job.eligible_time
+            age = age_factor(now, accrue_time=accrue, submit_time=job.submit_time,
+                             max_age=self.params.max_age, accrue_always=self._accrue_always)
+        total = (static.site + age * w.age + static.weighted_assoc + fs * w.fairshare
+                 + static.weighted_job_size + static.weighted_part + static.weighted_qos
+                 + self._tres_sum(static) - static.nice)  # fmt: skip
+        if total < 1:
+            total = 1
+        prio = int(min(total, MAX_PRIORITY))
         if self.params.has("INCR_ONLY"):  # PriorityFlags=INCR_ONLY: never decreases
             prio = max(prio, self._highest.get(job.job_id, 0))
             self._highest[job.job_id] = prio
         return prio
+
+    def _static_factors(self, job: Any, now: int) -> PriorityFactors:
+        """The factors of ``job`` that do not change with time (age and fair share 0)."""
+        key: tuple[Any, ...] = (job.partition, job.num_nodes, job.num_cpus, job.time_limit, job.qos,
+               job.account, job.user, job.nice, getattr(job, "site_factor", 0))  # fmt: skip
+        if self.params.weights.tres:
+            key += (tuple(sorted((job.tres_alloc or job.tres_req).items())),)
+        hit = self._static.get(job.job_id)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        if len(self._static) > _STATIC_CACHE:
+            self._static.clear()
+        factors = job_factors(job, now, self._no_age, self.cluster, self.associations, 0.0)
+        self._static[job.job_id] = (key, factors)
+        return factors
+
+    @staticmethod
+    def _tres_sum(static: PriorityFactors) -> float:
+        return sum(v for _, v in static.weighted_tres)
 
     def record_usage(
         self,

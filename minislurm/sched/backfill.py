@@ -31,15 +31,17 @@ accepted and has no effect.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from minislurm.job import Allocation, NodeAlloc
 from minislurm.sched.builtin import SchedJob, SchedulerContext
-from minislurm.sched.node_space import NodeSpaceMap
+from minislurm.sched.node_space import FitKey, NodeSpaceMap, fit_key, fit_now
 from minislurm.select.cons_tres import ResourceRequest, order_nodes, spread_node_estimate
-from minislurm.select.table import BoolArray, NodeTable
+from minislurm.select.table import BoolArray, IntArray, NodeTable
 from minislurm.states import Reason
 
 POLICIES = ("fifo", "easy", "conservative", "slurm")
@@ -85,7 +87,9 @@ class Running:
     limit_end: int | None  # None: UNLIMITED
 
 
-def _hold(table: NodeTable, nodes: np.ndarray, count: int) -> Allocation:
+def _hold(
+    table: NodeTable, nodes: np.ndarray, count: int, free_cpu: IntArray | None = None
+) -> Allocation:
     """The whole nodes a reservation holds: the first ``count`` of ``nodes``.
 
     Slurm 22.05's node-space map is a node *bitmap* per time slice:
@@ -94,6 +98,9 @@ def _hold(table: NodeTable, nodes: np.ndarray, count: int) -> Allocation:
     fit beside the big job by cores (``-N4`` taking 1 CPU per node still blocks a
     1-CPU job that would overlap its window).
     """
+    if free_cpu is not None:  # the nodes as they were (a postponed reservation)
+        table = copy.copy(table)
+        table.free_cpu = free_cpu
     chosen = order_nodes(table, nodes)[:count]
     out = []
     for i in sorted(int(x) for x in chosen):
@@ -113,9 +120,85 @@ class _Blocked:
     duration: int
 
 
+class _Postponed:
+    """Reservations a lazy pass has not made yet, and the starts that came after them.
+
+    When a job can start now, the reservations of the blocked jobs before it must be
+    in the map -- unless none of them can begin before the job would end: then they
+    do not touch its run and change nothing about whether it starts.  ``start_bound``
+    gives, for each, a time its reservation cannot start before; while the job's end
+    is within the smallest of those bounds (``horizon``), the reservations wait.  When
+    they are needed (a job whose run reaches beyond the horizon, or one that gets a
+    reservation itself), ``materialize`` makes them exactly as the pass would have:
+    the jobs started since are taken out of the map, the reservations are made in
+    priority order with the starts put back between them where they came, and the
+    node order of each reservation (busy nodes first) sees the nodes as they were.
+    """
+
+    def __init__(self, space: NodeSpaceMap, table: NodeTable) -> None:
+        self.space = space
+        self.table = table
+        self.log: list[tuple[list[_Blocked], bool] | tuple[Allocation, int]] = []
+        self.horizon = space.horizon + 1  # nothing postponed: no limit
+        self.waiting = 0  # reservations in the log
+
+    def add_batch(self, batch: list[_Blocked], first: bool) -> None:
+        """Postpone the reservations of ``batch`` (``first``: its head is the pass's first)."""
+        for b in batch:
+            bound = self.space.start_bound(b.shape, b.allowed, b.count)
+            self.horizon = min(self.horizon, bound)
+        if first and batch[0].job.reason in (Reason.NONE, Reason.PRIORITY):
+            batch[0].job.reason = Reason.RESOURCES
+        self.log.append((batch, first))
+        self.waiting += len(batch)
+
+    def add_start(self, alloc: Allocation, duration: int) -> None:
+        """A job started (now, for ``duration`` seconds) after the postponed reservations."""
+        if self.waiting:
+            self.log.append((alloc, duration))
+
+    def covers(self, duration: int) -> bool:
+        """True if a run of ``duration`` seconds from now ends before any postponed start."""
+        return not self.waiting or self.space.now + duration <= self.horizon
+
+    def materialize(self) -> None:
+        """Make the postponed reservations, in order, as if they had never waited."""
+        if not self.waiting:
+            self.log.clear()
+            return
+        space, now = self.space, self.space.now
+        free_cpu = self.table.free_cpu.copy()
+        for entry in self.log:  # take the later starts out again
+            if isinstance(entry[0], Allocation):
+                alloc, duration = entry
+                assert isinstance(alloc, Allocation) and isinstance(duration, int)
+                space.add(alloc, now, now + duration, +1)
+                _give(self.table, free_cpu, alloc, +1)
+        for entry in self.log:
+            if isinstance(entry[0], Allocation):
+                alloc, duration = entry
+                assert isinstance(alloc, Allocation) and isinstance(duration, int)
+                space.reserve(alloc, now, now + duration)
+                _give(self.table, free_cpu, alloc, -1)
+            else:
+                batch, first = entry
+                assert isinstance(batch, list) and isinstance(first, bool)
+                for b in batch:
+                    _reserve(space, self.table, b, first and b is batch[0], free_cpu=free_cpu)
+        self.log.clear()
+        self.horizon = space.horizon + 1
+        self.waiting = 0
+
+
+def _give(table: NodeTable, free_cpu: IntArray, alloc: Allocation, sign: int) -> None:
+    """Add (``+1``) or take (``-1``) the CPUs of ``alloc`` in ``free_cpu``."""
+    for na in alloc.nodes:
+        free_cpu[table.index[na.node]] += sign * na.cpus
+
+
 def _reserve(
     space: NodeSpaceMap, table: NodeTable, b: _Blocked, first: bool,
-    found: tuple[int, BoolArray] | bool | None = False,
+    found: tuple[int, BoolArray] | bool | None = False, *, free_cpu: IntArray | None = None,
 ) -> None:
     """Give ``b`` a reservation at its earliest start in the map (``squeue --start``)."""
     if found is False:
@@ -128,20 +211,79 @@ def _reserve(
     if start == space.now:  # fits in the map but select said no: try one slot later
         start += space.resolution
     b.job.est_start = start
-    hold = _hold(table, np.flatnonzero(nodes_ok), b.count)
+    hold = _hold(table, np.flatnonzero(nodes_ok), b.count, free_cpu)
     space.reserve(hold, start, start + b.duration)
     if first and b.job.reason in (Reason.NONE, Reason.PRIORITY):
         b.job.reason = Reason.RESOURCES
 
 
+class _PassView:
+    """What a pass asks again and again, answered once: allowed nodes, fits now.
+
+    ``allowed`` depends on the partition, the job's reservation and (when advance
+    reservations exist) its duration: it is kept per ``ctx.allowed_key`` for the pass
+    (the node states do not change during a pass).  "How many allowed nodes fit one
+    share of this shape now" is kept per (shape, allowed nodes) until a job starts.
+    """
+
+    def __init__(self, ctx: SchedulerContext, table: NodeTable) -> None:
+        self.ctx = ctx
+        self.table = table
+        key_of = getattr(ctx, "allowed_key", None)
+        self._key_of = key_of if callable(key_of) else None
+        self._allowed: dict[object, tuple[BoolArray, int]] = {}
+        self._now_rows: dict[FitKey, BoolArray] = {}
+        self._now_counts: dict[tuple[FitKey, object], int] = {}
+        self._free_now: bool | None = None
+
+    def allowed(self, job: SchedJob, duration: int) -> tuple[BoolArray, int, object]:
+        """(allowed nodes, how many, cache key) for ``job`` running ``duration`` seconds."""
+        key = self._key_of(job, duration) if self._key_of is not None else None
+        if key is None:
+            mask = self.ctx.allowed(job, duration)
+            return mask, int(np.count_nonzero(mask)), object()
+        hit = self._allowed.get(key)
+        if hit is None:
+            mask = self.ctx.allowed(job, duration)
+            hit = self._allowed[key] = (mask, int(np.count_nonzero(mask)))
+        return hit[0], hit[1], key
+
+    def fits_now(
+        self, shape: ResourceRequest, allowed: BoolArray, akey: object, count: int
+    ) -> bool:
+        """Could ``count`` allowed nodes host ``shape`` now (ignoring its duration)?"""
+        fk = fit_key(shape)
+        n = self._now_counts.get((fk, akey))
+        if n is None:
+            row = self._now_rows.get(fk)
+            if row is None:
+                row = self._now_rows[fk] = fit_now(self.table, fk)
+            n = self._now_counts[(fk, akey)] = int(np.count_nonzero(allowed & row))
+        return n >= count
+
+    def anything_free_now(self) -> bool:
+        """True while some usable node has a free CPU now."""
+        if self._free_now is None:
+            t = self.table
+            self._free_now = bool((t.usable & (t.free_cpu > 0)).any())
+        return self._free_now
+
+    def started(self) -> None:
+        """A job started: what fits now changed."""
+        self._now_rows.clear()
+        self._now_counts.clear()
+        self._free_now = None
+
+
 def backfill_pass(
     ctx: SchedulerContext,
     table: NodeTable,
-    running: list[Running],
+    running: list[Running] | Callable[[], list[Running]],
     params: BackfillParams,
     *,
     policy: str = "slurm",
     lazy: bool | None = None,
+    estimates: bool = True,
 ) -> int:
     """One backfill pass; returns how many jobs it started.
 
@@ -149,17 +291,29 @@ def backfill_pass(
     reservation only when a later job could start now, which is when it matters:
     the jobs started are exactly the same, but ``est_start`` of blocked jobs
     behind the last startable one is not refreshed.  It saves most of a pass on
-    a full cluster.
+    a full cluster.  The node-space map itself is built only once it is needed
+    (``running`` may be a function giving the running jobs then): a lazy pass in
+    which no tested job fits now never builds it.
     """
     if policy == "fifo":
         return 0
     if lazy is None:
         lazy = policy != "conservative"
     now = ctx.now
-    space = NodeSpaceMap(table, now, params.bf_resolution, params.bf_window * 60)
-    space.add_releases([(r.allocation, r.limit_end) for r in running])
+    view = _PassView(ctx, table)
+    space_box: list[NodeSpaceMap] = []
+
+    def space_now() -> NodeSpaceMap:
+        if not space_box:
+            space = NodeSpaceMap(table, now, params.bf_resolution, params.bf_window * 60)
+            jobs = running() if callable(running) else running
+            space.add_releases([(r.allocation, r.limit_end) for r in jobs])
+            space_box.append(space)
+        return space_box[0]
+
     started = tested = reservations = 0
     deferred: list[_Blocked] = []
+    post: _Postponed | None = None  # reservations made only once a decision needs them
     cap = None if policy == "conservative" else params.bf_max_job_test
     full = False  # nothing is free any more: only the reasons are refreshed
     for job in ctx.pending_in_order():
@@ -172,10 +326,10 @@ def backfill_pass(
         req: ResourceRequest = job.request
         duration = ctx.duration(job)
         while True:
-            allowed = ctx.allowed(job, duration)
+            allowed, n_allowed, akey = view.allowed(job, duration)
             count = spread_node_estimate(req, table, allowed) if req.spread else req.node_count
             shape = req if not req.spread else _spread_shape(req, count)
-            if int(allowed.sum()) < count or (
+            if n_allowed < count or (
                 req.req_nodes and not allowed[sorted(req.req_nodes)].all()
             ):  # can never fit as nodes stand: say why
                 job.reason = ctx.explain(job)
@@ -183,41 +337,55 @@ def backfill_pass(
                 break
             if full:
                 break
-            blocked = _Blocked(job, shape, allowed, count, duration)
             may_reserve = not (
                 (policy == "easy" and reservations >= 1)
                 or (policy == "slurm" and job.priority < params.bf_min_prio_reserve)
             )
-            if lazy and not space.fits_now(shape, allowed, count):
+            if lazy and not view.fits_now(shape, allowed, akey, count):
                 if may_reserve:
-                    deferred.append(blocked)
+                    deferred.append(_Blocked(job, shape, allowed, count, duration))
                     reservations += 1
                 break
-            for b in deferred:  # reservations of higher-priority jobs come first
-                _reserve(space, table, b, b is deferred[0] and reservations == len(deferred))
-            deferred.clear()
+            blocked = _Blocked(job, shape, allowed, count, duration)
+            space = space_now()
+            if post is None:
+                post = _Postponed(space, table)
+            if deferred:  # reservations of higher-priority jobs come first
+                post.add_batch(deferred, reservations == len(deferred))
+                deferred = []
+            if not post.covers(duration):
+                post.materialize()
             found = space.earliest(shape, allowed, count, duration)
             if found is not None and found[0] == now:
                 res = ctx.try_select(job, allowed & found[1])
                 if isinstance(res, Allocation):
                     started_job = ctx.start(job, res, "Backfill")
                     started += 1
+                    view.started()
                     space.reserve(res, now, now + duration)
+                    post.add_start(res, duration)
                     if started_job is not job and ctx.still_pending(job):
                         why = ctx.blocker(job)
                         if why is None:
                             continue
                         job.reason = why
                     break
+            if post.waiting and (may_reserve or found is None or found[0] != now):
+                post.materialize()  # what comes next depends on the whole map
+                if found is None or found[0] != now:
+                    found = space.earliest(shape, allowed, count, duration)
             if may_reserve:
                 _reserve(space, table, blocked, reservations == 0, found)
                 reservations += 1
             elif found is None:
                 job.est_start = None
             break
-        if not full and not space.anything_free_now():
+        if not full and not view.anything_free_now():
             full = True  # nothing can start any more: later reservations change no start
-    if not lazy:
+    if post is not None and estimates:
+        post.materialize()  # the expected starts of squeue --start
+    if not lazy and deferred:
+        space = space_now()
         for b in deferred:
             _reserve(space, table, b, False)
     return started

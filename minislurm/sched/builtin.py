@@ -2,11 +2,15 @@
 
 Runs when something happens (a job is submitted or ends): walks pending jobs in
 priority order, at most ``default_queue_depth`` of them, and starts each one
-that fits *now*.  Once a job of a partition cannot start, lower-priority jobs of
-that partition are not started by this pass (their reason is ``Priority``; the
+that fits *now*. As in ``_schedule()``, the depth counts every job that gets
+past the runnable checks (hold, dependency, begin time), including those skipped
+because their partition is already blocked (``job_depth++ > def_job_limit``
+comes before ``_failed_partition``), so a deep queue costs a pass no more than
+the depth. Once a job of a partition cannot start, lower-priority jobs of that
+partition are not started by this pass (their reason is ``Priority``; the
 blocked job's is ``Resources``), so the main scheduler never jumps the queue:
 only sched/backfill may start a lower-priority job, and only where it delays no
-reservation.  With ``policy='fifo'`` one blocked job blocks every partition
+reservation. With ``policy='fifo'`` one blocked job blocks every partition
 (strict first come, first served: the teaching baseline).
 """
 
@@ -93,10 +97,10 @@ def main_pass(ctx: SchedulerContext, *, policy: str = "slurm", depth: int | None
         if why is not None:
             job.reason, job.reason_detail = why, job.reason_detail if _keeps(why) else ""
             continue
+        tested += 1  # job_depth counts the jobs of blocked partitions too (below)
         if job.partition in blocked or (policy == "fifo" and blocked):
             job.reason = ctx.waiting_reason(job)
             continue
-        tested += 1
         job.last_sched_eval = ctx.now
         while True:
             res = ctx.try_select(job, ctx.allowed(job, ctx.duration(job)))

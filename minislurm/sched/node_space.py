@@ -67,6 +67,10 @@ class NodeSpaceMap:
         rows = [np.where(table.usable, v, 0).astype(_CELL)[None, :] for v in
                 (table.free_cpu, table.free_mem, table.free_gpu)]
         self._set_buffers(rows, 1)
+        # the releases-only map, for lower bounds of reservation starts (start_bound)
+        self._base = [r[0].astype(np.int64) for r in rows]
+        self._events: tuple[IntArray, ...] | None = None
+        self._fit_times: dict[FitKey, IntArray] = {}
 
     # ---- storage -----------------------------------------------------------------
     def _set_buffers(self, grids: list[CellArray], used: int) -> None:
@@ -156,6 +160,15 @@ class NodeSpaceMap:
         self.times = all_times
         self._order = list(range(len(all_times)))
         self._set_buffers(out, len(all_times))
+        by = np.lexsort((np.asarray(rows, dtype=np.int64), node_idx))  # by node, then time
+        ev_node, ev_time, ev_v = node_idx[by], np.asarray(rows, dtype=np.int64)[by], v[by]
+        cum = np.cumsum(ev_v, axis=0)
+        starts = np.flatnonzero(np.r_[True, ev_node[1:] != ev_node[:-1]])
+        before = np.zeros_like(cum)
+        before[starts[1:]] = cum[starts[1:] - 1]
+        cum -= np.maximum.accumulate(before, axis=0)  # released on the node so far
+        self._events = (ev_node, ev_time, cum[:, 0], cum[:, 1], cum[:, 2])
+        self._fit_times.clear()
 
     def round_up(self, t: int) -> int:
         """``t`` rounded up to a multiple of bf_resolution (never before now)."""
@@ -234,13 +247,7 @@ class NodeSpaceMap:
         cols: IntArray | slice,
     ) -> BoolArray:
         """Where one node's share of shape ``key`` fits, for these cells (nodes ``cols``)."""
-        cpus, mem_need, whole_mem, gpus, exclusive = key
-        t = self.table
-        ok = (cpu == t.cpus[cols]) & (t.cpus[cols] >= cpus) if exclusive else cpu >= cpus
-        ok &= mem >= (t.mem[cols] if whole_mem else mem_need)
-        if gpus:
-            ok &= gpu >= gpus
-        return ok
+        return fit_cells(self.table, key, cpu, mem, gpu, cols)
 
     def _fit_rows(self, key: FitKey) -> BoolArray:
         """The cached fit of ``key`` for every buffer row (computed where missing)."""
@@ -330,9 +337,68 @@ class NodeSpaceMap:
             pos, chunk = hi, chunk * 4
         return None
 
+    def start_bound(self, req: ResourceRequest, allowed: BoolArray, count: int) -> int:
+        """A time no reservation of ``count`` nodes of ``req`` can start before, now or later.
+
+        In the map of releases only (free resources now plus running jobs ending at
+        their limits) resources only come back, so each node has a first slot from
+        which one share fits; a reservation needs ``count`` such nodes, so it starts no
+        earlier than the ``count``-th of those slots.  Reservations and starts only take
+        resources away, so the bound holds for the map at any later point of the pass.
+        Returns ``horizon`` when the job cannot start inside the window.
+        """
+        key = fit_key(req)
+        times = self._fit_times.get(key)
+        if times is None:
+            times = self._fit_times[key] = self._first_fit(key)
+        ft = times[allowed]
+        if len(ft) < count or count <= 0:
+            return self.horizon if count > 0 else self.now
+        return int(np.partition(ft, count - 1)[count - 1])
+
+    def _first_fit(self, key: FitKey) -> IntArray:
+        """Per node, the slot start from which one share of ``key`` fits (releases only)."""
+        cpu0, mem0, gpu0 = self._base
+        out = np.full(len(self.table), self.horizon, dtype=np.int64)
+        if self._events is not None and len(self._events[0]):
+            node, when, c, m, g = self._events
+            ok = fit_cells(self.table, key, cpu0[node] + c, mem0[node] + m, gpu0[node] + g, node)
+            idx = np.flatnonzero(ok)
+            if len(idx):
+                nodes, first = np.unique(node[idx], return_index=True)
+                out[nodes] = when[idx[first]]
+        out[fit_cells(self.table, key, cpu0, mem0, gpu0, slice(None))] = self.now
+        return out
+
     def anything_free_now(self) -> bool:
         """True while some usable node has a free CPU now (otherwise nothing can start)."""
         return bool((self._cpu[self._order[0]] > 0).any())
+
+
+def fit_cells(
+    table: NodeTable, key: FitKey, cpu: IntArray | CellArray, mem: IntArray | CellArray,
+    gpu: IntArray | CellArray, cols: IntArray | slice,
+) -> BoolArray:
+    """Where one node's share of shape ``key`` fits in these free resources (nodes ``cols``)."""
+    cpus, mem_need, whole_mem, gpus, exclusive = key
+    t = table
+    ok = (cpu == t.cpus[cols]) & (t.cpus[cols] >= cpus) if exclusive else cpu >= cpus
+    ok &= mem >= (t.mem[cols] if whole_mem else mem_need)
+    if gpus:
+        ok &= gpu >= gpus
+    return ok
+
+
+def fit_now(table: NodeTable, key: FitKey) -> BoolArray:
+    """The first slot of a map built now, without the map: where one share fits now.
+
+    A pass only takes resources from the first slot by starting jobs (which the node
+    table holds too) -- reservations start one slot later at the earliest -- so the
+    first slot always equals the table's free resources on usable nodes.
+    """
+    u = table.usable
+    return fit_cells(table, key, np.where(u, table.free_cpu, 0), np.where(u, table.free_mem, 0),
+                     np.where(u, table.free_gpu, 0), slice(None))  # fmt: skip
 
 
 def _first_window(
@@ -362,4 +428,4 @@ def _first_window(
     return None
 
 
-__all__ = ["FitKey", "NodeSpaceMap", "fit_key"]
+__all__ = ["FitKey", "NodeSpaceMap", "fit_cells", "fit_key", "fit_now"]
