@@ -96,18 +96,48 @@ class _RequestHandler(socketserver.StreamRequestHandler):
             self.wfile.write((json.dumps(answer) + "\n").encode())
 
 
+def listening_socket(socket_path: str | os.PathLike[str]) -> socket.socket:
+    """A Unix socket bound to ``socket_path`` and listening (mode 0600).
+
+    slurmd creates a step daemon's socket before starting it and hands the open socket
+    over (`Server` with ``listening=``): a request sent at once waits in the backlog
+    until the step daemon answers, instead of finding no socket.
+    """
+    path = Path(socket_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(os.fspath(path))
+        os.chmod(path, 0o600)
+        sock.listen(64)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    """A threaded Unix-socket server calling ``handler(request) -> answer``."""
+    """A threaded Unix-socket server calling ``handler(request) -> answer``.
+
+    ``listening``: serve an already bound and listening socket (see `listening_socket`).
+    """
 
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, socket_path: str | os.PathLike[str], handler: Handler) -> None:
+    def __init__(self, socket_path: str | os.PathLike[str], handler: Handler,
+                 *, listening: socket.socket | None = None) -> None:
+        self.handler = handler
+        if listening is not None:
+            super().__init__(os.fspath(socket_path), _RequestHandler, bind_and_activate=False)
+            self.socket.close()
+            self.socket = listening
+            return
         path = Path(socket_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():
             path.unlink()
-        self.handler = handler
         super().__init__(os.fspath(path), _RequestHandler)
         os.chmod(path, 0o600)
 

@@ -1,8 +1,14 @@
 """``python -m minislurm cluster up|status|down [--conf slurm.conf]``: the local cluster.
 
 ``up`` starts the controller daemon (`minislurm.slurmctld`, with its node
-daemons) in the background and waits until it answers; ``status`` says
-whether it runs; ``down`` stops it. The configuration is ``--conf``, else
+daemons) in the background and waits until it answers; it picks up the saved
+state (jobs, nodes, accounting) and the jobs that kept running. ``status`` says
+whether it runs. ``down`` shuts the cluster down: running jobs are cancelled
+(SIGTERM, SIGKILL after KillWait) and end CANCELLED, pending jobs stay queued for
+the next ``up``. ``down --keep-jobs`` stops only the controller, like
+``systemctl stop slurmctld``: running jobs go on and the next ``up`` finds them
+again (so does a controller that was killed). ``up -i`` starts despite unreadable
+state files (slurmctld ``-i``). The configuration is ``--conf``, else
 ``$SLURM_CONF``, else the embedded default, as for every command.
 """
 
@@ -21,9 +27,15 @@ from minislurm.cli.transport import state_dir
 from minislurm.errors import ControllerUnavailable, SlurmError
 
 USAGE = "usage: python -m minislurm cluster up|status|down [--conf slurm.conf]"
+HELP = (f"{USAGE}\n"
+        "  up -i           start despite unreadable state files (uses the previous save)\n"
+        "  down            cancel the running jobs and stop the cluster\n"
+        "  down --keep-jobs  stop the controller only; running jobs go on\n")
 
 #: How long ``up`` waits for the daemon to answer (seconds).
 START_TIMEOUT = 30.0
+#: How long ``down`` waits for the daemon to exit (cancelled jobs get KillWait first).
+DOWN_TIMEOUT = 120.0
 
 
 def _ping(sock: Path) -> dict[str, Any] | None:
@@ -33,7 +45,7 @@ def _ping(sock: Path) -> dict[str, Any] | None:
         return None
 
 
-def up(env: dict[str, str], conf: str | None) -> int:
+def up(env: dict[str, str], conf: str | None, *, ignore: bool = False) -> int:
     state = state_dir(env)
     sock = state / "slurmctld.sock"
     answer = _ping(sock) if sock.exists() else None
@@ -46,6 +58,8 @@ def up(env: dict[str, str], conf: str | None) -> int:
     cmd = [sys.executable, "-m", "minislurm", "slurmctld", "-D"]
     if conf:
         cmd += ["-f", conf]
+    if ignore:
+        cmd.append("-i")
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                 env=env, start_new_session=True, cwd=str(state))
@@ -78,18 +92,22 @@ def status(env: dict[str, str]) -> int:
     return 0
 
 
-def down(env: dict[str, str]) -> int:
+def down(env: dict[str, str], *, keep_jobs: bool = False) -> int:
     state = state_dir(env)
     sock = state / "slurmctld.sock"
-    if _ping(sock) is None:
+    answer = _ping(sock)
+    if answer is None:
         print("minislurm: no cluster is running")
         return 0
-    pid = int(answer["pid"]) if (answer := _ping(sock)) else None
-    rpc.call(sock, {"op": "shutdown"}, timeout=10)
-    deadline = time.monotonic() + 15
+    pid = int(answer["pid"])
+    rpc.call(sock, {"op": "shutdown", "kill_jobs": not keep_jobs}, timeout=10)
+    deadline = time.monotonic() + DOWN_TIMEOUT
     while time.monotonic() < deadline and (sock.exists() or _alive(pid)):
         time.sleep(0.05)
-    print("minislurm: cluster is down")
+    if keep_jobs:
+        print("minislurm: cluster is down (running jobs go on; 'cluster up' finds them again)")
+    else:
+        print("minislurm: cluster is down")
     return 0
 
 
@@ -107,7 +125,7 @@ def _alive(pid: int | None) -> bool:
 
 
 def main(argv: Sequence[str]) -> int:
-    """``cluster up|status|down [--conf FILE]``."""
+    """``cluster up [-i]|status|down [--keep-jobs] [--conf FILE]``."""
     args = list(argv)
     conf = None
     if "--conf" in args:
@@ -120,13 +138,20 @@ def main(argv: Sequence[str]) -> int:
     env = dict(os.environ)
     if conf:
         env["SLURM_CONF"] = conf
-    if len(args) != 1 or args[0] not in ("up", "status", "down"):
+    if args in (["-h"], ["--help"]):
+        print(HELP, end="")
+        return 0
+    verb, flags = (args[0], args[1:]) if args else ("", [])
+    allowed = {"up": {"-i"}, "status": set(), "down": {"--keep-jobs"}}.get(verb)
+    if allowed is None or not set(flags) <= allowed or len(set(flags)) != len(flags):
         print(USAGE, file=sys.stderr)
         return 1
     try:
-        if args[0] == "up":
-            return up(env, conf)
-        return status(env) if args[0] == "status" else down(env)
+        if verb == "up":
+            return up(env, conf, ignore="-i" in flags)
+        if verb == "status":
+            return status(env)
+        return down(env, keep_jobs="--keep-jobs" in flags)
     except SlurmError as exc:
         print(exc.message, file=sys.stderr)
         return exc.exit_code

@@ -7,7 +7,11 @@
 * `minislurm.slurmd.stdio` -- ``-o/-e/-i`` files, ``--open-mode``, ``srun -l`` labels;
 * `minislurm.slurmd.execve` -- command lookup, ``execve`` and its error messages;
 * `minislurm.slurmd.launch` -- a step's tasks as real local processes: start, signal, reap;
-* `minislurm.slurmd.stepd` -- batch job / srun step from (job, allocation, step).
+* `minislurm.slurmd.stepd` -- batch job / srun step from (job, allocation, step);
+* `minislurm.slurmd.slurmstepd` -- the step daemon process of a batch job (outlives slurmctld);
+* `minislurm.slurmd.stepd_handle` -- slurmd's handle on one: start, signal, wait, adopt;
+* `minislurm.slurmd.spool` -- SlurmdSpoolDir records (launch, pid + start time, exit status);
+* `minislurm.slurmd.process_runner` -- slurmd for the local daemon (the JobRunner seam).
 
 Node daemons execute; they never decide (the controller does).
 """

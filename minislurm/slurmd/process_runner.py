@@ -3,10 +3,12 @@
 `ProcessRunner` implements the controller's ``JobRunner`` seam
 (`minislurm.ctld.runner`): when slurmctld starts a job, the batch script is
 spooled and run on the job's first node (``REQUEST_BATCH_JOB_LAUNCH``) with
-the batch environment of `minislurm.slurmd.env`; when the script ends, its
-exit status goes back to the controller as the SimPy event's value. Signals
-(``scancel``, time limits, ``--signal``, a node going down) reach the batch
-script's process group and every srun step registered for the job.
+the batch environment of `minislurm.slurmd.env`, by a step daemon of its own
+(`minislurm.slurmd.slurmstepd`) that outlives the controller; when the script
+ends, its exit status goes back to the controller as the SimPy event's value.
+Signals (``scancel``, time limits, ``--signal``, a node going down) reach the
+batch script through its step daemon and every srun step registered for the job.
+A restarted controller finds its running jobs again with `ProcessRunner.recover`.
 
 What a job is comes with its `ProcessBody`: the parsed options, the script's
 arguments and the environment exported at submission (``--export``).
@@ -18,6 +20,7 @@ import contextlib
 import os
 import signal as signals
 import socket
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,15 +30,16 @@ import simpy
 
 from minislurm.config import SlurmConfig
 from minislurm.ctld.runner import JobBody
-from minislurm.errors import SlurmError
 from minislurm.job import Allocation, JobRecord
 from minislurm.jobarray import parse_array
 from minislurm.options import JobOptions
 from minislurm.slurmd.context import ArrayContext, JobContext, job_context, working_cluster
 from minislurm.slurmd.env import exported_environment
-from minislurm.slurmd.launch import RunningStep, TaskResult
+from minislurm.slurmd.slurmstepd import launch_record
+from minislurm.slurmd.spool import JobSpool, read_json
 from minislurm.slurmd.stdio import StdioSpec
-from minislurm.slurmd.stepd import start_batch_job
+from minislurm.slurmd.stepd import batch_launch
+from minislurm.slurmd.stepd_handle import Outcome, StepdHandle
 
 Post = Callable[[Callable[[], Any]], Any]
 
@@ -67,16 +71,38 @@ def controller_address(config: SlurmConfig) -> tuple[str, int]:
     return host.split("(")[0], int(port) if port.isdigit() else 6817
 
 
-def batch_exit(results: tuple[TaskResult, ...]) -> tuple[int, int]:
-    """The batch step's ``(exit_code, signal)`` as slurmctld records it."""
-    if not results:
-        return 1, 0
-    task = results[0]
-    return task.exit_code, task.signal
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What a restarted slurmd found of a job that was running (`ProcessRunner.recover`).
+
+    ``event`` succeeds with ``(exit_code, signal)`` when the job ends from now on;
+    ``ended`` is set instead when it ended while no controller ran (``end_time``: when,
+    epoch seconds, None if unknown); ``lost``: no trace of its launch (it never started).
+    """
+
+    event: simpy.Event
+    ended: tuple[int, int] | None = None
+    end_time: int | None = None
+    lost: bool = False
+
+
+@dataclass(slots=True)
+class _Queued:
+    job: JobRecord
+    allocation: Allocation
+    body: ProcessBody
+    done: simpy.Event
 
 
 class ProcessRunner:
-    """Starts batch scripts as processes; ``post`` runs a callable on the controller's clock."""
+    """Starts batch scripts in step daemons; ``post`` runs a callable on the controller's clock.
+
+    ``before_launch`` (set by slurmctld) runs once before the step daemons of an instant
+    are started: slurmctld saves its state there, so a job is on disk as RUNNING before
+    its script can run. ``termination(job_id)`` (set by slurmctld) says why a SIGTERM is
+    sent: ``'TIME LIMIT'``, ``''`` for scancel (slurmstepd then writes its ``*** JOB ...
+    CANCELLED AT ...`` line), None for a bare signal.
+    """
 
     def __init__(
         self,
@@ -92,15 +118,22 @@ class ProcessRunner:
         self.spool_dir = str(spool_dir)
         self.post = post
         self.conf_path = conf_path
-        self._batch: dict[int, RunningStep] = {}
+        self.before_launch: Callable[[], None] | None = None
+        self.termination: Callable[[int], str | None] = lambda _job_id: None
+        self._queued: dict[int, _Queued] = {}
+        self._stepds: dict[int, StepdHandle] = {}
         self._interactive: dict[int, simpy.Event] = {}
         self._step_pids: dict[int, set[int]] = {}
+        self.warned: dict[int, int] = {}  # job id -> restart count whose --signal was sent
         self.bodies: dict[int, ProcessBody] = {}
         self.allocations: dict[int, Allocation] = {}
 
     # ---- JobRunner ----------------------------------------------------------------
     def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
-        """Launch the batch script of ``job`` (or hold an srun/salloc allocation)."""
+        """Launch the batch script of ``job`` (or hold an srun/salloc allocation).
+
+        The step daemon starts at the end of this instant (after ``before_launch``).
+        """
         done = self.env.event()
         self.allocations[job.job_id] = allocation
         if isinstance(body, ProcessBody):
@@ -108,52 +141,133 @@ class ProcessRunner:
         if not isinstance(body, ProcessBody) or body.interactive:
             self._interactive[job.job_id] = done
             return done
-        ctx = self.job_context(job, body)
-        try:
-            running = start_batch_job(
-                ctx,
-                allocation,
-                job.script,
-                spool_dir=self.spool_dir,
-                base_env=exported_environment(body.submit_env, body.options.export),
-                stdio=StdioSpec(
-                    output=body.options.output,
-                    error=body.options.error,
-                    input=body.options.input,
-                    open_mode=body.options.open_mode or "truncate",
-                ),
-                script_args=body.script_args,
-                kill_wait=float(self.config.kill_wait),
-                hostname_of=node_hostname,
-            )
-        except OSError as exc:  # the spool directory itself failed: the job fails
-            done.succeed((1, 0))
-            raise SlurmError(f"slurmd: error: launch of job {job.job_id} failed: {exc}") from exc
-        self._batch[job.job_id] = running
+        if not self._queued:
+            self.env.timeout(0).callbacks.append(self._launch_queued)
+        self._queued[job.job_id] = _Queued(job, allocation, body, done)
+        return done
 
-        def ended(results: tuple[TaskResult, ...], job_id: int = job.job_id) -> None:
+    def _launch_queued(self, _ev: object = None) -> None:
+        queued, self._queued = self._queued, {}
+        if not queued:
+            return
+        if self.before_launch is not None:
+            self.before_launch()
+        for item in queued.values():
+            self._launch(item)
+
+    def _launch(self, item: _Queued) -> None:
+        job, allocation, body, done = item.job, item.allocation, item.body, item.done
+        ctx = self.job_context(job, body)
+        spool = JobSpool(self.spool_dir, job.job_id, allocation.nodes[0].node, job.restart_count)
+        try:
+            identity, task, stdio = batch_launch(
+                ctx, allocation, job.script, spool_dir=self.spool_dir,
+                base_env=exported_environment(body.submit_env, body.options.export),
+                stdio=StdioSpec(output=body.options.output, error=body.options.error,
+                                input=body.options.input,
+                                open_mode=body.options.open_mode or "truncate"),
+                script_args=body.script_args,
+            )
+            record = launch_record(job.job_id, job.restart_count, identity, task, stdio,
+                                   float(self.config.kill_wait),
+                                   node_hostname(allocation.nodes[0].node))
+            handle = StepdHandle.launch(spool, record, os.path.join(self.spool_dir,
+                                                                    "slurmd.log"))
+        except OSError as exc:  # the spool directory itself failed: the job fails
+            print(f"slurmd: error: launch of job {job.job_id} failed: {exc}", file=sys.stderr)
+            done.succeed((1, 0))
+            return
+        self._watch(job.job_id, handle, done)
+
+    def _watch(self, job_id: int, handle: StepdHandle, done: simpy.Event) -> None:
+        self._stepds[job_id] = handle
+
+        def ended(outcome: Outcome) -> None:
             def deliver() -> None:
-                self._batch.pop(job_id, None)
+                if self._stepds.get(job_id) is handle:
+                    del self._stepds[job_id]
                 if not done.triggered:
-                    done.succeed(batch_exit(results))
+                    done.succeed((outcome.exit_code, outcome.signal))
 
             self.post(deliver)
 
-        running.add_done_callback(ended)
-        return done
+        handle.watch(ended)
 
     def kill(self, job_id: int, signal: int) -> None:
-        """Deliver ``signal`` to the job's batch script and its srun steps."""
-        running = self._batch.get(job_id)
-        if running is not None:
-            running.signal(signal)
+        """Deliver ``signal`` to the job (``scancel``, time limit, a node going down).
+
+        SIGTERM, SIGKILL and SIGCONT reach the batch script's process group and every
+        srun step; any other signal only the srun steps (``scancel --signal=USR1``
+        without ``--batch``, checked on 22.05: the batch shell does not get it).
+        """
+        queued = self._queued.get(job_id)
+        stopping = signal in (signals.SIGTERM, signals.SIGKILL)
+        if queued is not None:  # not started yet: nothing to signal
+            if stopping:
+                del self._queued[job_id]
+                queued.done.succeed((0, signal))
+            return
+        handle = self._stepds.get(job_id)
+        why = self.termination(job_id) if signal == signals.SIGTERM else None
+        if handle is not None and why is not None:
+            handle.terminate(why or None)
+        elif handle is not None and (stopping or signal == signals.SIGCONT):
+            handle.signal(signal)
+        self._signal_steps(job_id, signal)
+        waiting = self._interactive.get(job_id)
+        if waiting is not None and stopping and not self._step_pids.get(job_id):
+            self.finish(job_id, 0, signal)
+
+    def warn_signal(self, job_id: int, signal: int) -> None:
+        """``--signal=[B:]SIG@TIME`` is due: ``B:`` signals the batch shell alone (not its
+        children), without it every srun step and not the batch shell (22.05)."""
+        body = self.bodies.get(job_id)
+        spec = body.options.signal if body is not None else None
+        handle = self._stepds.get(job_id)
+        if handle is not None:
+            self.warned[job_id] = handle.spool.restart_count
+        if spec is not None and spec.batch_only:
+            if handle is not None:
+                handle.signal(signal, tree=False)
+            return
+        self._signal_steps(job_id, signal)
+
+    def _signal_steps(self, job_id: int, signal: int) -> None:
         for pid in self._step_pids.get(job_id, ()):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal)
-        waiting = self._interactive.get(job_id)
-        stopping = signal in (signals.SIGTERM, signals.SIGKILL)
-        if waiting is not None and stopping and not self._step_pids.get(job_id):
-            self.finish(job_id, 0, signal)
+
+    # ---- a restarted controller -----------------------------------------------------
+    def recover(self, job: JobRecord, allocation: Allocation, body: JobBody) -> Recovery:
+        """Find a job that was running when the controller stopped (see `Recovery`)."""
+        done = self.env.event()
+        self.allocations[job.job_id] = allocation
+        if isinstance(body, ProcessBody):
+            self.bodies[job.job_id] = body
+        if not isinstance(body, ProcessBody) or body.interactive:
+            self._interactive[job.job_id] = done  # srun/salloc will say when it is over
+            return Recovery(done)
+        spool = JobSpool(self.spool_dir, job.job_id, allocation.nodes[0].node, job.restart_count)
+        handle = StepdHandle.adopt(spool)
+        if handle is not None:
+            self._watch(job.job_id, handle, done)
+            return Recovery(done)
+        if spool.mine(read_json(spool.launch)) is None:
+            return Recovery(done, lost=True)
+        outcome = StepdHandle(spool, 0).outcome()
+        end = None if outcome.end_time is None else int(outcome.end_time)
+        return Recovery(done, ended=(outcome.exit_code, outcome.signal), end_time=end)
+
+    def export_state(self) -> dict[str, Any]:
+        """What slurmd must remember across a restart: srun steps' process groups."""
+        return {"step_pids": {str(k): sorted(v) for k, v in self._step_pids.items() if v},
+                "warned": {str(k): v for k, v in self.warned.items()}}
+
+    def import_state(self, data: Mapping[str, Any]) -> None:
+        for key, pids in dict(data.get("step_pids") or {}).items():
+            self._step_pids[int(key)] = {int(p) for p in pids}
+        for key, count in dict(data.get("warned") or {}).items():
+            self.warned[int(key)] = int(count)
 
     # ---- srun / salloc ------------------------------------------------------------
     def register_step_pids(self, job_id: int, pids: set[int]) -> None:

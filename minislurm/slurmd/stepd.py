@@ -29,7 +29,9 @@ from minislurm.slurmd.launch import (
 )
 from minislurm.slurmd.stdio import StdioSpec
 
-__all__ = ["batch_task", "start_batch_job", "start_step", "step_identity", "step_tasks"]
+__all__ = [
+    "batch_launch", "batch_task", "start_batch_job", "start_step", "step_identity", "step_tasks",
+]
 
 
 def step_identity(job: JobContext, step_id: int | str) -> StepIdentity:
@@ -78,6 +80,35 @@ def step_tasks(
     return specs
 
 
+def batch_launch(
+    job: JobContext,
+    allocation: Allocation,
+    script_text: str,
+    *,
+    spool_dir: str,
+    base_env: Mapping[str, str],
+    stdio: StdioSpec | None = None,
+    script_args: Sequence[str] = (),
+) -> tuple[StepIdentity, TaskSpec, StdioSpec]:
+    """Spool the batch script of ``job`` and describe its launch (``%s`` = ``batch``).
+
+    ``stdio`` holds ``-o/-e/-i/--open-mode``; without ``-o`` the output goes to
+    ``slurm-%j.out`` (``slurm-%A_%a.out`` for an array task) in the job's
+    working directory.
+    """
+    path = write_batch_script(spool_dir, job.job_id, script_text)
+    spec = stdio or StdioSpec()
+    if spec.output is None:
+        spec = StdioSpec(
+            output=default_output_pattern(job.array is not None),
+            error=spec.error,
+            input=spec.input,
+            open_mode=spec.open_mode,
+        )
+    task = batch_task(job, allocation, path, base_env=base_env, script_args=script_args)
+    return step_identity(job, "batch"), task, spec
+
+
 def start_batch_job(
     job: JobContext,
     allocation: Allocation,
@@ -91,24 +122,15 @@ def start_batch_job(
     time_limit: float | None = None,
     hostname_of: Callable[[str], str] | None = None,
 ) -> RunningStep:
-    """Spool and start the batch script of ``job`` (the batch step, ``%s`` = ``batch``).
-
-    ``stdio`` holds ``-o/-e/-i/--open-mode``; without ``-o`` the output goes to
-    ``slurm-%j.out`` (``slurm-%A_%a.out`` for an array task) in the job's
-    working directory.  ``time_limit`` is in seconds.
+    """Spool and start the batch script of ``job`` in this process (see `batch_launch`;
+    the local daemon runs it in a step daemon of its own, `minislurm.slurmd.slurmstepd`).
+    ``time_limit`` is in seconds.
     """
-    path = write_batch_script(spool_dir, job.job_id, script_text)
-    spec = stdio or StdioSpec()
-    if spec.output is None:
-        spec = StdioSpec(
-            output=default_output_pattern(job.array is not None),
-            error=spec.error,
-            input=spec.input,
-            open_mode=spec.open_mode,
-        )
-    task = batch_task(job, allocation, path, base_env=base_env, script_args=script_args)
+    identity, task, spec = batch_launch(job, allocation, script_text, spool_dir=spool_dir,
+                                        base_env=base_env, stdio=stdio,
+                                        script_args=script_args)
     return launch_step(
-        step_identity(job, "batch"),
+        identity,
         [task],
         spec,
         kill_wait=kill_wait,

@@ -1,0 +1,321 @@
+"""slurmctld's state save and recovery: the controller to and from ``StateSaveLocation``.
+
+Real slurmctld dumps its jobs (``dump_all_job_state``), nodes, partitions,
+reservations and association usage into files in StateSaveLocation and reads them
+back when it starts (``load_all_job_state`` ... in ``read_config.c``); running jobs
+keep running meanwhile, because their slurmstepd does not depend on slurmctld. When
+slurmd registers again, slurmctld learns which of them still run and which ended.
+
+`dump_state` turns a `Controller` (plus its step bookkeeping and slurmd) into the
+parts `minislurm.ctld.state_files.StateFiles` writes; `load_state` puts them into a
+fresh controller of the same configuration:
+
+* every job, with its script, environment, options and all its attempts so far;
+  pending, held and requeued jobs wait again (their BeginTime timers re-armed); the
+  job id counter goes on where it was;
+* running jobs are re-adopted through slurmd (`ProcessRunner.recover`): their nodes
+  are allocated again, their time limit and ``--signal`` timers re-armed; a job that
+  ended while no controller ran is finished *at the time it ended* (so sacct's
+  Elapsed is the real run time); a job whose launch left no trace is requeued like
+  after a node failure (NODE_FAIL when it may not be requeued);
+* node states and reasons, partition states, reservations, every accounting row and
+  the fair-share usage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from minislurm.states import JobState
+
+from . import lifecycle
+from .job_mgr import Job
+from .runner import SIGKILL
+from .state_codec import decode, encode
+
+if TYPE_CHECKING:
+    from .controller import Controller
+
+__all__ = ["dump_state", "load_state"]
+
+#: NodeInfo attributes a node keeps across a restart (its jobs are re-allocated).
+NODE_FIELDS = ("down", "flags", "reason", "reason_time", "reason_user", "boot_time",
+               "slurmd_start_time", "last_busy_time")
+
+_ACTIVE = (JobState.RUNNING, JobState.COMPLETING, JobState.CONFIGURING)
+
+
+def _attrs(job: Job) -> dict[str, Any]:
+    if hasattr(job, "__dict__"):
+        return dict(vars(job))
+    return {k: getattr(job, k) for k in getattr(job, "__slots__", ()) if hasattr(job, k)}
+
+
+# ---- dumping -------------------------------------------------------------------------
+def _encode_job(job: Job, cache: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] | None
+                ) -> dict[str, Any]:
+    """A job's attributes, encoded; an ended job (which no longer changes) is encoded once."""
+    key = (id(job), job.state, job.end_time, job.restart_count, len(job.steps))
+    if cache is not None and job.state.is_terminal:
+        hit = cache.get(job.job_id)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+    data = {k: encode(v) for k, v in _attrs(job).items()}
+    if cache is not None and job.state.is_terminal:
+        cache[job.job_id] = (key, data)
+    return data
+
+
+def _intern_envs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep each distinct submit environment once (most jobs of a user share one)."""
+    table: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    out = []
+    for data in jobs:
+        body: Any = data.get("body")
+        env = body.get("submit_env") if isinstance(body, dict) else None
+        if isinstance(env, dict):
+            text = repr(sorted(env.items()))
+            if text not in index:
+                index[text] = len(table)
+                table.append(env)
+            data = {**data, "body": {**body, "submit_env": {"__env__": index[text]}}}
+        out.append(data)
+    return out if not table else [{"__envs__": table}, *out]
+
+
+def _expand_envs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if not jobs or "__envs__" not in jobs[0]:
+        return jobs
+    table = jobs[0]["__envs__"]
+    out = []
+    for data in jobs[1:]:
+        body: Any = data.get("body")
+        env = body.get("submit_env") if isinstance(body, dict) else None
+        if isinstance(env, dict) and "__env__" in env:
+            data = {**data, "body": {**body, "submit_env": table[int(env["__env__"])]}}
+        out.append(data)
+    return out
+
+
+def dump_state(ctl: Controller, *, steps: object | None = None, runner: object | None = None,
+               cache: dict[int, Any] | None = None) -> dict[str, Any]:
+    """The controller's state as the data of each state file (see `StateFiles`).
+
+    ``runner`` (default: the controller's) may add what slurmd keeps (``export_state``);
+    ``cache`` (kept by the caller between saves) spares re-encoding ended jobs.
+    """
+    runner = runner if runner is not None else ctl.runner
+    jobs = [_encode_job(j, cache) for j in sorted(ctl._jobs.values(), key=lambda j: j.job_id)]
+    job_state: dict[str, Any] = {"next_job_id": ctl._next_id, "jobs": _intern_envs(jobs)}
+    if steps is not None:
+        job_state["steps"] = {
+            "next": {str(k): v for k, v in getattr(steps, "_next_step", {}).items()},
+            "open": encode([[k[0], k[1], v] for k, v in getattr(steps, "_open", {}).items()]),
+        }
+    export = getattr(runner, "export_state", None)
+    if export is not None:
+        job_state["slurmd"] = export()
+    nodes = {info.name: {f: encode(getattr(info, f)) for f in NODE_FIELDS}
+             for info in ctl.nodes_mgr.infos}
+    parts = {name: pv.state for name, pv in ctl.parts.items()}
+    store = ctl.accounting_store
+    accounting = {
+        "attempts": encode(list(store.attempts)),
+        "usage": [[list(k), dict(v)] for k, v in store.usage.items()],
+    }
+    return {"job_state": job_state, "node_state": nodes, "part_state": parts,
+            "resv_state": encode(list(ctl.reservations_by_name.values())),
+            "assoc_usage": _dump_usage(ctl), "accounting": accounting}
+
+
+def _dump_usage(ctl: Controller) -> dict[str, Any]:
+    """priority/multifactor's decayed usage per association (Slurm's ``assoc_usage``)."""
+    usage = getattr(ctl.priority_plugin, "usage", None)
+    if usage is None or not hasattr(usage, "_own"):
+        return {}
+    return {"own": [[list(k), v] for k, v in usage._own.items()],
+            "last": usage._last, "next_reset": usage._next_reset}
+
+
+# ---- loading -------------------------------------------------------------------------
+def _decode_job(data: dict[str, Any]) -> Job:
+    job = Job(int(data["job_id"]), str(data.get("name", "")), int(data.get("submit_time", 0)))
+    for key, value in data.items():
+        setattr(job, key, decode(value))
+    return job
+
+
+@contextlib.contextmanager
+def _clock_at(ctl: Controller, timestamp: int | None) -> Iterator[None]:
+    """Let the controller's ``now`` read ``timestamp`` (in the past) for one action:
+    a job that ended while no controller ran is finished when it really ended."""
+    if timestamp is None or timestamp >= ctl.now:
+        yield
+        return
+    saved = ctl._offset
+    ctl._offset = saved - (ctl.now - timestamp)
+    try:
+        yield
+    finally:
+        ctl._offset = saved
+
+
+def load_state(ctl: Controller, parts: dict[str, Any], *, steps: object | None = None,
+               runner: object | None = None) -> list[str]:
+    """Put a saved state into the fresh controller ``ctl``; slurmctld's log lines.
+
+    Running jobs are found again through ``runner`` (default: the controller's), which
+    must offer ``recover`` (`ProcessRunner.recover`); without it they count as lost.
+    """
+    runner = runner if runner is not None else ctl.runner
+    log: list[str] = []
+    job_state = parts.get("job_state") or {}
+    for name, state in (parts.get("part_state") or {}).items():
+        if name in ctl.parts:
+            ctl.parts[name] = dataclasses.replace(ctl.parts[name], state=str(state))
+    resvs = decode(parts.get("resv_state") or [])
+    for resv in resvs:
+        ctl.reservations_by_name[resv.name] = resv
+        ctl._wake_at(resv.start)
+        ctl._wake_at(resv.end)
+        log.append(f"Recovered state of reservation {resv.name}")
+    if resvs:
+        log.append(f"Recovered state of {len(resvs)} reservations")
+    _load_accounting(ctl, parts.get("accounting") or {}, parts.get("assoc_usage") or {})
+    if runner is not None and job_state.get("slurmd"):
+        getattr(runner, "import_state", lambda _d: None)(job_state["slurmd"])
+    _load_steps(steps, job_state.get("steps") or {})
+    jobs = [_decode_job(d) for d in _expand_envs(list(job_state.get("jobs", [])))]
+    ctl._next_id = max(ctl._next_id, int(job_state.get("next_job_id", 0)))
+    active = []
+    for job in jobs:
+        ctl.register(job)
+        if job.state is JobState.PENDING:
+            ctl.add_pending(job)
+            ctl._wake_at(job.begin_time)
+        elif job.state in _ACTIVE:
+            active.append(job)
+    log.append(f"Recovered information about {len(jobs)} jobs")
+    for job in active:
+        if job.allocation is not None and all(n.node in ctl.nodes_mgr.by_name
+                                              for n in job.allocation.nodes):
+            ctl.nodes_mgr.allocate(job.job_id, job.allocation, ctl.now)
+            ctl.running_started(job)
+    _load_nodes(ctl, parts.get("node_state") or {}, log)
+    for job in active:
+        _adopt(ctl, job, runner, log)
+    ctl.kick()
+    return log
+
+
+def _load_steps(steps: object | None, data: dict[str, Any]) -> None:
+    if steps is None or not data:
+        return
+    nxt = getattr(steps, "_next_step", None)
+    if isinstance(nxt, dict):
+        nxt.update({int(k): int(v) for k, v in (data.get("next") or {}).items()})
+    opened = getattr(steps, "_open", None)
+    if isinstance(opened, dict):
+        for job_id, step_id, info in decode(data.get("open") or []):
+            opened[(int(job_id), int(step_id))] = info
+
+
+def _load_nodes(ctl: Controller, data: dict[str, Any], log: list[str]) -> None:
+    mgr = ctl.nodes_mgr
+    for name, fields in data.items():
+        info = mgr.by_name.get(name)
+        if info is None:
+            log.append(f"error: Node {name} has vanished from configuration")
+            continue
+        for field in NODE_FIELDS:
+            if field in fields:
+                setattr(info, field, decode(fields[field]))
+    mgr.refresh_usable()
+    if data:
+        log.append(f"Recovered state of {len(data)} nodes")
+
+
+def _load_accounting(ctl: Controller, acct: dict[str, Any], usage: dict[str, Any]) -> None:
+    store = ctl.accounting_store
+    store.attempts = list(decode(acct.get("attempts") or []))
+    for key, values in acct.get("usage") or []:
+        row = store.usage[(str(key[0]), str(key[1]))]
+        for tres, amount in values.items():
+            row[tres] = float(amount)
+    tracker = getattr(ctl.priority_plugin, "usage", None)
+    if tracker is not None and hasattr(tracker, "_own") and usage:
+        tracker._own = {(str(k[0]), str(k[1])): float(v) for k, v in usage.get("own", [])}
+        tracker._last = int(usage.get("last", tracker._last))
+        tracker._next_reset = usage.get("next_reset", tracker._next_reset)
+        tracker.version += 1
+
+
+def _adopt(ctl: Controller, job: Job, runner: object | None, log: list[str]) -> None:
+    """A job that was running when the controller stopped: find it again through slurmd."""
+    attempt = job.attempt
+    recover = getattr(runner, "recover", None)
+    if job.allocation is None or recover is None or job.job_id not in ctl._running:
+        rec = None
+    else:
+        rec = recover(job.snapshot(), job.allocation, job.body)
+    if rec is None or rec.lost:
+        log.append(f"error: Killing non-startable batch JobId={job.job_id}: "
+                   "no step daemon found")
+        if job.job_id not in ctl._running:  # its nodes are gone from the configuration
+            job.allocation = None
+            lifecycle.finish(ctl, job, JobState.NODE_FAIL, 0, 0)
+        elif job.state is JobState.COMPLETING:
+            lifecycle.finish(ctl, job, job.final_state, job.exit_code, job.signal)
+        elif job.requeue and job.batch_flag and job.job_id in ctl._running:
+            lifecycle.requeue(ctl, job, JobState.NODE_FAIL)
+        else:
+            lifecycle.finish(ctl, job, JobState.NODE_FAIL, 0, 0)
+        return
+    rec.event.callbacks.append(lambda ev: lifecycle.body_ended(ctl, job, attempt, ev.value))
+    if rec.ended is not None:
+        end = rec.end_time if rec.end_time is None else max(rec.end_time, job.start_time or 0)
+        with _clock_at(ctl, end):
+            lifecycle.body_ended(ctl, job, attempt, rec.ended)
+        log.append(f"Recovered JobId={job.job_id}: ended while slurmctld was down")
+        return
+    log.append(f"Recovered JobId={job.job_id} running")
+    if job.state is JobState.RUNNING:
+        lifecycle.arm_time_limit(ctl, job)
+        _arm_warning(ctl, job, runner)
+    else:  # COMPLETING: SIGTERM was sent, SIGKILL follows KillWait after it
+        due = (job.end_time or ctl.now) + ctl.kill_wait - ctl.now
+
+        def force(_ev: object) -> None:
+            if job.attempt == attempt and job.state is JobState.COMPLETING:
+                ctl.runner.kill(job.job_id, SIGKILL)
+                if job.state is JobState.COMPLETING and job.attempt == attempt:
+                    lifecycle.finish(ctl, job, job.final_state, job.exit_code, job.signal)
+
+        ctl.env.timeout(max(due, 0)).callbacks.append(force)
+
+
+def _arm_warning(ctl: Controller, job: Job, runner: object | None) -> None:
+    """``--signal=SIG@TIME`` of a re-adopted job: still to come, or late if it fell due
+    while no controller ran (never twice: slurmd remembers what it sent)."""
+    if job.signal_spec is None or lifecycle.limit_deadline(ctl, job) is None:
+        return
+    warned = getattr(runner, "warned", {})
+    if warned.get(job.job_id) == job.restart_count:
+        return
+    sig, before = job.signal_spec
+    end = int(job.start_time or 0) + int(job.time_limit or 0) * 60
+    phase = lifecycle.limit_check_phase(ctl)
+    target = end - before - lifecycle.PERIODIC_TIMEOUT
+    due = phase - (-(target - phase) // lifecycle.PERIODIC_TIMEOUT) * lifecycle.PERIODIC_TIMEOUT
+    attempt = job.attempt
+
+    def send(_ev: object) -> None:
+        if job.attempt == attempt and job.state is JobState.RUNNING:
+            warn = getattr(ctl.runner, "warn_signal", None)
+            (warn or ctl.runner.kill)(job.job_id, sig)
+
+    ctl.env.timeout(max(due - ctl.now, 0)).callbacks.append(send)

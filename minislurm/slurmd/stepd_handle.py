@@ -1,0 +1,176 @@
+"""slurmd's side of one batch step daemon: start it, signal it, wait for it, adopt it.
+
+A `StepdHandle` is what slurmd holds for a running ``slurmstepd``
+(`minislurm.slurmd.slurmstepd`): the spool records of the attempt
+(`minislurm.slurmd.spool.JobSpool`), the process (a child when this slurmd started
+it, a stranger when it was found again after a restart), and its socket.
+
+* `StepdHandle.launch` writes ``launch.json``, opens the step socket and starts the
+  step daemon in a session of its own (so no signal meant for the controller's
+  process group reaches it);
+* `StepdHandle.adopt` finds the step daemon of an attempt again: its recorded pid
+  must still run *and* have the recorded start time (a reused pid is not adopted);
+* `signal` asks the step daemon (over its socket) to signal the script; when the
+  step daemon is gone the recorded task process groups are signalled directly;
+* `outcome` reads ``status.json``; a step daemon that died without writing it
+  (SIGKILL) leaves its script orphaned: what is left of it is killed and the attempt
+  ends as killed by SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal as signals
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from minislurm import rpc
+from minislurm.errors import SlurmError
+from minislurm.slurmd.spool import JobSpool, process_start_ticks, read_json, write_json
+
+__all__ = ["Outcome", "StepdHandle"]
+
+#: How long a request to a step daemon may take (seconds).
+REQUEST_TIMEOUT = 5.0
+#: How long a restarted slurmd waits for a just-started step daemon to record itself.
+STARTING_GRACE = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How an attempt's batch script ended: ``(exit_code, signal)`` and when (epoch s)."""
+
+    exit_code: int
+    signal: int
+    end_time: float | None
+
+
+class StepdHandle:
+    """One step daemon (see the module docstring)."""
+
+    def __init__(self, spool: JobSpool, pid: int, proc: subprocess.Popen[bytes] | None = None,
+                 ) -> None:
+        self.spool = spool
+        self.pid = pid
+        self.proc = proc
+        self._thread: threading.Thread | None = None
+
+    # ---- starting and finding again ---------------------------------------------------
+    @classmethod
+    def launch(cls, spool: JobSpool, record: dict[str, Any], log_path: str) -> StepdHandle:
+        """Write the launch record and start the step daemon (``OSError`` if it cannot)."""
+        spool.clear()
+        spool.dir.mkdir(parents=True, exist_ok=True)
+        write_json(spool.launch, record)
+        listening = rpc.listening_socket(spool.socket)
+        try:
+            with open(log_path, "ab") as log:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "minislurm.slurmd.slurmstepd", str(spool.dir),
+                     str(listening.fileno())],
+                    pass_fds=(listening.fileno(),), stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=log, start_new_session=True, cwd="/",
+                )
+        finally:
+            listening.close()
+        return cls(spool, proc.pid, proc)
+
+    @classmethod
+    def adopt(cls, spool: JobSpool) -> StepdHandle | None:
+        """The still running step daemon of ``spool``'s attempt, or None."""
+        deadline = time.monotonic() + STARTING_GRACE
+        while True:
+            pid = spool.stepd_alive()
+            if pid is not None:
+                return cls(spool, pid)
+            starting = spool.mine(read_json(spool.launch)) is not None and (
+                spool.mine(read_json(spool.stepd)) is None)
+            if not starting or time.monotonic() >= deadline or spool.result() is not None:
+                return None
+            time.sleep(0.05)  # launched, but not yet recorded its pid
+
+    # ---- using it ---------------------------------------------------------------------
+    def alive(self) -> bool:
+        if self.proc is not None:
+            return self.proc.poll() is None
+        return process_start_ticks(self.pid) is not None
+
+    def terminate(self, reason: str | None) -> None:
+        """Cancel the script (slurmstepd's message, SIGCONT + SIGTERM, SIGKILL after
+        KillWait); ``reason`` ``'TIME LIMIT'`` ... or None (scancel)."""
+        if not self._request({"op": "terminate", "reason": reason}):
+            self._signal_tasks(signals.SIGTERM, tree=True)
+
+    def signal(self, sig: int, *, tree: bool = True) -> None:
+        """Signal the script: its process group (``tree``) or the shell alone."""
+        if not self._request({"op": "signal", "signal": sig, "tree": tree}):
+            self._signal_tasks(sig, tree=tree)
+
+    def _request(self, request: dict[str, Any]) -> bool:
+        try:
+            rpc.call(self.spool.socket, request, timeout=REQUEST_TIMEOUT)
+            return True
+        except (SlurmError, OSError, ValueError):
+            return False  # the step daemon is gone (or hung)
+
+    def _signal_tasks(self, sig: int, *, tree: bool) -> None:
+        """What a step daemon that is gone left behind gets the signal directly."""
+        for pid in self.task_pids():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, sig) if tree else os.kill(pid, sig)
+
+    def task_pids(self) -> list[int]:
+        rec = self.spool.mine(read_json(self.spool.stepd)) or {}
+        return [int(p) for p in rec.get("task_pids", [])]
+
+    def wait(self) -> None:
+        """Block until the step daemon has exited."""
+        if self.proc is not None:
+            self.proc.wait()
+            return
+        try:
+            fd = os.pidfd_open(self.pid)
+        except (OSError, AttributeError):
+            fd = None
+        if fd is None:
+            while self.alive():
+                time.sleep(0.2)
+            return
+        try:
+            while self.alive():
+                select.select([fd], [], [], 1.0)
+        finally:
+            os.close(fd)
+
+    def outcome(self) -> Outcome:
+        """How the attempt ended (after `wait`)."""
+        result = self.spool.result()
+        if result is not None:
+            return Outcome(int(result["exit_code"]), int(result["signal"]),
+                           float(result["end_time"]))
+        for pid in self.task_pids():  # proctrack: nothing of a dead step daemon's job stays
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signals.SIGKILL)
+        write_json(self.spool.status, {
+            "restart_count": self.spool.restart_count, "job_id": self.spool.job_id,
+            "exit_code": 0, "signal": int(signals.SIGKILL), "end_time": time.time(),
+            "error": "slurmstepd ended without a status",
+        })
+        return Outcome(0, int(signals.SIGKILL), None)
+
+    def watch(self, ended: Callable[[Outcome], None]) -> None:
+        """Call ``ended(outcome)`` from a thread once the step daemon has exited."""
+        def run() -> None:
+            self.wait()
+            ended(self.outcome())
+
+        self._thread = threading.Thread(target=run, name=f"stepd-{self.spool.job_id}",
+                                        daemon=True)
+        self._thread.start()
