@@ -1,0 +1,457 @@
+"""Lesson 6's experiments: FIFO, EASY, conservative and Slurm's backfill side by side.
+
+Everything runs on minislurm's controller (`minislurm.simulate`, the scheduler switch
+``fifo|easy|conservative|slurm`` of `minislurm.sched.backfill`):
+
+* `SCENARIO`: a 4-node pre-training run waits for the whole GPU partition while three
+  fine-tunes drain; a dozen short evaluations arrive behind it. `scenario_config`
+  is the embedded default cluster with ``priority/basic`` (first come, first served,
+  so only the scheduler differs) and the chosen ``bf_window`` / ``bf_resolution``;
+* `compare` simulates it under each policy; `gantt_grid`, `utilisation_figure`,
+  `wait_figure` and `wait_table` draw and tabulate the results;
+* `scenario_cluster` submits the same jobs to an embedded `Cluster`, so that
+  ``squeue --start`` shows the reservation backfill made for the pre-training run;
+* `BackfillExplorer`: sliders for ``bf_window`` and ``bf_resolution`` (and the policy)
+  re-simulate the scenario (tens of milliseconds);
+* `WhatIf`: the same knobs on a generated AI-cluster workload of 100 to 500 jobs
+  (`minislurm.workload.generate`), results cached per setting.
+
+Widget callbacks are plain methods (`BackfillExplorer.refresh`, `WhatIf.refresh`),
+tested headless.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.subplots import make_subplots
+
+from minislurm.cluster import Cluster
+from minislurm.config import SlurmConfig, load_config
+from minislurm.job import JobRecord
+from minislurm.metrics import mean
+from minislurm.plots import PALETTE, UIREVISION, gantt, gpu_utilisation, wait_times
+from minislurm.simulate import SimulationResult, simulate
+from minislurm.workload.generator import DEFAULT_START, WorkloadJob, WorkloadSpec, generate
+
+__all__ = [
+    "POLICIES",
+    "RESOLUTIONS",
+    "SCENARIO",
+    "WHATIF_SIZES",
+    "WINDOWS",
+    "BackfillExplorer",
+    "WhatIf",
+    "WhatIfResult",
+    "compare",
+    "explorer_figure",
+    "gantt_grid",
+    "head_job",
+    "plotly_output",
+    "reservation_bound",
+    "sbatch_line",
+    "scenario_cluster",
+    "scenario_config",
+    "start_hours",
+    "utilisation_before",
+    "utilisation_figure",
+    "wait_figure",
+    "wait_table",
+    "whatif_figure",
+    "whatif_jobs",
+    "whatif_run",
+]
+
+HOUR = 3600
+
+#: The policies in the order the lesson shows them.
+POLICIES = ("fifo", "easy", "conservative", "slurm")
+
+#: Slider stops: ``bf_window`` (minutes) and ``bf_resolution`` (seconds).
+WINDOWS = (30, 60, 120, 240, 480, 720, 1440, 2880, 4320)
+RESOLUTIONS = (1, 30, 60, 300, 600, 1800, 3600)
+
+#: Generated what-if sizes (jobs).
+WHATIF_SIZES = (100, 250, 500)
+
+
+def _job(i: int, t: int, user: str, account: str, kind: str, name: str, nodes: int,
+         gpus: int, limit: int, run: int) -> WorkloadJob:
+    return WorkloadJob(i, DEFAULT_START + t, user, account, "gpu", kind, name, nodes, gpus,
+                       nodes * gpus * 8, limit, run)
+
+
+def _scenario() -> tuple[WorkloadJob, ...]:
+    jobs = [
+        _job(1, 0, "carol", "vision", "finetune", "ft-vision", 1, 8, 180, int(2.5 * HOUR)),
+        _job(2, 0, "bob", "llm", "finetune", "ft-llm", 1, 8, 300, 4 * HOUR),
+        _job(3, 0, "bob", "llm", "finetune", "sft", 2, 8, 480, 7 * HOUR),
+        _job(4, 60, "alice", "llm", "train", "pretrain", 4, 8, 24 * 60, 20 * HOUR),
+        _job(5, 120, "carol", "vision", "finetune", "ft-vit", 2, 8, 360, 4 * HOUR),
+    ]
+    # (GPUs, --time minutes, run minutes): short evaluations, one every 10 minutes
+    evals = [(2, 60, 40), (4, 90, 60), (8, 30, 20), (1, 120, 100), (2, 45, 30), (4, 60, 50),
+             (8, 90, 70), (2, 30, 25), (1, 240, 200), (4, 120, 90), (2, 60, 45), (8, 45, 30)]
+    for k, (g, limit, run) in enumerate(evals):
+        user = "dave" if k % 2 else "erin"
+        jobs.append(_job(6 + k, 300 + k * 600, user, "eval", "eval", f"eval-{k + 1}", 1, g,
+                         limit, run * 60))
+    return tuple(jobs)
+
+
+#: The lesson's scenario (times relative to Monday 08:00 of the simulated clock).
+SCENARIO: tuple[WorkloadJob, ...] = _scenario()
+
+
+def scenario_config(bf_window: int | None = None, bf_resolution: int | None = None,
+                    base: SlurmConfig | None = None) -> SlurmConfig:
+    """The embedded default cluster, ``priority/basic``, with these backfill knobs."""
+    cfg = base or load_config(None)
+    sched = cfg.scheduler
+    sched = replace(sched, bf_window=sched.bf_window if bf_window is None else bf_window,
+                    bf_resolution=sched.bf_resolution if bf_resolution is None
+                    else bf_resolution)
+    return replace(cfg, scheduler=sched, priority=replace(cfg.priority, type="priority/basic"))
+
+
+def compare(jobs: Sequence[WorkloadJob] = SCENARIO, config: SlurmConfig | None = None,
+            policies: Sequence[str] = POLICIES) -> dict[str, SimulationResult]:
+    """Simulate ``jobs`` under each policy (same cluster, same knobs)."""
+    cfg = config or scenario_config()
+    return {p: simulate(jobs, cfg, scheduler=p) for p in policies}
+
+
+def head_job(result: SimulationResult, name: str = "pretrain") -> JobRecord:
+    """The record of the scenario's big job."""
+    return next(j for j in result.jobs if j.name == name)
+
+
+def start_hours(result: SimulationResult) -> dict[str, float]:
+    """Each job's start, hours after the first submission (never started: ``nan``)."""
+    return {j.name: (j.start_time - result.epoch) / HOUR if j.start_time is not None
+            else float("nan") for j in result.jobs}
+
+
+def reservation_bound(result: SimulationResult, name: str = "pretrain") -> int:
+    """The latest start backfill may give the head job: when the running jobs' *time
+    limits* free enough nodes (the map knows limits, not real run times)."""
+    head = head_job(result, name)
+    before = [j for j in result.jobs if j.start_time is not None and j.job_id < head.job_id]
+    return max(j.start_time + (j.time_limit or 0) * 60 for j in before if j.start_time)
+
+
+def utilisation_before(result: SimulationResult, until: int) -> float:
+    """Allocated GPU-seconds / available GPU-seconds from the first submission to ``until``."""
+    span = until - result.epoch
+    if span <= 0 or not result.total_gpus:
+        return 0.0
+    used = 0.0
+    for j in result.jobs:
+        if j.start_time is None or j.end_time is None:
+            continue
+        lo, hi = max(j.start_time, result.epoch), min(j.end_time, until)
+        if hi > lo:
+            gpus = sum(int(v) for k, v in j.tres_alloc.items() if k == "gres/gpu")
+            used += gpus * (hi - lo)
+    return used / (span * result.total_gpus)
+
+
+def _waits(jobs: Sequence[JobRecord], kind: str | None = None) -> list[float]:
+    return [float(j.start_time - j.submit_time) for j in jobs if j.start_time is not None
+            and (kind is None or j.name.startswith(kind))]
+
+
+def wait_table(results: Mapping[str, SimulationResult]) -> str:
+    """Per policy: the pre-training run's start, eval waits, utilisation, makespan."""
+    fifo_head = min(head_job(r).start_time or 0 for r in results.values())
+    head = (f"{'policy':<13}{'pretrain starts':>16}{'eval wait mean':>16}{'eval wait max':>15}"
+            f"{'GPU util. until pretrain':>26}{'all done':>10}")
+    lines = [head]
+    for name, r in results.items():
+        h = head_job(r)
+        ev = _waits(r.jobs, "eval")
+        end = max(j.end_time or 0 for j in r.jobs)
+        lines.append(
+            f"{name:<13}{((h.start_time or r.epoch) - r.epoch) / HOUR:>14.2f} h"
+            f"{mean(ev) / 60:>12.0f} min{max(ev, default=0) / 60:>11.0f} min"
+            f"{utilisation_before(r, max(fifo_head, h.start_time or 0)):>26.0%}"
+            f"{(end - r.epoch) / HOUR:>8.1f} h")
+    return "\n".join(lines) + "\n"
+
+
+def gantt_grid(results: Mapping[str, SimulationResult]) -> go.Figure:
+    """One Gantt chart (by node, coloured by user) per policy, on a common time axis."""
+    names = list(results)
+    cols = 2 if len(names) > 1 else 1
+    rows = -(-len(names) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, shared_xaxes=True,
+                        shared_yaxes=True, vertical_spacing=0.12, horizontal_spacing=0.05)
+    shown: set[str] = set()
+    for i, name in enumerate(names):
+        g = gantt(results[name].jobs)
+        for trace in g.data:
+            trace.showlegend = trace.name not in shown
+            shown.add(trace.name)
+            fig.add_trace(trace, i // cols + 1, i % cols + 1)
+        fig.update_yaxes(categoryorder="category ascending", autorange="reversed",
+                         row=i // cols + 1, col=i % cols + 1)
+        fig.update_xaxes(type="date", row=i // cols + 1, col=i % cols + 1)
+    fig.update_layout(barmode="overlay", template="plotly_white", uirevision=UIREVISION,
+                      height=260 * rows + 80, title="Schedules (rows: GPU nodes; colour: user)",
+                      legend_title_text="user")
+    return fig
+
+
+def utilisation_figure(results: Mapping[str, SimulationResult], bin_seconds: int = 1800,
+                       hours: float = 12) -> go.Figure:
+    """GPU utilisation over the first ``hours`` of each schedule, one line per policy."""
+    fig = go.Figure()
+    for i, (name, r) in enumerate(results.items()):
+        until = r.epoch + int(hours * HOUR)
+        jobs = [j for j in r.jobs if j.start_time is None or j.start_time < until]
+        clipped = [replace(j, end_time=min(j.end_time, until)) if j.end_time else j
+                   for j in jobs]
+        line = gpu_utilisation(clipped, r.total_gpus, bin_seconds=bin_seconds).data[0]
+        line.name, line.line.color = name, PALETTE[i % len(PALETTE)]
+        fig.add_trace(line)
+    fig.update_layout(template="plotly_white", uirevision=UIREVISION, height=360,
+                      title=f"GPU utilisation, first {hours:g} hours "
+                      f"({bin_seconds // 60} min bins)",
+                      xaxis={"type": "date", "title": "time (UTC)"},
+                      yaxis={"title": "allocated / total", "range": [0, 1.05],
+                             "tickformat": ".0%"})
+    return fig
+
+
+def wait_figure(results: Mapping[str, SimulationResult]) -> go.Figure:
+    """Wait times of the evaluation jobs, one box per policy (minutes)."""
+    return wait_times({n: [j for j in r.jobs if j.name.startswith("eval")]
+                       for n, r in results.items()}, unit="min").update_layout(
+        title="Wait times of the evaluation jobs", height=360)
+
+
+def sbatch_line(job: WorkloadJob) -> str:
+    """The sbatch command line of a scenario job (its run time as ``srun sleep``)."""
+    return (f"sbatch -p {job.partition} -N{job.nodes} --ntasks-per-node=1 "
+            f"-c {job.cpus // job.nodes} --gres=gpu:{job.gpus_per_node} -t {job.time_limit} "
+            f"-J {job.name} --wrap {shlex.quote(f'srun sleep {job.run_time}')}")
+
+
+def scenario_cluster(policy: str = "slurm", until: int = 15 * 60,
+                     config: SlurmConfig | None = None,
+                     jobs: Sequence[WorkloadJob] = SCENARIO) -> Cluster:
+    """An embedded cluster running the scenario under ``policy``, ``until`` seconds in."""
+    c = Cluster(config or scenario_config(), policy=policy, epoch=DEFAULT_START)
+    for job in sorted(jobs, key=lambda j: j.submit_time):
+        if job.submit_time - DEFAULT_START > until:
+            break
+        c.advance(job.submit_time - c.now)
+        out = c.run(sbatch_line(job), user=job.user)
+        if out.returncode:
+            raise RuntimeError(str(out))
+    c.advance(DEFAULT_START + until - c.now)
+    return c
+
+
+def plotly_output(fig: go.Figure) -> dict[str, Any]:
+    """``fig`` as a ``display_data`` output (plotly's notebook mimetype only)."""
+    bundle = pio.renderers["plotly_mimetype"].to_mimebundle(fig.to_dict())
+    return {"output_type": "display_data", "data": bundle, "metadata": {}}
+
+
+def explorer_figure(result: SimulationResult, baseline: SimulationResult, label: str) -> go.Figure:
+    """The schedule under the sliders' settings, and each job's wait next to the default's."""
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.6, 0.4], vertical_spacing=0.14,
+                        subplot_titles=(f"schedule: {label}",
+                                        "wait per job (hours): these settings vs the default"))
+    for trace in gantt(result.jobs).data:
+        fig.add_trace(trace, 1, 1)
+    names = [j.name for j in baseline.jobs]
+    for i, (r, name) in enumerate(((baseline, "default (1440 min, 60 s)"), (result, "these"))):
+        w = {j.name: round((j.start_time - j.submit_time) / HOUR, 4) for j in r.jobs
+             if j.start_time is not None}
+        fig.add_trace(go.Bar(x=names, y=[w.get(n) for n in names], name=name,
+                             marker_color=("#BBBBBB", PALETTE[3])[i], offset=-0.4 + 0.4 * i,
+                             width=0.4, legendgroup="waits"), 2, 1)
+    h = head_job(result)
+    start = (h.start_time - result.epoch) / HOUR if h.start_time else float("nan")
+    fig.update_xaxes(type="date", row=1, col=1)
+    fig.update_yaxes(categoryorder="category ascending", autorange="reversed", row=1, col=1)
+    bound = (reservation_bound(result) - result.epoch) / HOUR
+    fig.update_layout(barmode="overlay", template="plotly_white", uirevision=UIREVISION,
+                      height=640, title=f"pretrain starts {start:.2f} h in (the running jobs' "
+                      f"limits free its nodes at {bound:.2f} h); mean wait "
+                      f"{result.metrics.mean_wait / 60:.0f} min", legend={"y": 0.5})
+    return fig
+
+
+class BackfillExplorer:
+    """``bf_window`` / ``bf_resolution`` sliders and a policy choice; the scenario is
+    re-simulated on every change (`refresh`, a plain method)."""
+
+    def __init__(self, policy: str = "slurm", jobs: Sequence[WorkloadJob] = SCENARIO) -> None:
+        self.jobs = tuple(jobs)
+        d = scenario_config().scheduler
+        self.window = widgets.SelectionSlider(
+            options=list(WINDOWS), value=d.bf_window, description="bf_window (min)",
+            continuous_update=False, style={"description_width": "130px"},
+            layout=widgets.Layout(width="480px"))
+        self.resolution = widgets.SelectionSlider(
+            options=list(RESOLUTIONS), value=d.bf_resolution, description="bf_resolution (s)",
+            continuous_update=False, style={"description_width": "130px"},
+            layout=widgets.Layout(width="480px"))
+        self.policy = widgets.Dropdown(options=list(POLICIES), value=policy,
+                                       description="policy")
+        for w in (self.window, self.resolution, self.policy):
+            w.observe(lambda _c: self.refresh(), names="value")
+        self.status = widgets.HTML()
+        self.figure_view = widgets.Output()
+        self.box = widgets.VBox([widgets.HBox([widgets.VBox([self.window, self.resolution]),
+                                               self.policy]), self.status, self.figure_view])
+        self._cache: dict[tuple[str, int, int], SimulationResult] = {}
+        self.baseline = self.run("slurm", d.bf_window, d.bf_resolution)
+        self.result = self.baseline
+        self.figure = go.Figure()
+        self.refresh()
+
+    def run(self, policy: str, window: int, resolution: int) -> SimulationResult:
+        """The scenario under these settings (cached)."""
+        key = (policy, window, resolution)
+        if key not in self._cache:
+            self._cache[key] = simulate(self.jobs, scenario_config(window, resolution),
+                                        scheduler=policy)
+        return self._cache[key]
+
+    def refresh(self) -> None:
+        """Re-simulate for the controls' values and redraw."""
+        t = time.perf_counter()
+        w, r, p = int(self.window.value), int(self.resolution.value), str(self.policy.value)
+        self.result = self.run(p, w, r)
+        label = f"{p}, bf_window={w} min, bf_resolution={r} s"
+        self.figure = explorer_figure(self.result, self.baseline, label)
+        self.figure_view.outputs = (plotly_output(self.figure),)
+        self.status.value = (f"simulated {len(self.jobs)} jobs under {label} in "
+                             f"{time.perf_counter() - t:.2f} s")
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.box)
+
+
+# ------------------------------------------------------------------- what-if
+
+
+def whatif_jobs(size: int, seed: int = 1) -> list[WorkloadJob]:
+    """The first ``size`` jobs of a generated AI-cluster workload (about 70 a day)."""
+    spec = WorkloadSpec(seed=seed, days=size / 50 + 1)
+    return list(itertools.islice(generate(spec), size))
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIfResult:
+    """One what-if run: the knobs, mean waits by kind of job, utilisation, time taken."""
+
+    size: int
+    window: int
+    resolution: int
+    waits: Mapping[str, float]  # kind -> mean wait (hours)
+    gpu_utilisation: float
+    seconds: float
+
+
+def whatif_run(size: int, window: int, resolution: int, *, policy: str = "slurm",
+               seed: int = 1) -> WhatIfResult:
+    """Simulate the generated workload on the default cluster with these knobs."""
+    jobs = whatif_jobs(size, seed)
+    kinds = {j.job_id: j.kind for j in jobs}
+    base = load_config(None)
+    cfg = replace(base, scheduler=replace(base.scheduler, bf_window=window,
+                                          bf_resolution=resolution))
+    t = time.perf_counter()
+    r = simulate(jobs, cfg, scheduler=policy)
+    seconds = time.perf_counter() - t
+    by_kind: dict[str, list[float]] = {}
+    for j in r.jobs:
+        if j.start_time is None or j.restart_count:
+            continue
+        by_kind.setdefault(kinds.get(r.workload_id(j), "other"), []).append(
+            (j.start_time - j.submit_time) / HOUR)
+    return WhatIfResult(size, window, resolution,
+                        {k: mean(v) for k, v in sorted(by_kind.items())},
+                        r.metrics.gpu_utilization, seconds)
+
+
+def whatif_figure(current: WhatIfResult, baseline: WhatIfResult) -> go.Figure:
+    """Mean wait by kind of job: the sliders' settings next to slurm.conf's."""
+    kinds = sorted(set(baseline.waits) | set(current.waits))
+    fig = go.Figure()
+    for i, (r, name) in enumerate(((baseline, "slurm.conf (1440 min, 60 s)"),
+                                   (current, f"{current.window} min, {current.resolution} s"))):
+        fig.add_trace(go.Bar(x=kinds, y=[round(r.waits.get(k, 0.0), 4) for k in kinds],
+                             name=f"{name}: GPU util. {r.gpu_utilisation:.0%}",
+                             marker_color=("#BBBBBB", PALETTE[0])[i]))
+    fig.update_layout(barmode="group", template="plotly_white", uirevision=UIREVISION,
+                      height=380, yaxis={"title": "mean wait (hours)", "rangemode": "tozero"},
+                      title=f"What if: {current.size} generated jobs, Slurm's backfill",
+                      legend={"orientation": "h", "y": -0.2})
+    return fig
+
+
+class WhatIf:
+    """Workload size, ``bf_window`` and ``bf_resolution`` for a generated workload."""
+
+    def __init__(self, size: int = WHATIF_SIZES[0], seed: int = 1) -> None:
+        self.seed = seed
+        d = load_config(None).scheduler
+        self.default = (d.bf_window, d.bf_resolution)
+        self.size = widgets.Dropdown(options=list(WHATIF_SIZES), value=size, description="jobs")
+        self.window = widgets.SelectionSlider(
+            options=list(WINDOWS), value=d.bf_window, description="bf_window (min)",
+            continuous_update=False, style={"description_width": "130px"},
+            layout=widgets.Layout(width="480px"))
+        self.resolution = widgets.SelectionSlider(
+            options=list(RESOLUTIONS), value=d.bf_resolution, description="bf_resolution (s)",
+            continuous_update=False, style={"description_width": "130px"},
+            layout=widgets.Layout(width="480px"))
+        for w in (self.size, self.window, self.resolution):
+            w.observe(lambda _c: self.refresh(), names="value")
+        self.status = widgets.HTML()
+        self.figure_view = widgets.Output()
+        self.box = widgets.VBox([widgets.HBox([self.size, widgets.VBox([self.window,
+                                                                       self.resolution])]),
+                                 self.status, self.figure_view])
+        self._cache: dict[tuple[int, int, int], WhatIfResult] = {}
+        self.current: WhatIfResult | None = None
+        self.figure = go.Figure()
+        self.refresh()
+
+    def run(self, size: int, window: int, resolution: int) -> WhatIfResult:
+        """One what-if (cached per setting)."""
+        key = (size, window, resolution)
+        if key not in self._cache:
+            self._cache[key] = whatif_run(size, window, resolution, seed=self.seed)
+        return self._cache[key]
+
+    def refresh(self) -> None:
+        """Simulate (or fetch) the current and the default settings and redraw."""
+        size = int(self.size.value)
+        base = self.run(size, *self.default)
+        self.current = self.run(size, int(self.window.value), int(self.resolution.value))
+        self.figure = whatif_figure(self.current, base)
+        self.figure_view.outputs = (plotly_output(self.figure),)
+        self.status.value = (f"{size} jobs: simulated in {self.current.seconds:.2f} s "
+                             f"(cached settings are instant)")
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.box)

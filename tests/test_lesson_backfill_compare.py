@@ -1,0 +1,148 @@
+"""Lesson 6's experiments (course/lessons/backfill_compare.py), headless.
+
+The scenario is simulated by minislurm's controller under each scheduler; the
+assertions are the textbook properties of each policy on it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from course.lessons.backfill_compare import (
+    POLICIES,
+    SCENARIO,
+    BackfillExplorer,
+    WhatIf,
+    compare,
+    gantt_grid,
+    head_job,
+    reservation_bound,
+    scenario_cluster,
+    scenario_config,
+    start_hours,
+    utilisation_before,
+    utilisation_figure,
+    wait_figure,
+    wait_table,
+    whatif_jobs,
+)
+from minislurm.simulate import SimulationResult, simulate
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, SimulationResult]:
+    return compare()
+
+
+def _eval_waits(r: SimulationResult) -> dict[str, int]:
+    return {j.name: (j.start_time or 0) - j.submit_time for j in r.jobs
+            if j.name.startswith("eval")}
+
+
+def test_every_job_runs_under_every_policy(results: dict[str, SimulationResult]) -> None:
+    assert list(results) == list(POLICIES)
+    for r in results.values():
+        assert len(r.jobs) == len(SCENARIO)
+        assert all(j.start_time is not None and j.end_time is not None for j in r.jobs)
+
+
+def test_fifo_starts_nothing_ahead_of_the_waiting_head_job(
+        results: dict[str, SimulationResult]) -> None:
+    fifo = results["fifo"]
+    head = head_job(fifo)
+    later = [j for j in fifo.jobs if j.job_id > head.job_id]
+    assert all((j.start_time or 0) >= (head.start_time or 0) for j in later)
+
+
+def test_backfill_fills_the_gaps_with_evals(results: dict[str, SimulationResult]) -> None:
+    head = head_job(results["easy"])
+    assert head.start_time is not None
+    early = [j for j in results["easy"].jobs
+             if j.name.startswith("eval") and (j.start_time or 0) < head.start_time]
+    assert len(early) >= 8  # most evaluations run before the pre-training run starts
+    fifo_until = head_job(results["fifo"]).start_time or 0
+    for p in ("easy", "conservative", "slurm"):
+        assert utilisation_before(results[p], fifo_until) > utilisation_before(
+            results["fifo"], fifo_until) + 0.1
+
+
+@pytest.mark.parametrize("window", [480, 1440, 2880])
+@pytest.mark.parametrize("resolution", [1, 60, 600])
+def test_easy_never_delays_the_head_jobs_reserved_start(window: int, resolution: int) -> None:
+    """The reservation is computed from time limits: the head job starts by then."""
+    r = simulate(SCENARIO, scenario_config(window, resolution), scheduler="easy")
+    head = head_job(r)
+    assert head.start_time is not None
+    assert head.start_time <= reservation_bound(r) + resolution
+
+
+def test_a_short_window_lets_backfill_starve_the_head_job() -> None:
+    """bf_window shorter than the head job's wait: no reservation, later jobs overtake it."""
+    ok = simulate(SCENARIO, scenario_config(1440, 60), scheduler="slurm")
+    short = simulate(SCENARIO, scenario_config(60, 60), scheduler="slurm")
+    assert (head_job(short).start_time or 0) > reservation_bound(short)
+    assert (head_job(short).start_time or 0) > (head_job(ok).start_time or 0) + 3600
+    assert start_hours(short)["ft-vit"] < start_hours(short)["pretrain"]  # overtaken
+
+
+def test_conservative_waits_are_at_most_fifos(results: dict[str, SimulationResult]) -> None:
+    cons, fifo = _eval_waits(results["conservative"]), _eval_waits(results["fifo"])
+    assert all(cons[n] <= fifo[n] for n in cons)
+    assert results["conservative"].metrics.mean_wait <= results["fifo"].metrics.mean_wait
+    head = head_job(results["conservative"])
+    assert (head.start_time or 0) <= reservation_bound(results["conservative"]) + 60
+
+
+def test_coarse_resolution_costs_an_eval_its_gap() -> None:
+    fine = simulate(SCENARIO, scenario_config(1440, 60), scheduler="conservative")
+    coarse = simulate(SCENARIO, scenario_config(1440, 3600), scheduler="conservative")
+    assert max(_eval_waits(coarse).values()) > max(_eval_waits(fine).values())
+
+
+def test_squeue_start_shows_the_reservation() -> None:
+    c = scenario_cluster("slurm", until=3 * 3600)
+    out = c.run("squeue --start -h -o '%j %S'").stdout
+    starts = dict(line.split() for line in out.splitlines())
+    assert starts["pretrain"] == "2026-01-05T16:00:00"  # 08:00 + sft's 8-hour limit
+
+
+def test_table_and_figures(results: dict[str, SimulationResult]) -> None:
+    table = wait_table(results)
+    assert [line.split()[0] for line in table.splitlines()[1:]] == list(POLICIES)
+    grid = gantt_grid(results)
+    axes = {t.xaxis for t in grid.data}
+    assert len(axes) == 4
+    util = utilisation_figure(results)
+    assert [t.name for t in util.data] == list(POLICIES)
+    assert util.data[0].y != util.data[1].y  # FIFO leaves GPUs idle that EASY fills
+    waits = wait_figure(results)
+    assert min(waits.data[0].y) > 5 * max(waits.data[1].y)  # every FIFO eval waits longer
+
+
+def test_explorer_sliders_resimulate(results: dict[str, SimulationResult]) -> None:
+    e = BackfillExplorer()
+    assert e.result.metrics.mean_wait == results["slurm"].metrics.mean_wait
+    before = e.figure.to_dict()
+    e.window.value = 60
+    after = e.figure.to_dict()
+    assert after["data"] != before["data"]
+    assert after["layout"]["title"]["text"] != before["layout"]["title"]["text"]
+    assert (head_job(e.result).start_time or 0) > reservation_bound(e.result)
+    assert e.figure_view.outputs[0]["data"]["application/vnd.plotly.v1+json"]["data"] == \
+        after["data"]
+    e.policy.value = "fifo"
+    assert e.result.scheduler == "fifo"
+    e.window.value, e.policy.value = 1440, "slurm"
+    assert e.figure.to_dict()["data"] == before["data"]
+
+
+def test_whatif_size_and_knobs() -> None:
+    assert len(whatif_jobs(100)) == 100
+    w = WhatIf(size=100)
+    assert w.current is not None and w.current.size == 100
+    base = w.figure.to_dict()["data"]
+    w.resolution.value = 3600
+    assert w.current.resolution == 3600
+    after = w.figure.to_dict()["data"]
+    assert after[1]["y"] != base[1]["y"]  # the coarse map changes the waits
+    assert after[0]["y"] == base[0]["y"]  # the default stays as the reference
