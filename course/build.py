@@ -20,7 +20,6 @@ Site layout: ``index.html``, ``lessons/NN-name.html``, ``readings/NN-name.html``
 from __future__ import annotations
 
 import os
-import re
 import select
 import shutil
 import subprocess
@@ -34,13 +33,18 @@ from typing import Any
 
 import nbformat
 
-from course.manifest import ROOT, Manifest, Module, load_manifest
-
-SITE_TEMPLATES = Path(__file__).resolve().parent / "site"
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-PLOTLY_MIME = "application/vnd.plotly.v1+json"
-_READING_LINK = re.compile(r'href="(?:\.\./)?course/lessons/(\d\d-[a-z0-9-]+)\.md"')
-_NOTEBOOK_LINK = re.compile(r'href="(?:\.\./)?(?:notebooks/)?(\d\d-[a-z0-9-]+)\.ipynb"')
+from course.build_render import (
+    Pages,
+    RenderError,
+    copy_assets,
+    inline_markdown,
+    markdown_html,
+    prepare_for_html,
+    render_index,
+    render_lesson,
+    render_reading,
+)
+from course.manifest import ROOT, Manifest, load_manifest
 
 
 class BuildError(RuntimeError):
@@ -190,154 +194,6 @@ def execute_notebooks(paths: Sequence[Path], work: Path, *, timeout: int = 900,
         os.environ.update(saved)
 
 
-# ---- rendering ------------------------------------------------------------------------
-def _plotly_html(fig: dict[str, Any], div_id: str) -> str:
-    import plotly.io as pio
-
-    return str(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id,
-                           config={"responsive": True}))
-
-
-def prepare_for_html(nb: Any, module_id: str) -> Any:
-    """Plotly outputs -> HTML drawn by assets/plotly.min.js; widgets -> a note."""
-    nb.metadata.pop("widgets", None)
-    n = 0
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        for out in cell.get("outputs", []):
-            data = out.get("data")
-            if not data:
-                continue
-            if PLOTLY_MIME in data:
-                n += 1
-                data["text/html"] = _plotly_html(dict(data.pop(PLOTLY_MIME)),
-                                                 f"plotly-{module_id}-{n}")
-            elif WIDGET_MIME in data:
-                data.pop(WIDGET_MIME)
-                data.pop("text/plain", None)
-                data["text/html"] = (
-                    '<div class="course-widget-note">Interactive widget: open this notebook '
-                    "in JupyterLab (<code>scripts/course</code>) to use it.</div>")
-    return nb
-
-
-@dataclass(frozen=True, slots=True)
-class _Pages:
-    lessons: frozenset[str]
-    readings: frozenset[str]
-
-
-def _links(text: str, pages: _Pages) -> str:
-    """Links to readings (.md) and notebooks (.ipynb) -> their pages (index if not built)."""
-    def reading(m: re.Match[str]) -> str:
-        ok = m.group(1) in pages.readings
-        return f'href="../readings/{m.group(1)}.html"' if ok else 'href="../index.html"'
-
-    def lesson(m: re.Match[str]) -> str:
-        ok = m.group(1) in pages.lessons
-        return f'href="../lessons/{m.group(1)}.html"' if ok else 'href="../index.html"'
-
-    return _NOTEBOOK_LINK.sub(lesson, _READING_LINK.sub(reading, text))
-
-
-def _nav(manifest: Manifest, m: Module, kind: str, pages: _Pages) -> str:
-    have = pages.lessons if kind == "lesson" else pages.readings
-    mods = [x for x in manifest.modules if x.id in have]
-    i = next((k for k, x in enumerate(mods) if x.id == m.id), None)
-    parts = ['<a href="../index.html">Course index</a>']
-    if kind == "lesson":
-        if m.id in pages.readings:
-            parts.append(f'<a href="../readings/{m.id}.html">Reading</a>')
-        parts.append(f'<a href="../notebooks/{m.id}.ipynb" download>Notebook (.ipynb)</a>')
-    elif m.id in pages.lessons:
-        parts.append(f'<a href="../lessons/{m.id}.html">Lesson notebook</a>')
-    if i is not None and i > 0:
-        parts.append(f'<a href="../{kind}s/{mods[i - 1].id}.html">← {mods[i - 1].title}</a>')
-    if i is not None and i + 1 < len(mods):
-        parts.append(f'<a href="../{kind}s/{mods[i + 1].id}.html">{mods[i + 1].title} →</a>')
-    return '<nav class="course-nav">' + " · ".join(parts) + "</nav>"
-
-
-def render_lesson(nb_path: Path, m: Module, manifest: Manifest, site: Path,
-                  pages: _Pages) -> Path:
-    """Write ``lessons/<id>.html`` (and the executed notebook) for module ``m``."""
-    from nbconvert import HTMLExporter
-
-    nb = nbformat.read(str(nb_path), as_version=4)
-    (site / "notebooks").mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, str(site / "notebooks" / f"{m.id}.ipynb"))
-    exporter = HTMLExporter(template_name="lesson", extra_template_basedirs=[str(SITE_TEMPLATES)])
-    resources = {"course_nav": _nav(manifest, m, "lesson", pages),
-                 "course_title": f"Lesson {m.number}: {m.title}",
-                 "metadata": {"name": f"Lesson {m.number}: {m.title}"}}
-    body, _ = exporter.from_notebook_node(prepare_for_html(nb, m.id), resources=resources)
-    path = site / "lessons" / f"{m.id}.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_links(body, pages), encoding="utf-8")
-    return path
-
-
-def _env() -> Any:
-    import jinja2
-
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(SITE_TEMPLATES)),
-                              autoescape=jinja2.select_autoescape(["html"]))
-
-
-def markdown_html(text: str) -> str:
-    """Markdown (tables, fenced code) to HTML, as the readings are written."""
-    import mistune
-
-    md = mistune.create_markdown(escape=False, plugins=["table", "strikethrough", "url"])
-    return str(md(text))
-
-
-def inline_markdown(text: str) -> Any:
-    """One line of markdown (`code`, *emphasis*) as safe inline HTML."""
-    import markupsafe
-    import mistune
-
-    body = str(mistune.create_markdown(escape=True)(text)).strip()
-    return markupsafe.Markup(body.removeprefix("<p>").removesuffix("</p>"))
-
-
-def render_reading(m: Module, manifest: Manifest, site: Path, pages: _Pages,
-                   root: Path = ROOT) -> Path:
-    """Write ``readings/<id>.html`` from the module's markdown reading."""
-    text = m.reading_path(root).read_text(encoding="utf-8")
-    page = _env().get_template("reading.html.j2").render(
-        title=f"Lesson {m.number}: {m.title} (reading)", course=manifest.course,
-        nav=_nav(manifest, m, "reading", pages), body=_links(markdown_html(text), pages))
-    path = site / "readings" / f"{m.id}.html"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
-    return path
-
-
-def render_index(manifest: Manifest, site: Path, lessons: set[str], readings: set[str]) -> Path:
-    """Write ``index.html``: every module with objectives, pass mark and links."""
-    page = _env().get_template("index.html.j2").render(
-        course=manifest.course, modules=manifest.modules, lessons=lessons, readings=readings,
-        mark=lambda x: f"{x:.0%}", inline=inline_markdown)
-    path = site / "index.html"
-    path.write_text(page, encoding="utf-8")
-    return path
-
-
-def copy_assets(site: Path) -> None:
-    """plotly.min.js (from the installed plotly, for offline figures) and the stylesheet."""
-    import plotly
-
-    assets = site / "assets"
-    assets.mkdir(parents=True, exist_ok=True)
-    js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    if not js.is_file():
-        raise BuildError(f"course build: plotly.min.js not found at {js}")
-    shutil.copyfile(js, assets / "plotly.min.js")
-    shutil.copyfile(SITE_TEMPLATES / "site.css", assets / "site.css")
-
-
 def build(options: BuildOptions | None = None, *, manifest: Manifest | None = None,
           root: Path = ROOT) -> BuildReport:
     """Build the course site into ``options.out``; `BuildError` says what failed."""
@@ -368,8 +224,11 @@ def build(options: BuildOptions | None = None, *, manifest: Manifest | None = No
         report.seconds["execute+validate" if opts.validate else "execute"] = (
             time.monotonic() - t)
         t = time.monotonic()
-        copy_assets(site)
-        pages = _Pages(frozenset(m.id for m in have_nb),
+        try:
+            copy_assets(site)
+        except RenderError as exc:
+            raise BuildError(str(exc)) from exc
+        pages = Pages(frozenset(m.id for m in have_nb),
                        frozenset(m.id for m in chosen if m.reading_path(root).is_file()))
         for m in have_nb:
             render_lesson(executed[Path(m.notebook).name], m, man, site, pages)
@@ -378,11 +237,11 @@ def build(options: BuildOptions | None = None, *, manifest: Manifest | None = No
             if m.id in pages.readings:
                 render_reading(m, man, site, pages, root)
                 report.readings.append(m.id)
-        render_index(man, site, set(pages.lessons), set(pages.readings))
+        render_index(man, site, set(pages.lessons), set(pages.readings), root)
         report.seconds["render"] = time.monotonic() - t
     return report
 
 
 __all__ = ["BuildError", "BuildOptions", "BuildReport", "build", "copy_assets",
-           "execute_notebooks", "markdown_html", "prepare_for_html", "render_index",
-           "render_lesson", "render_reading", "validate_notebooks"]
+           "execute_notebooks", "inline_markdown", "markdown_html", "prepare_for_html",
+           "render_index", "render_lesson", "render_reading", "validate_notebooks"]

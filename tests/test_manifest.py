@@ -60,7 +60,8 @@ def test_schema_errors_name_the_module_and_key() -> None:
     data["modules"][3]["colour"] = "red"
     data["modules"][4]["id"] = "five"
     problems = _problems(data)
-    assert "manifest.yaml: module 2 (02-sbatch): 'pass_mark' must be a number in (0, 1], not 1.5" in problems
+    assert ("manifest.yaml: module 2 (02-sbatch): 'pass_mark' must be a number in (0, 1], "
+            "not 1.5") in problems
     assert "manifest.yaml: module 3 (03-gres-gpus): missing key 'quiz'" in problems
     assert any("module 4 (04-srun-ddp): unknown key 'colour'" in p for p in problems)
     assert any("id 'five' must look like NN-name" in p for p in problems)

@@ -114,11 +114,15 @@ class ScalingExplorer:
         self.gpus = w.SelectionSlider(options=list(GPU_STEPS), value=b.gpus,
                                       description="GPUs", continuous_update=False,
                                       layout=w.Layout(width="520px"))
+        wide = {"description_width": "initial"}
         self.checkpoint = w.FloatSlider(value=b.checkpoint * 60, min=0.5, max=30, step=0.5,
-                                        description="save (min)", continuous_update=False)
+                                        description="checkpoint write (min)", style=wide,
+                                        continuous_update=False)
         self.restart = w.FloatSlider(value=b.restart * 60, min=1, max=60, step=1,
-                                     description="restart (min)", continuous_update=False)
-        self.button = w.Button(description="Simulate on minislurm", icon="play")
+                                     description="restart (min)", style=wide,
+                                     continuous_update=False)
+        self.button = w.Button(description="Simulate on minislurm", icon="play",
+                               layout=w.Layout(width="220px"))
         self.status = w.HTML()
         self.out = w.Output()
         for s in (self.gpus, self.checkpoint, self.restart):

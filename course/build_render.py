@@ -1,0 +1,189 @@
+"""The course site's pages: lesson notebooks (nbconvert), readings (markdown), the index.
+
+Lesson pages use nbconvert's lab look with the template ``course/site/lesson``: plotly
+outputs become ``<div>``s drawn by ``assets/plotly.min.js`` (copied from the installed
+plotly, so the pages work offline); widgets, which need a kernel, become a note.
+Links to readings (``../course/lessons/NN.md``) and notebooks (``NN.ipynb``) are
+rewritten to their pages (to the index when that page is not built).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from course.manifest import ROOT, Manifest, Module, notebook_objectives
+
+SITE_TEMPLATES = Path(__file__).resolve().parent / "site"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+_READING_LINK = re.compile(r'href="(?:\.\./)?course/lessons/(\d\d-[a-z0-9-]+)\.md"')
+_NOTEBOOK_LINK = re.compile(r'href="(?:\.\./)?(?:notebooks/)?(\d\d-[a-z0-9-]+)\.ipynb"')
+
+
+class RenderError(RuntimeError):
+    """A page could not be rendered (a missing asset)."""
+
+
+def _plotly_html(fig: dict[str, Any], div_id: str) -> str:
+    import plotly.io as pio
+
+    return str(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=div_id,
+                           config={"responsive": True}))
+
+
+def prepare_for_html(nb: Any, module_id: str) -> Any:
+    """Plotly outputs -> HTML drawn by assets/plotly.min.js; widgets -> a note."""
+    nb.metadata.pop("widgets", None)
+    n = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for out in cell.get("outputs", []):
+            data = out.get("data")
+            if not data:
+                continue
+            if PLOTLY_MIME in data:
+                n += 1
+                data["text/html"] = _plotly_html(dict(data.pop(PLOTLY_MIME)),
+                                                 f"plotly-{module_id}-{n}")
+            elif WIDGET_MIME in data:
+                data.pop(WIDGET_MIME)
+                data.pop("text/plain", None)
+                data["text/html"] = (
+                    '<div class="course-widget-note">Interactive widget: open this notebook '
+                    "in JupyterLab (<code>scripts/course</code>) to use it.</div>")
+    return nb
+
+
+@dataclass(frozen=True, slots=True)
+class Pages:
+    lessons: frozenset[str]
+    readings: frozenset[str]
+
+
+def _links(text: str, pages: Pages) -> str:
+    """Links to readings (.md) and notebooks (.ipynb) -> their pages (index if not built)."""
+    def reading(m: re.Match[str]) -> str:
+        ok = m.group(1) in pages.readings
+        return f'href="../readings/{m.group(1)}.html"' if ok else 'href="../index.html"'
+
+    def lesson(m: re.Match[str]) -> str:
+        ok = m.group(1) in pages.lessons
+        return f'href="../lessons/{m.group(1)}.html"' if ok else 'href="../index.html"'
+
+    return _NOTEBOOK_LINK.sub(lesson, _READING_LINK.sub(reading, text))
+
+
+def _nav(manifest: Manifest, m: Module, kind: str, pages: Pages) -> str:
+    have = pages.lessons if kind == "lesson" else pages.readings
+    mods = [x for x in manifest.modules if x.id in have]
+    i = next((k for k, x in enumerate(mods) if x.id == m.id), None)
+    parts = ['<a href="../index.html">Course index</a>']
+    if kind == "lesson":
+        if m.id in pages.readings:
+            parts.append(f'<a href="../readings/{m.id}.html">Reading</a>')
+        parts.append(f'<a href="../notebooks/{m.id}.ipynb" download>Notebook (.ipynb)</a>')
+    elif m.id in pages.lessons:
+        parts.append(f'<a href="../lessons/{m.id}.html">Lesson notebook</a>')
+    if i is not None and i > 0:
+        parts.append(f'<a href="../{kind}s/{mods[i - 1].id}.html">← {mods[i - 1].title}</a>')
+    if i is not None and i + 1 < len(mods):
+        parts.append(f'<a href="../{kind}s/{mods[i + 1].id}.html">{mods[i + 1].title} →</a>')
+    return '<nav class="course-nav">' + " · ".join(parts) + "</nav>"
+
+
+def render_lesson(nb_path: Path, m: Module, manifest: Manifest, site: Path,
+                  pages: Pages) -> Path:
+    """Write ``lessons/<id>.html`` (and the executed notebook) for module ``m``."""
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(str(nb_path), as_version=4)
+    (site / "notebooks").mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(site / "notebooks" / f"{m.id}.ipynb"))
+    exporter = HTMLExporter(template_name="lesson", extra_template_basedirs=[str(SITE_TEMPLATES)])
+    resources = {"course_nav": _nav(manifest, m, "lesson", pages),
+                 "course_title": f"Lesson {m.number}: {m.title}",
+                 "metadata": {"name": f"Lesson {m.number}: {m.title}"}}
+    body, _ = exporter.from_notebook_node(prepare_for_html(nb, m.id), resources=resources)
+    path = site / "lessons" / f"{m.id}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_links(body, pages), encoding="utf-8")
+    return path
+
+
+def _env() -> Any:
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(SITE_TEMPLATES)),
+                              autoescape=jinja2.select_autoescape(["html"]))
+
+
+def markdown_html(text: str) -> str:
+    """Markdown (tables, fenced code) to HTML, as the readings are written."""
+    import mistune
+
+    md = mistune.create_markdown(escape=False, plugins=["table", "strikethrough", "url"])
+    return str(md(text))
+
+
+def inline_markdown(text: str) -> Any:
+    """One line of markdown (`code`, *emphasis*) as safe inline HTML."""
+    import markupsafe
+    import mistune
+
+    body = str(mistune.create_markdown(escape=True)(text)).strip()
+    return markupsafe.Markup(body.removeprefix("<p>").removesuffix("</p>"))
+
+
+def render_reading(m: Module, manifest: Manifest, site: Path, pages: Pages,
+                   root: Path = ROOT) -> Path:
+    """Write ``readings/<id>.html`` from the module's markdown reading."""
+    text = m.reading_path(root).read_text(encoding="utf-8")
+    page = _env().get_template("reading.html.j2").render(
+        title=f"Lesson {m.number}: {m.title} (reading)", course=manifest.course,
+        nav=_nav(manifest, m, "reading", pages), body=_links(markdown_html(text), pages))
+    path = site / "readings" / f"{m.id}.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def render_index(manifest: Manifest, site: Path, lessons: set[str], readings: set[str],
+                 root: Path = ROOT) -> Path:
+    """Write ``index.html``: every module with objectives, pass mark and links.
+
+    A lesson's objectives are its notebook's ``**Objectives:**`` line when the notebook
+    exists (the manifest keeps a copy for lessons still being written)."""
+    modules = []
+    for m in manifest.modules:
+        found = notebook_objectives(m.notebook_path(root)) if m.id in lessons else None
+        modules.append(replace(m, objectives=found or m.objectives))
+    page = _env().get_template("index.html.j2").render(
+        course=manifest.course, modules=modules, lessons=lessons, readings=readings,
+        mark=lambda x: f"{x:.0%}", inline=inline_markdown)
+    path = site / "index.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def copy_assets(site: Path) -> None:
+    """plotly.min.js (from the installed plotly, for offline figures) and the stylesheet."""
+    import plotly
+
+    assets = site / "assets"
+    assets.mkdir(parents=True, exist_ok=True)
+    js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    if not js.is_file():
+        raise RenderError(f"course build: plotly.min.js not found at {js}")
+    shutil.copyfile(js, assets / "plotly.min.js")
+    shutil.copyfile(SITE_TEMPLATES / "site.css", assets / "site.css")
+
+
+__all__ = ["Pages", "RenderError", "copy_assets", "inline_markdown", "markdown_html",
+           "prepare_for_html", "render_index", "render_lesson", "render_reading"]

@@ -1,0 +1,257 @@
+"""Every lesson in a real JupyterLab, driven by a real chromium (Playwright).
+
+For each notebook under notebooks/ (a copy in a temporary root, so the stored notebooks
+are not touched): open it, clear the outputs, run all cells, wait for the kernel to be
+idle, check that no cell errored, move the experiment's ipywidgets slider with the
+keyboard and check that a plotly figure changed, and save a screenshot of the lesson to
+build/screenshots/NN-name.png (and to a temporary folder the test prints). A notebook
+without a slider fails only if the course manifest says its experiment has one.
+
+The built site's lesson page is also opened from disk, to check that its plotly
+figures draw offline. Skipped, with the reason, only when chromium or playwright is
+missing (CI installs them via scripts/install-system-packages).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from course.manifest import ROOT, load_manifest
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run"]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SCREENSHOTS = ROOT / "build" / "screenshots"
+
+try:
+    from playwright.sync_api import Page, sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    sync_playwright = None  # type: ignore[assignment]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.is_file(),
+                       reason="chromium is not installed at /usr/bin/chromium "
+                              "(scripts/install-system-packages installs it)"),
+    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _settings(folder: Path) -> None:
+    """No news pop-up; every cell kept in the DOM (no windowing) so all can be checked."""
+    for plugin, value in (
+        ("@jupyterlab/apputils-extension/notification",
+         {"fetchNews": "false", "checkForUpdates": False}),
+        ("@jupyterlab/notebook-extension/tracker", {"windowingMode": "none"}),
+    ):
+        path = folder / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A JupyterLab on 127.0.0.1 serving a copy of notebooks/; yields (base url, token)."""
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "notebooks"
+    shutil.copytree(ROOT / "notebooks", root)
+    env = dict(os.environ)
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[var] = str(tmp / var.lower())
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "settings")
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
+    env["XDG_CACHE_HOME"] = str(tmp / "cache")
+    env.pop("SLURM_CONF", None)
+    _settings(tmp / "settings")
+    port, token = _free_port(), secrets.token_hex(16)
+    log = (tmp / "lab.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+         f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
+         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
+         f"--ServerApp.root_dir={root}"],
+        cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text())
+                time.sleep(0.3)
+        yield base, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    assert sync_playwright is not None
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("screenshots")
+    print(f"\nscreenshots: {folder} and {SCREENSHOTS}")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+_FIGURES = """() => Array.from(document.querySelectorAll(
+    '#' + window.jupyterapp.shell.currentWidget.id + ' .js-plotly-plot'))
+  .map(el => JSON.stringify({data: (el.data || []).map(t => [t.name, Array.from(t.x || []),
+                                                             Array.from(t.y || [])]),
+                             title: el.layout && el.layout.title && el.layout.title.text}))"""
+
+_BUSY = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.sessionContext || !w.content) return 'no notebook';
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!k) return 'no kernel';
+  if (k.status !== 'idle') return k.status;
+  const running = w.content.widgets.filter(c => c.model.type === 'code' &&
+      c.node.querySelector('.jp-InputPrompt') &&
+      c.node.querySelector('.jp-InputPrompt').textContent.includes('*'));
+  return running.length ? 'running ' + running.length : 'idle';
+}"""
+
+
+def _wait_idle(page: Page, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    quiet = 0
+    while time.monotonic() < deadline:
+        state = page.evaluate(_BUSY)
+        quiet = quiet + 1 if state == "idle" else 0
+        if quiet >= 3:
+            return
+        page.wait_for_timeout(500)
+    pytest.fail(f"the kernel was still busy after {seconds:.0f} s ({page.evaluate(_BUSY)})")
+
+
+def _errors(page: Page) -> list[str]:
+    return page.evaluate("""() => {
+      const nb = '#' + window.jupyterapp.shell.currentWidget.id;
+      const errs = Array.from(document.querySelectorAll(
+          nb + ' .jp-OutputArea-output[data-mime-type*="error"]'))
+          .map(e => e.innerText.slice(0, 2000));
+      const tb = Array.from(document.querySelectorAll(
+          nb + ' .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'))
+          .map(e => e.innerText).filter(t => t.includes('Traceback') || t.includes('Error'));
+      return errs.concat(tb.map(t => t.slice(0, 2000)));
+    }""")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
+def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[str, str],
+                                                   browser: Any, shots: Path) -> None:
+    base, token = lab
+    module = load_manifest().by_notebook(notebook.name)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        # a workspace of its own, reset: only this notebook is open
+        page.goto(f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                               " && window.jupyterapp.shell.currentWidget.sessionContext",
+                               timeout=60_000)
+        page.wait_for_function(
+            "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
+            " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+            timeout=90_000)
+        page.evaluate("() => window.jupyterapp.commands.execute("
+                      "'notebook:clear-all-cell-outputs')")
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_timeout(1000)
+        _wait_idle(page, 300)
+        panel = "#" + page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
+        assert _errors(page) == [], f"{notebook.name}: cells errored"
+        assert page.locator(f"{panel} .js-plotly-plot").count() >= 1 or not (
+            module and module.slider), f"{notebook.name}: no plotly figure was drawn"
+
+        sliders = page.locator(f"{panel} .widget-slider .noUi-handle")
+        if sliders.count() == 0:
+            if module is not None and module.slider:
+                pytest.fail(f"{notebook.name}: the manifest says the experiment has a slider, "
+                            "but none is shown")
+        else:
+            before = page.evaluate(_FIGURES)
+            handle = sliders.first
+            handle.scroll_into_view_if_needed()
+            handle.focus()
+            for _ in range(3):
+                page.keyboard.press("ArrowRight")
+                page.wait_for_timeout(150)
+            deadline, back = time.monotonic() + 60, time.monotonic() + 15
+            while page.evaluate(_FIGURES) == before:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"{notebook.name}: moving the slider changed no plotly figure")
+                if back and time.monotonic() > back:  # maybe it was at its maximum
+                    back = 0.0
+                    handle.focus()
+                    for _ in range(6):
+                        page.keyboard.press("ArrowLeft")
+                        page.wait_for_timeout(150)
+                page.wait_for_timeout(300)
+            _wait_idle(page, 120)
+            assert _errors(page) == []
+            page.locator(f"{panel} .widget-slider").first.scroll_into_view_if_needed()
+            page.wait_for_timeout(800)
+        name = f"{notebook.stem}.png"
+        page.screenshot(path=str(shots / name))
+        shutil.copyfile(shots / name, SCREENSHOTS / name)
+    finally:
+        page.close()
+
+
+def test_built_lesson_page_draws_its_figures_offline(browser: Any, tmp_path: Path) -> None:
+    from course.build import BuildOptions, build
+
+    site = tmp_path / "site"
+    build(BuildOptions(out=site, execute=False, only=("08-frontier-scale",), progress=False))
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.route("http*://**", lambda route: route.abort())  # offline: no CDN, no web
+        page.goto((site / "lessons" / "08-frontier-scale.html").as_uri())
+        page.wait_for_function(
+            "() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2",
+            timeout=30_000)
+        assert errors == []
+        drawn = page.evaluate("() => document.querySelector('.js-plotly-plot').data.length")
+        assert drawn >= 4
+    finally:
+        page.close()
