@@ -328,4 +328,10 @@ class Reason(enum.Enum):
         return self.value.replace(" ", "_")
 
 
-__all__ = ["JobState", "NodeBase", "NodeFlag", "NodeState", "Reason"]
+__all__ = ["LAUNCH_FAILED_STATUS", "JobState", "NodeBase", "NodeFlag", "NodeState", "Reason"]
+
+
+#: The status slurmstepd reports when it cannot set up the batch script's IO (an ``-o``
+#: directory that does not exist): Slurm 22.05 shows ``FAILED 0:53`` for the job
+#: (``Reason=JobLaunchFailure``) and ``CANCELLED 0:53`` for ``JOBID.batch``.
+LAUNCH_FAILED_STATUS = 53

@@ -26,6 +26,9 @@ SCRIPTS = {
     "noshebang.sh": "echo no shebang\n",
     "noshebang2.sh": "#SBATCH -N1\necho no shebang but directive first\n",
     "dos.sh": "#!/bin/bash\r\n#SBATCH -N1\r\necho dos\r\n",
+    "trapterm.sh": "#!/bin/bash\n"
+    "srun bash -c 'trap \"echo step TERM >> got.txt\" TERM; "
+    "for i in $(seq 300); do sleep 0.2; done'\n",
 }
 
 #: name -> sbatch arguments (run in a folder holding SCRIPTS).
@@ -196,3 +199,38 @@ def test_output_files(real_slurm: RealSlurm, mini_slurm: MiniCluster, case: str)
     assert real.result.rc == 0, real.result
     assert real.files, "real Slurm left no file"
     assert (mini.result, mini.files) == (real.result, real.files)
+
+
+def test_missing_output_directory_fails_the_launch(
+    real_slurm: RealSlurm, mini_slurm: MiniCluster
+) -> None:
+    """``-o`` into a directory that does not exist: slurmstepd cannot set up the batch
+    script's IO, so the job ends ``FAILED 0:53`` with ``Reason=JobLaunchFailure`` and
+    its batch step ``CANCELLED 0:53`` (sbatch --wait exits 1). submitit's array jobs
+    meet this when a task starts before submitit has made the task's folder."""
+    cmd = (
+        "sbatch --wait --parsable -o nodir/x.out --wrap 'echo x' > id; echo rc=$?; sleep 1; "
+        "sacct -n -P -j $(cat id) -o JobID,State,ExitCode; "
+        "scontrol show job $(cat id) | grep -o 'JobState=[A-Z]* Reason=[A-Za-z]*'; "
+        "scontrol show job $(cat id) | grep -o 'ExitCode=[0-9:]*'"
+    )
+    real, mini = on_both(real_slurm, mini_slurm, cmd, "launch-failure", timeout=60)
+    assert "FAILED|0:53" in real.result.stdout, real.result
+    assert mini.result.stdout == real.result.stdout
+    assert mini.result.rc == real.result.rc
+
+
+def test_scancel_signal_term_is_not_a_cancel(
+    real_slurm: RealSlurm, mini_slurm: MiniCluster
+) -> None:
+    """``scancel --signal=TERM``: the job's steps get SIGTERM and the job stays RUNNING
+    (only KILL, scancel's default, cancels); submitit's preemption drill sends exactly
+    this before its USR2."""
+    cmd = (
+        "id=$(sbatch --parsable -o out.txt trapterm.sh); "
+        "sleep 3; "
+        "scancel --signal=TERM $id; echo rc=$?; sleep 2; squeue -h -j $id -o %T; cat got.txt"
+    )
+    real, mini = on_both(real_slurm, mini_slurm, cmd, "signal-term", timeout=60)
+    assert real.result.stdout == "rc=0\nRUNNING\nstep TERM\n", real.result
+    assert mini.result.stdout == real.result.stdout

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from minislurm.job import JobRecord, StepRecord
-from minislurm.states import JobState
+from minislurm.states import LAUNCH_FAILED_STATUS, JobState
 
 #: What the batch step of an ended job shows (sacct, capture c2 25_sacct_default).
 _BATCH_STATE = {
@@ -32,7 +32,9 @@ def batch_step(job: JobRecord, end: int, exit_code: int, signal: int) -> StepRec
         return None
     first = job.allocation.nodes[0]
     state = _BATCH_STATE.get(job.state, JobState.CANCELLED)
-    if state is JobState.CANCELLED:
+    if exit_code == 0 and signal == LAUNCH_FAILED_STATUS:  # its IO could not be set up
+        state = JobState.CANCELLED
+    elif state is JobState.CANCELLED:
         exit_code, signal = 0, signal or 15
     tres = {"cpu": first.cpus, "mem": first.mem_mb, "node": 1}
     if first.gpus:

@@ -21,6 +21,7 @@ from minislurm.states import JobState, Reason
 from . import lifecycle
 from .job_mgr import Job
 from .reservation import Reservation, check_new
+from .runner import SIGKILL
 
 if TYPE_CHECKING:
     from .controller import Controller
@@ -60,13 +61,25 @@ class AdminMixin:
             lifecycle.terminate(self, job, JobState.CANCELLED, 0, 15)
 
     def signal_job(self: Controller, job_id: int, signal: int, *, uid: int = 0) -> None:  # type: ignore[misc]
-        """``scancel --signal=SIG JOBID``: deliver a signal to a running job's processes."""
+        """``scancel --signal=SIG JOBID``: deliver a signal to a running job's processes.
+
+        Only KILL cancels the job. Any other signal, TERM included, reaches the job's
+        steps and the job stays RUNNING (checked on 22.05: ``scancel --signal=TERM``
+        leaves it RUNNING; without ``--batch`` the batch shell does not get it), which
+        is what submitit's preemption drill relies on. A runner with real processes
+        signals the steps (``signal_steps``); the simulated one models a program that
+        dies of the signal.
+        """
         job = self._jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING:
             return
-        if signal in (9, 15):
+        if signal == SIGKILL:
             job.cancelled_by = uid
             lifecycle.terminate(self, job, JobState.CANCELLED, 0, signal)
+            return
+        steps_only = getattr(self.runner, "signal_steps", None)
+        if steps_only is not None:
+            steps_only(job_id, signal)
         else:
             self.runner.kill(job_id, signal)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minislurm.job import Allocation
-from minislurm.states import JobState, Reason
+from minislurm.states import LAUNCH_FAILED_STATUS, JobState, Reason
 
 from .accounting import batch_step
 from .job_mgr import Job
@@ -132,9 +132,17 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
 
 
 def _signal(ctl: Controller, job: Job, attempt: int, sig: int) -> None:
-    """``--signal=SIG@TIME``: deliver SIG shortly before the time limit."""
+    """``--signal=[B:]SIG@TIME``: deliver SIG shortly before the time limit.
+
+    A runner with real processes routes it (``warn_signal``: ``B:`` to the batch shell
+    alone, otherwise to every srun step); the simulated runner logs it.
+    """
     if job.attempt == attempt and job.state is JobState.RUNNING:
-        ctl.runner.kill(job.job_id, sig)
+        warn = getattr(ctl.runner, "warn_signal", None)
+        if warn is not None:
+            warn(job.job_id, sig)
+        else:
+            ctl.runner.kill(job.job_id, sig)
 
 
 def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
@@ -147,6 +155,9 @@ def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
         return
     if code == 0 and sig == 0:
         finish(ctl, job, JobState.COMPLETED, 0, 0)
+    elif code == 0 and sig == LAUNCH_FAILED_STATUS:  # slurmstepd could not open -o/-e/-i
+        finish(ctl, job, JobState.FAILED, code, sig)
+        job.reason = Reason.JOB_LAUNCH_FAILURE
     else:
         finish(ctl, job, JobState.FAILED, code, sig)
         job.reason = Reason.NON_ZERO_EXIT_CODE

@@ -56,6 +56,7 @@ from minislurm.slurmd.stdio import (
     open_streams,
 )
 from minislurm.slurmd.tasks import StepIdentity, TaskResult, TaskSpec
+from minislurm.states import LAUNCH_FAILED_STATUS
 from minislurm.timespec import format_timestamp
 
 __all__ = [
@@ -292,7 +293,11 @@ def launch_step(
                 if failure not in reported:  # srun reports a shared file once
                     write_line(err_fd, failure)
                     reported.add(failure)
-                result = TaskResult(spec.task_id, spec.node, None, 1, 0, failure)
+                if identity.step_id == "batch":  # the job fails: FAILED 0:53, JobLaunchFailure
+                    result = TaskResult(spec.task_id, spec.node, None, 0, LAUNCH_FAILED_STATUS,
+                                        failure)
+                else:
+                    result = TaskResult(spec.task_id, spec.node, None, 1, 0, failure)
                 step._tasks.append(_Task(spec, None, None, result))
                 continue
             child_out, child_err = out_fd, err_fd

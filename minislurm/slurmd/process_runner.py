@@ -232,6 +232,11 @@ class ProcessRunner:
             return
         self._signal_steps(job_id, signal)
 
+    def signal_steps(self, job_id: int, signal: int) -> None:
+        """``scancel --signal=SIG`` (not KILL): every srun step of the job, never the batch
+        shell (22.05 without ``--batch``)."""
+        self._signal_steps(job_id, signal)
+
     def _signal_steps(self, job_id: int, signal: int) -> None:
         for pid in self._step_pids.get(job_id, ()):
             with contextlib.suppress(ProcessLookupError, PermissionError):
