@@ -32,6 +32,9 @@ COMMANDS: dict[str, str] = {
     "slurmctld": "minislurm.slurmctld",
 }
 
+#: Commands whose ``main`` is ``transport.run_command`` (answered by the controller).
+_FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare")
+
 USAGE = """usage: python -m minislurm <command> [args...]
 
 Slurm commands: {slurm}
@@ -69,9 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if module is None:
         sys.stderr.write(f"minislurm: unknown command '{name}'\n{USAGE}")
         return 1
-    command = importlib.import_module(module)
     try:
-        result: int = command.main(rest)
+        if name in _FORWARDED:  # straight to the controller: the module only if offline
+            from minislurm.cli.transport import run_command
+
+            result: int = run_command(name, rest)
+        else:
+            result = importlib.import_module(module).main(rest)
     except KeyboardInterrupt:
         return 130
     except SlurmError as exc:  # a typed error a command did not print itself

@@ -252,6 +252,7 @@ class Slurmctld:
         """Start the clock, the state saver and the socket; block until `shutdown`."""
         self.driver.start()
         threading.Thread(target=self._saver, name="state-save", daemon=True).start()
+        self.runner.keep_spare()
         self.server.serve_in_thread()
         (self.state / "slurmctld.pid").write_text(f"{os.getpid()}\n")
         log_line(f"slurmctld running, state in {self.files.dir}")
@@ -276,6 +277,7 @@ class Slurmctld:
                                              for j in self.controller.jobs()),
                              float(self.controller.kill_wait) + 10.0)
         self._closing = True
+        self.runner.drop_spare()
         self.server.shutdown()
         self.server.server_close()
         self.driver.stop()

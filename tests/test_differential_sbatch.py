@@ -209,7 +209,8 @@ def test_missing_output_directory_fails_the_launch(
     its batch step ``CANCELLED 0:53`` (sbatch --wait exits 1). submitit's array jobs
     meet this when a task starts before submitit has made the task's folder."""
     cmd = (
-        "sbatch --wait --parsable -o nodir/x.out --wrap 'echo x' > id; echo rc=$?; sleep 1; "
+        "sbatch --wait --parsable -o nodir/x.out --wrap 'echo x' > id; rc=$?; "
+        "echo \"Submitted batch job $(cat id)\"; echo rc=$rc; sleep 1; "
         "sacct -n -P -j $(cat id) -o JobID,State,ExitCode; "
         "scontrol show job $(cat id) | grep -o 'JobState=[A-Z]* Reason=[A-Za-z]*'; "
         "scontrol show job $(cat id) | grep -o 'ExitCode=[0-9:]*'"

@@ -26,6 +26,7 @@ from minislurm.slurmd.launch import (
     write_batch_script,
 )
 from minislurm.slurmd.stdio import StdioSpec, label_width
+from minislurm.states import LAUNCH_FAILED_STATUS
 
 TIMEOUT = 15.0
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C"}
@@ -201,7 +202,9 @@ def test_missing_interpreter(tmp_path: Path, steps: list[RunningStep]) -> None:
 def test_unwritable_output_path_fails_the_task_without_a_file(
     tmp_path: Path, steps: list[RunningStep]
 ) -> None:
-    """Capture f4 05: ``-o nosuchdir/out-%j.out``: the job fails (rc 1), no file."""
+    """Capture f4 05: ``-o nosuchdir/out-%j.out``: the launch fails (status 53: sacct
+    ``FAILED 0:53``, sbatch --wait rc 1), no file, after the batch step's short wait
+    for the folder (`stdio.BATCH_DIR_GRACE`)."""
     log = tmp_path / "slurmd.log"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT, 0o644)
     try:
@@ -214,7 +217,7 @@ def test_unwritable_output_path_fails_the_task_without_a_file(
         )
     finally:
         os.close(fd)
-    assert (result.exit_code, result.pid) == (1, None)
+    assert (result.exit_code, result.signal, result.pid) == (0, LAUNCH_FAILED_STATUS, None)
     path = tmp_path / "nosuchdir" / "out-7.out"
     assert result.error == (
         f"slurmstepd-n1: error: Could not open stdout file {path}: No such file or directory"
@@ -417,3 +420,22 @@ def test_done_callback_reports_without_polling(tmp_path: Path, steps: list[Runni
     assert late == got
     step.terminate()  # too late to cancel: no message, no error
     assert "CANCELLED" not in (tmp_path / "o").read_text()
+
+
+def test_batch_output_folder_made_just_after_submission_is_used(
+    tmp_path: Path, steps: list[RunningStep]
+) -> None:
+    """A folder that appears within `stdio.BATCH_DIR_GRACE` (submitit makes its job
+    folder right after sbatch returns) gets the batch output; the job runs."""
+    import threading
+
+    folder = tmp_path / "later"
+    timer = threading.Timer(0.15, folder.mkdir)
+    timer.start()
+    try:
+        (result,) = _run(steps, BATCH, _tasks(tmp_path, "echo x"),
+                         StdioSpec(output="later/out-%j.out"))
+    finally:
+        timer.join()
+    assert (result.exit_code, result.signal) == (0, 0)
+    assert (folder / "out-7.out").read_text() == "x\n"

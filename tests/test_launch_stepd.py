@@ -19,6 +19,7 @@ from minislurm.slurmd.context import ArrayContext, JobContext, StepContext
 from minislurm.slurmd.launch import RunningStep
 from minislurm.slurmd.stdio import StdioSpec
 from minislurm.slurmd.stepd import start_batch_job, start_step, step_tasks
+from minislurm.states import LAUNCH_FAILED_STATUS
 
 TIMEOUT = 15.0
 ROOT = capture_root()
@@ -95,7 +96,10 @@ def test_f4_05_nonexistent_directory_fails_without_a_file(
     code = _batch(
         running, tmp_path, _job(tmp_path, 126), "echo x", StdioSpec(output="nosuchdir/out-%j.out")
     )
-    assert code == 1  # sbatch --wait returned 1
+    (result,) = running[-1].wait(TIMEOUT)
+    # the launch fails: status 53 (sacct FAILED 0:53, JobLaunchFailure; sbatch --wait 1)
+    assert (code, result.signal) == (0, LAUNCH_FAILED_STATUS)
+    assert "Could not open stdout file" in result.error
     assert _files(tmp_path) == []
 
 

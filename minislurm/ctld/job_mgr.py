@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import Any
 
 from minislurm.hostlist import compress
 from minislurm.job import Allocation, JobRecord, StepRecord
@@ -53,6 +54,9 @@ class Job:
     """One job as slurmctld holds it (``struct job_record``); see ``JobRecord`` for fields."""
 
     def __init__(self, job_id: int, name: str, submit_time: int) -> None:
+        #: The last plain snapshot and what it was built from (first attribute: see
+        #: `snapshot`, which compares every attribute after it).
+        self._snap: tuple[tuple[Any, ...], JobRecord] | None = None
         self.job_id = job_id
         self.name = name
         self.submit_time = submit_time
@@ -235,6 +239,21 @@ class Job:
         job has ended, no expected start, and no signal on the job line of a TIMEOUT or
         CANCELLED job (its ``.batch`` step keeps 0:15; scontrol still shows 0:15).
         """
+        if task_index is None and not accounting:
+            # squeue/scontrol at 10k jobs: rebuild only jobs that changed. Every attribute
+            # is a scalar or a frozen value except the lists (lengths: ``steps`` only
+            # grows, ``array_pending`` only shrinks); the tuple keeps the old values alive.
+            values = tuple(vars(self).values())[1:]
+            key = (values, len(self.steps), len(self.array_pending))
+            snap = self._snap
+            if snap is not None and snap[0] == key:
+                return snap[1]
+            record = self._snapshot(None, False)
+            self._snap = (key, record)
+            return record
+        return self._snapshot(task_index, accounting)
+
+    def _snapshot(self, task_index: int | None, accounting: bool) -> JobRecord:
         a = self.allocation
         signal = self.signal
         if accounting:

@@ -48,41 +48,76 @@ NODE_FIELDS = ("down", "flags", "reason", "reason_time", "reason_user", "boot_ti
 _ACTIVE = (JobState.RUNNING, JobState.COMPLETING, JobState.CONFIGURING)
 
 
+#: Job attributes that are caches of others (rebuilt on demand, never saved).
+_CACHES = ("_snap", "_nodelist_cache")
+
+
 def _attrs(job: Job) -> dict[str, Any]:
     if hasattr(job, "__dict__"):
-        return dict(vars(job))
+        return {k: v for k, v in vars(job).items() if k not in _CACHES}
     return {k: getattr(job, k) for k in getattr(job, "__slots__", ()) if hasattr(job, k)}
 
 
 # ---- dumping -------------------------------------------------------------------------
-def _encode_job(job: Job, cache: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] | None
+def _encode_job(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any] | None = None
                 ) -> dict[str, Any]:
-    """A job's attributes, encoded; an ended job (which no longer changes) is encoded once."""
+    """A job's attributes, encoded; an ended job (which no longer changes) is encoded once.
+
+    ``memo`` maps ``id(value)`` of frozen values (options, bodies: most of a job's
+    bytes, never changed in place) to ``(value, encoding)`` so that a save re-encodes
+    only what is new; the caller passes the previous save's memo in ``cache``.
+    """
     key = (id(job), job.state, job.end_time, job.restart_count, len(job.steps))
     if cache is not None and job.state.is_terminal:
         hit = cache.get(job.job_id)
         if hit is not None and hit[0] == key:
-            return hit[1]
-    data = {k: encode(v) for k, v in _attrs(job).items()}
+            return hit[1]  # type: ignore[no-any-return,unused-ignore]
+    if memo is None:
+        data = {k: encode(v) for k, v in _attrs(job).items()}
+    else:
+        old: dict[int, Any] = cache.get(_MEMO, {}) if cache is not None else {}
+        data = {}
+        for k, v in _attrs(job).items():
+            if _frozen(v):
+                hit = memo.get(id(v)) or old.get(id(v))
+                if hit is None or hit[0] is not v:
+                    hit = (v, encode(v))
+                memo[id(v)] = hit
+                data[k] = hit[1]
+            else:
+                data[k] = encode(v)
     if cache is not None and job.state.is_terminal:
         cache[job.job_id] = (key, data)
     return data
+
+
+#: The key of ``cache`` holding the previous save's memo of frozen values.
+_MEMO = "frozen-values"
+
+
+def _frozen(value: Any) -> bool:
+    params = getattr(type(value), "__dataclass_params__", None)
+    return params is not None and bool(params.frozen)
 
 
 def _intern_envs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Keep each distinct submit environment once (most jobs of a user share one)."""
     table: list[dict[str, Any]] = []
     index: dict[str, int] = {}
+    by_id: dict[int, int] = {}  # id(env) -> its row (memoised encodings share the dict)
     out = []
     for data in jobs:
         body: Any = data.get("body")
         env = body.get("submit_env") if isinstance(body, dict) else None
         if isinstance(env, dict):
-            text = repr(sorted(env.items()))
-            if text not in index:
-                index[text] = len(table)
-                table.append(env)
-            data = {**data, "body": {**body, "submit_env": {"__env__": index[text]}}}
+            row = by_id.get(id(env))
+            if row is None:
+                text = repr(sorted(env.items()))
+                if text not in index:
+                    index[text] = len(table)
+                    table.append(env)
+                row = by_id[id(env)] = index[text]
+            data = {**data, "body": {**body, "submit_env": {"__env__": row}}}
         out.append(data)
     return out if not table else [{"__envs__": table}, *out]
 
@@ -102,14 +137,18 @@ def _expand_envs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def dump_state(ctl: Controller, *, steps: object | None = None, runner: object | None = None,
-               cache: dict[int, Any] | None = None) -> dict[str, Any]:
+               cache: dict[Any, Any] | None = None) -> dict[str, Any]:
     """The controller's state as the data of each state file (see `StateFiles`).
 
     ``runner`` (default: the controller's) may add what slurmd keeps (``export_state``);
     ``cache`` (kept by the caller between saves) spares re-encoding ended jobs.
     """
     runner = runner if runner is not None else ctl.runner
-    jobs = [_encode_job(j, cache) for j in sorted(ctl._jobs.values(), key=lambda j: j.job_id)]
+    memo: dict[int, Any] = {}
+    jobs = [_encode_job(j, cache, memo)
+            for j in sorted(ctl._jobs.values(), key=lambda j: j.job_id)]
+    if cache is not None:
+        cache[_MEMO] = memo  # what this save saw; older values are let go
     job_state: dict[str, Any] = {"next_job_id": ctl._next_id, "jobs": _intern_envs(jobs)}
     if steps is not None:
         job_state["steps"] = {
@@ -145,7 +184,8 @@ def _dump_usage(ctl: Controller) -> dict[str, Any]:
 def _decode_job(data: dict[str, Any]) -> Job:
     job = Job(int(data["job_id"]), str(data.get("name", "")), int(data.get("submit_time", 0)))
     for key, value in data.items():
-        setattr(job, key, decode(value))
+        if key not in _CACHES:  # state saved before the caches were left out
+            setattr(job, key, decode(value))
     return job
 
 

@@ -21,6 +21,7 @@ import os
 import signal as signals
 import socket
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from minislurm.slurmd.slurmstepd import launch_record
 from minislurm.slurmd.spool import JobSpool, read_json
 from minislurm.slurmd.stdio import StdioSpec
 from minislurm.slurmd.stepd import batch_launch
-from minislurm.slurmd.stepd_handle import Outcome, StepdHandle
+from minislurm.slurmd.stepd_handle import Outcome, SpareStepd, StepdHandle
 
 Post = Callable[[Callable[[], Any]], Any]
 
@@ -127,6 +128,37 @@ class ProcessRunner:
         self.warned: dict[int, int] = {}  # job id -> restart count whose --signal was sent
         self.bodies: dict[int, ProcessBody] = {}
         self.allocations: dict[int, Allocation] = {}
+        self._spare: SpareStepd | None = None
+        self._spare_lock = threading.Lock()
+        self._spares_wanted = False
+
+    # ---- spare step daemons -------------------------------------------------------
+    def keep_spare(self) -> None:
+        """Keep one step daemon started ahead of need (`SpareStepd`), from now on."""
+        self._spares_wanted = True
+        threading.Thread(target=self._prime, name="spare-stepd", daemon=True).start()
+
+    def _prime(self) -> None:
+        with self._spare_lock:
+            if self._spare is not None or not self._spares_wanted:
+                return
+            with contextlib.suppress(OSError):
+                self._spare = SpareStepd()
+
+    def _take_spare(self) -> SpareStepd | None:
+        with self._spare_lock:
+            spare, self._spare = self._spare, None
+        if self._spares_wanted:
+            threading.Thread(target=self._prime, name="spare-stepd", daemon=True).start()
+        return spare
+
+    def drop_spare(self) -> None:
+        """slurmd stops: the waiting spare exits."""
+        with self._spare_lock:
+            self._spares_wanted = False
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.discard()
 
     # ---- JobRunner ----------------------------------------------------------------
     def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
@@ -172,7 +204,8 @@ class ProcessRunner:
                                    float(self.config.kill_wait),
                                    node_hostname(allocation.nodes[0].node))
             handle = StepdHandle.launch(spool, record, os.path.join(self.spool_dir,
-                                                                    "slurmd.log"))
+                                                                    "slurmd.log"),
+                                        self._take_spare())
         except OSError as exc:  # the spool directory itself failed: the job fails
             print(f"slurmd: error: launch of job {job.job_id} failed: {exc}", file=sys.stderr)
             done.succeed((1, 0))

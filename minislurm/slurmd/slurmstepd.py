@@ -136,8 +136,35 @@ def _ignore(_signum: int, _frame: object) -> None:
     """SIGHUP/SIGINT reach the step daemon of a closed terminal: it goes on."""
 
 
+def _wait_as_spare(fd: int) -> tuple[str, int] | None:
+    """``slurmstepd --spare FD``: wait (imports done) for slurmd to hand over a launch:
+    the job directory, its listening socket and the log (`SpareStepd`); None when
+    slurmd closed its end instead."""
+    for sig in (signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, _ignore)
+    with socket.socket(fileno=fd) as pair:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(pair, 4096, 2)
+        except OSError:
+            return None
+    if not msg or len(fds) != 2:
+        for extra in fds:
+            os.close(extra)
+        return None
+    listening_fd, log_fd = fds
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(log_fd)
+    return msg.decode(), listening_fd
+
+
 def main(argv: Sequence[str]) -> int:
-    """``slurmstepd JOBDIR FD``."""
+    """``slurmstepd JOBDIR FD`` (or ``slurmstepd --spare FD``, see `_wait_as_spare`)."""
+    if len(argv) == 2 and argv[0] == "--spare":
+        handed = _wait_as_spare(int(argv[1]))
+        if handed is None:
+            return 0
+        argv = [handed[0], str(handed[1])]
     if len(argv) != 2:
         print("usage: python -m minislurm.slurmd.slurmstepd JOBDIR FD", file=sys.stderr)
         return 1

@@ -20,6 +20,7 @@ import errno
 import os
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -153,6 +154,25 @@ def _expand(
     )
 
 
+#: How long the batch step waits for the folder of its ``-o/-e`` file (seconds).
+BATCH_DIR_GRACE = 0.5
+
+
+def _await_directory(path: str, grace: float = BATCH_DIR_GRACE) -> None:
+    """Give a missing ``-o/-e`` folder of the batch step ``grace`` seconds to appear.
+
+    On a real cluster slurmstepd opens these files 50-950 ms after ``sbatch`` returns
+    (measured with 22.05 on this host); minislurm's step daemon is there in ~35 ms.
+    Tools that make the folder right after sbatch returns (submitit does) rely on
+    that delay, so the batch step waits a little before it fails as Slurm does
+    (``FAILED 0:53``, Reason=JobLaunchFailure).
+    """
+    folder = os.path.dirname(path) or "."
+    deadline = time.monotonic() + grace
+    while not os.path.isdir(folder) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def open_streams(
     identity: StepIdentity,
     spec: TaskSpec,
@@ -167,7 +187,10 @@ def open_streams(
 
     def where(pattern: str) -> str:
         name = _expand(pattern, identity, spec, hostname_of)
-        return name if os.path.isabs(name) else os.path.join(spec.cwd, name)
+        path = name if os.path.isabs(name) else os.path.join(spec.cwd, name)
+        if identity.step_id == "batch":
+            _await_directory(path)
+        return path
 
     if stdio.input is not None:
         path = where(stdio.input)

@@ -15,6 +15,11 @@ it, a stranger when it was found again after a restart), and its socket.
 * `outcome` reads ``status.json``; a step daemon that died without writing it
   (SIGKILL) leaves its script orphaned: what is left of it is killed and the attempt
   ends as killed by SIGKILL.
+
+Real slurmd forks its C ``slurmstepd`` in about a millisecond; a Python step daemon
+needs ~60 ms of interpreter start and imports. `SpareStepd` pays that ahead of time:
+one step daemon is started before it is needed and waits, imports done, until a
+launch hands it its spool directory, listening socket and log (``SCM_RIGHTS``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import contextlib
 import os
 import select
 import signal as signals
+import socket
 import subprocess
 import sys
 import threading
@@ -35,7 +41,7 @@ from minislurm import rpc
 from minislurm.errors import SlurmError
 from minislurm.slurmd.spool import JobSpool, process_start_ticks, read_json, write_json
 
-__all__ = ["Outcome", "StepdHandle"]
+__all__ = ["Outcome", "SpareStepd", "StepdHandle"]
 
 #: How long a request to a step daemon may take (seconds).
 REQUEST_TIMEOUT = 5.0
@@ -52,6 +58,56 @@ class Outcome:
     end_time: float | None
 
 
+def _stepd_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "minislurm.slurmd.slurmstepd", *args]
+
+
+class SpareStepd:
+    """A step daemon started ahead of need, waiting for the launch it will serve.
+
+    It holds one end of a socket pair; `hand_over` sends it the job's spool directory
+    with the listening step socket and the log file descriptor, after which it is an
+    ordinary step daemon. When the other end closes (slurmd stops, even by SIGKILL)
+    a waiting spare exits.
+    """
+
+    def __init__(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.proc = subprocess.Popen(
+                _stepd_command("--spare", str(theirs.fileno())), pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, cwd="/",
+            )
+        except OSError:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        self.sock = mine
+
+    def hand_over(self, job_dir: str, listening_fd: int, log_fd: int) -> bool:
+        """Give the spare its launch; False if it is no longer there to take it."""
+        try:
+            if self.proc.poll() is not None:
+                return False
+            socket.send_fds(self.sock, [job_dir.encode()], [listening_fd, log_fd])
+            return True
+        except OSError:
+            return False
+        finally:
+            self.sock.close()
+
+    def discard(self) -> None:
+        """Stop a spare that will not be used (slurmd is stopping)."""
+        self.sock.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=2.0)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
 class StepdHandle:
     """One step daemon (see the module docstring)."""
 
@@ -64,17 +120,21 @@ class StepdHandle:
 
     # ---- starting and finding again ---------------------------------------------------
     @classmethod
-    def launch(cls, spool: JobSpool, record: dict[str, Any], log_path: str) -> StepdHandle:
-        """Write the launch record and start the step daemon (``OSError`` if it cannot)."""
+    def launch(cls, spool: JobSpool, record: dict[str, Any], log_path: str,
+               spare: SpareStepd | None = None) -> StepdHandle:
+        """Write the launch record and start the step daemon (``OSError`` if it cannot):
+        ``spare`` if it takes the launch, else a new process."""
         spool.clear()
         spool.dir.mkdir(parents=True, exist_ok=True)
         write_json(spool.launch, record)
         listening = rpc.listening_socket(spool.socket)
         try:
             with open(log_path, "ab") as log:
+                if spare is not None and spare.hand_over(str(spool.dir), listening.fileno(),
+                                                         log.fileno()):
+                    return cls(spool, spare.proc.pid, spare.proc)
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "minislurm.slurmd.slurmstepd", str(spool.dir),
-                     str(listening.fileno())],
+                    _stepd_command(str(spool.dir), str(listening.fileno())),
                     pass_fds=(listening.fileno(),), stdin=subprocess.DEVNULL, stdout=log,
                     stderr=log, start_new_session=True, cwd="/",
                 )

@@ -264,6 +264,60 @@ def _line(spec: FormatSpec, job: JobRecord | None, now: int, long_names: bool) -
     return spec.prefix + "".join(_cell(f, job, now, long_names) for f in spec.fields)
 
 
+#: One compiled field: a constant text, or (value, width, right, cut, suffix).
+_Compiled = str | tuple[_Value, int, bool, bool, str]
+
+
+def _compile(spec: FormatSpec, long_names: bool) -> list[_Compiled]:
+    """`_cell`'s decisions taken once per format, not once per job and field (squeue
+    prints 10,000 lines in well under 100 ms)."""
+    out: list[_Compiled] = []
+    for f in spec.fields:
+        if long_names:
+            entry = _LONG_NAMES.get(f.key.lower())
+            if entry is None:
+                out.append(f.suffix)
+                continue
+            letter, _header = entry
+            value = _LETTERS[letter][1] if letter else _LONG_ONLY[f.key.lower()]
+            cut = letter not in _UNCUT
+        else:
+            if f.key not in _LETTERS:
+                out.append(f.raw)
+                continue
+            value = _LETTERS[f.key][1]
+            cut = f.key not in _UNCUT
+        out.append((value, f.width, f.right, cut, f.suffix))
+    return out
+
+
+#: Lines of the last call per format: ``id(record) -> (record, now, line)``. A job's
+#: snapshot is the same object while the job is unchanged (`Job.snapshot`), so a
+#: pending job's line is made once; a started job's line also depends on ``now``.
+_LINE_CACHE: dict[str, dict[int, tuple[JobRecord, int | None, str]]] = {}
+_LINE_CACHE_FORMATS = 8
+
+
+def _job_line(prefix: str, compiled: list[_Compiled], job: JobRecord, now: int) -> str:
+    parts = [prefix]
+    for c in compiled:
+        if isinstance(c, str):
+            parts.append(c)
+            continue
+        value, width, right, cut, suffix = c
+        text = value(job, now)
+        if width > 0:  # `pad`, inlined: this loop runs once per job and field
+            if right:
+                text = text.rjust(width)
+                if cut:
+                    text = text[:width]
+            else:
+                text = text[:width].ljust(width)
+        parts.append(text)
+        parts.append(suffix)
+    return "".join(parts)
+
+
 def format_squeue(
     jobs: Iterable[JobRecord],
     *,
@@ -302,7 +356,20 @@ def format_squeue(
         lines.append(_time.strftime("%a %b %d %H:%M:%S %Y", _time.gmtime(now)))
     if not noheader:
         lines.append(_line(spec, None, now, long_names))
-    lines.extend(_line(spec, job, now, long_names) for job in records)
+    compiled = _compile(spec, long_names)
+    key = f"{long_names}:{Format if long_names else chosen}"
+    old = _LINE_CACHE.pop(key, {})
+    new: dict[int, tuple[JobRecord, int | None, str]] = {}
+    for job in records:
+        hit = old.get(id(job))
+        at = None if job.state is JobState.PENDING else now
+        if hit is None or hit[0] is not job or hit[1] != at:
+            hit = (job, at, _job_line(spec.prefix, compiled, job, now))
+        new[id(job)] = hit
+        lines.append(hit[2])
+    _LINE_CACHE[key] = new
+    while len(_LINE_CACHE) > _LINE_CACHE_FORMATS:
+        del _LINE_CACHE[next(iter(_LINE_CACHE))]
     return "".join(line + "\n" for line in lines)
 
 
