@@ -17,7 +17,13 @@ saves its state before answering, so this is what every submission pays at that 
 
     .venv/bin/python benchmarks/bench_daemon.py [--queue 10000] [--repeat 15]
 
-Measured on the 2-core machine: see the closing note of issue #4 (and the README).
+Measured on the 2-core machine (2026-12-03, 15 repeats, medians): submit -> script
+running 63 ms (controller; min 41, max 95) and 101 ms through the ``sbatch`` command;
+with 10,000 jobs queued ``squeue`` 79 ms (controller; the command 184 ms),
+``squeue -u -t PD`` 58 ms, ``sbatch -H`` 273 ms (it saves the whole state first:
+was 1.9 s before unchanged jobs kept their JSON), ``cluster up`` with them 4.6 s.
+Before the spare step daemon: 104 ms / 400 ms; before the snapshot and line caches,
+squeue at 2,000 jobs took 74 ms (about 370 ms at 10,000).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ starts despite unreadable state files (using the previous good save).
 
 from __future__ import annotations
 
+import gc
 import importlib
 import io
 import os
@@ -250,6 +251,7 @@ class Slurmctld:
     # ---- life cycle -------------------------------------------------------------------
     def serve(self) -> None:
         """Start the clock, the state saver and the socket; block until `shutdown`."""
+        gc.freeze()  # the recovered state is long-lived: keep it out of every GC pass
         self.driver.start()
         threading.Thread(target=self._saver, name="state-save", daemon=True).start()
         self.runner.keep_spare()

@@ -77,6 +77,14 @@ class LoadedState:
         return not self.parts
 
 
+def _text(part: Any) -> str:
+    """A part's JSON: as given when already serialised (``state_save.JsonText``)."""
+    text = getattr(part, "text", None)
+    if isinstance(text, str):
+        return text
+    return json.dumps(part, sort_keys=True, separators=(",", ":"))
+
+
 class StateFiles:
     """Read and write the state files of one ``StateSaveLocation``."""
 
@@ -92,8 +100,7 @@ class StateFiles:
     # ---- writing ------------------------------------------------------------------
     def save(self, parts: dict[str, Any]) -> list[str]:
         """Write every part whose content changed, then ``job_state``; the names written."""
-        texts = {name: json.dumps(parts[name], sort_keys=True, separators=(",", ":"))
-                 for name in PARTS if name in parts}
+        texts = {name: _text(parts[name]) for name in PARTS if name in parts}
         changed = [n for n in PARTS if n in texts and texts[n] != self._written.get(n)]
         if not changed:
             return []

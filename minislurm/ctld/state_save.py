@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
+import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +41,7 @@ from .state_codec import decode, encode
 if TYPE_CHECKING:
     from .controller import Controller
 
-__all__ = ["dump_state", "load_state"]
+__all__ = ["JsonText", "dump_state", "load_state"]
 
 #: NodeInfo attributes a node keeps across a restart (its jobs are re-allocated).
 NODE_FIELDS = ("down", "flags", "reason", "reason_time", "reason_user", "boot_time",
@@ -91,8 +93,10 @@ def _encode_job(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any] | N
     return data
 
 
-#: The key of ``cache`` holding the previous save's memo of frozen values.
+#: The keys of ``cache`` holding the previous save's memo of frozen values and its
+#: job texts (job id -> (key, JSON, env reference, env JSON)).
 _MEMO = "frozen-values"
+_FRAGMENTS = "job-texts"
 
 
 def _frozen(value: Any) -> bool:
@@ -100,40 +104,63 @@ def _frozen(value: Any) -> bool:
     return params is not None and bool(params.frozen)
 
 
-def _intern_envs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Keep each distinct submit environment once (most jobs of a user share one)."""
-    table: list[dict[str, Any]] = []
-    index: dict[str, int] = {}
-    by_id: dict[int, int] = {}  # id(env) -> its row (memoised encodings share the dict)
+def _expand_envs(jobs: list[dict[str, Any]], envs: dict[str, Any] | None = None
+                 ) -> list[dict[str, Any]]:
+    """Put each job's submit environment back: from ``envs`` (reference -> env), or
+    from the table first in the list (files written before the references)."""
+    table: Any = envs
+    if not envs:
+        if not jobs or "__envs__" not in jobs[0]:
+            return jobs
+        table, jobs = jobs[0]["__envs__"], jobs[1:]
     out = []
     for data in jobs:
         body: Any = data.get("body")
         env = body.get("submit_env") if isinstance(body, dict) else None
-        if isinstance(env, dict):
-            row = by_id.get(id(env))
-            if row is None:
-                text = repr(sorted(env.items()))
-                if text not in index:
-                    index[text] = len(table)
-                    table.append(env)
-                row = by_id[id(env)] = index[text]
-            data = {**data, "body": {**body, "submit_env": {"__env__": row}}}
-        out.append(data)
-    return out if not table else [{"__envs__": table}, *out]
-
-
-def _expand_envs(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if not jobs or "__envs__" not in jobs[0]:
-        return jobs
-    table = jobs[0]["__envs__"]
-    out = []
-    for data in jobs[1:]:
-        body: Any = data.get("body")
-        env = body.get("submit_env") if isinstance(body, dict) else None
         if isinstance(env, dict) and "__env__" in env:
-            data = {**data, "body": {**body, "submit_env": table[int(env["__env__"])]}}
+            ref = env["__env__"]
+            data = {**data, "body": {**body, "submit_env": table[ref if envs else int(ref)]}}
         out.append(data)
     return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class JsonText:
+    """A part already serialised as JSON (`StateFiles.save` writes it as is)."""
+
+    text: str
+
+
+def _job_key(job: Job) -> tuple[Any, ...]:
+    """Equal while nothing of ``job`` changed (as `Job.snapshot`'s cache key: every
+    attribute is a scalar or a frozen value but the lists and the array bodies)."""
+    values = tuple(vars(job).values())[1:]  # all but ``_snap``, the first attribute
+    return (values, len(job.steps), len(job.array_pending), len(job.array_bodies or ()))
+
+
+def _job_fragment(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any],
+                  envs: dict[str, str], old: dict[int, Any], new: dict[int, Any]) -> str:
+    """One job of ``job_state`` as JSON text, its submit environment replaced by a
+    reference into ``envs`` (content hash -> JSON text). Unchanged jobs reuse the text
+    of the previous save, so a save costs what changed plus one join."""
+    key = _job_key(job)
+    hit = old.get(job.job_id)
+    if hit is not None and hit[0] == key:
+        _key, text, env_ref, env_text = hit
+    else:
+        data = _encode_job(job, cache, memo)
+        env_ref = env_text = None
+        body: Any = data.get("body")
+        env = body.get("submit_env") if isinstance(body, dict) else None
+        if isinstance(env, dict):
+            env_text = json.dumps(env, sort_keys=True, separators=(",", ":"))
+            env_ref = hashlib.sha1(env_text.encode()).hexdigest()[:16]
+            data = {**data, "body": {**body, "submit_env": {"__env__": env_ref}}}
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    new[job.job_id] = (key, text, env_ref, env_text)
+    if env_ref is not None:
+        envs[env_ref] = env_text
+    return text  # type: ignore[no-any-return,unused-ignore]
 
 
 def dump_state(ctl: Controller, *, steps: object | None = None, runner: object | None = None,
@@ -141,15 +168,20 @@ def dump_state(ctl: Controller, *, steps: object | None = None, runner: object |
     """The controller's state as the data of each state file (see `StateFiles`).
 
     ``runner`` (default: the controller's) may add what slurmd keeps (``export_state``);
-    ``cache`` (kept by the caller between saves) spares re-encoding ended jobs.
+    ``cache`` (kept by the caller between saves) spares re-encoding unchanged jobs.
+    ``job_state`` comes back as `JsonText`: ``{"envs": {ref: env}, "jobs": [...],
+    "next_job_id": N, ...}``.
     """
     runner = runner if runner is not None else ctl.runner
     memo: dict[int, Any] = {}
-    jobs = [_encode_job(j, cache, memo)
-            for j in sorted(ctl._jobs.values(), key=lambda j: j.job_id)]
-    if cache is not None:
-        cache[_MEMO] = memo  # what this save saw; older values are let go
-    job_state: dict[str, Any] = {"next_job_id": ctl._next_id, "jobs": _intern_envs(jobs)}
+    envs: dict[str, str] = {}
+    ordered = sorted(ctl._jobs.values(), key=lambda j: j.job_id)
+    old: dict[int, Any] = cache.get(_FRAGMENTS, {}) if cache is not None else {}
+    new: dict[int, Any] = {}
+    fragments = [_job_fragment(j, cache, memo, envs, old, new) for j in ordered]
+    if cache is not None:  # what this save saw; what is gone is let go
+        cache[_MEMO], cache[_FRAGMENTS] = memo, new
+    job_state: dict[str, Any] = {"next_job_id": ctl._next_id}
     if steps is not None:
         job_state["steps"] = {
             "next": {str(k): v for k, v in getattr(steps, "_next_step", {}).items()},
@@ -158,6 +190,10 @@ def dump_state(ctl: Controller, *, steps: object | None = None, runner: object |
     export = getattr(runner, "export_state", None)
     if export is not None:
         job_state["slurmd"] = export()
+    rest = json.dumps(job_state, sort_keys=True, separators=(",", ":"))
+    env_table = ",".join(f'"{ref}":{envs[ref]}' for ref in sorted(envs))
+    job_state_text = JsonText(f'{{"envs":{{{env_table}}},"jobs":[{",".join(fragments)}],'
+                              + rest[1:])
     nodes = {info.name: {f: encode(getattr(info, f)) for f in NODE_FIELDS}
              for info in ctl.nodes_mgr.infos}
     parts = {name: pv.state for name, pv in ctl.parts.items()}
@@ -166,7 +202,7 @@ def dump_state(ctl: Controller, *, steps: object | None = None, runner: object |
         "attempts": encode(list(store.attempts)),
         "usage": [[list(k), dict(v)] for k, v in store.usage.items()],
     }
-    return {"job_state": job_state, "node_state": nodes, "part_state": parts,
+    return {"job_state": job_state_text, "node_state": nodes, "part_state": parts,
             "resv_state": encode(list(ctl.reservations_by_name.values())),
             "assoc_usage": _dump_usage(ctl), "accounting": accounting}
 
@@ -229,7 +265,8 @@ def load_state(ctl: Controller, parts: dict[str, Any], *, steps: object | None =
     if runner is not None and job_state.get("slurmd"):
         getattr(runner, "import_state", lambda _d: None)(job_state["slurmd"])
     _load_steps(steps, job_state.get("steps") or {})
-    jobs = [_decode_job(d) for d in _expand_envs(list(job_state.get("jobs", [])))]
+    jobs = [_decode_job(d) for d in _expand_envs(list(job_state.get("jobs", [])),
+                                                  job_state.get("envs"))]
     ctl._next_id = max(ctl._next_id, int(job_state.get("next_job_id", 0)))
     active = []
     for job in jobs:
