@@ -100,6 +100,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=120.0,
                    help="init_process_group timeout, seconds (120)")
     p.add_argument("--out", type=Path, default=None, help="rank 0 saves final tensors here")
+    p.add_argument("--log-ranks", choices=("0", "all"), default="0",
+                   help="which ranks print the log records: rank 0 (default) or all")
     p.add_argument("--timing", action="store_true",
                    help="rank 0 logs 'timing phase=... age=...' (seconds since process start)")
     args = p.parse_args(argv)
@@ -108,8 +110,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+#: ``--log-ranks all``: every rank prints its records (lesson 4 reads each rank's log).
+_LOG_ALL_RANKS = False
+
+
 def _say(wiring: Wiring, kind: str | None, **fields: object) -> None:
-    if wiring.rank == 0:
+    if wiring.rank == 0 or _LOG_ALL_RANKS:
         print(format_record(kind, **fields), flush=True)
 
 
@@ -226,7 +232,9 @@ def train(args: argparse.Namespace, wiring: Wiring) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: wire, init gloo, train, tear down. Exit 0, 1 (runtime) or 2 (usage)."""
+    global _LOG_ALL_RANKS
     args = parse_args(argv)
+    _LOG_ALL_RANKS = args.log_ranks == "all"
     try:
         wiring = wiring_from_env(os.environ)
     except WiringError as exc:
