@@ -7,17 +7,21 @@ and the time of a 500-job what-if (the notebook case).
     .venv/bin/python benchmarks/bench_controller.py [--jobs 1000 3000] [--what-if]
 
 Measured on the 2-core machine (2026-12-02): 1,000 jobs 6.6 s (15 MiB), 3,000 jobs
-429 s (31 MiB), 500-job what-if 1.28 s.  The issue's targets (100,000 jobs <= 30 s,
-what-if <= 150 ms) are NOT met yet: the backfill pass costs O(slots x nodes) per
-reservation and grows with queue depth.  ``--jobs 10000 100000`` runs for hours.
+429 s (31 MiB), 500-job what-if 1.28 s.  2026-12-03, after the per-pass backfill view,
+lazy reservations and cached priority factors (times under tracemalloc, as before):
+1,000 jobs 3.9 s, 2,000 jobs 71.9 s (302 backfill passes), what-if 1.9 s.  The issue's
+targets (100,000 jobs <= 30 s, what-if <= 150 ms) are NOT met: once the queue is deep,
+every backfill pass tests up to bf_max_job_test=500 jobs, each a numpy search of the
+node-space map (~80 us per reservation), and the what-if recomputes ~95k priorities.
+``--jobs 10000 100000`` runs for hours.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import resource
 import time
-import tracemalloc
 
 from minislurm.config import parse_config
 from minislurm.ctld import Controller, JobBody
@@ -128,12 +132,9 @@ def main() -> None:
     parser.add_argument("--what-if", action="store_true")
     args = parser.parse_args()
     rows = []
-    for n in args.jobs:
-        tracemalloc.start()
+    for n in args.jobs:  # peak RSS of the process so far (tracemalloc would triple times)
         row = simulate(n, args.nodes)
-        _cur, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-        row["peak_mib"] = peak / 2**20
+        row["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         rows.append(row)
         print(" ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}"
                        for k, v in row.items()), flush=True)
