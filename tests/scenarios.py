@@ -169,7 +169,9 @@ class Scenario:
         """The scenario's jobs in squeue, by label."""
         rows: dict[str, QueueRow] = {}
         for line in self.run(SQUEUE).splitlines():
-            job, state, reason, start, prio = line.split()
+            # %r may hold a space ("ReqNodeNotAvail, UnavailableNodes:n2")
+            job, state, *words, start, prio = line.split()
+            reason = " ".join(words)
             if job in self.labels:
                 label = self.labels[job]
                 rows[label] = QueueRow(label, state, reason, epoch(start), int(prio))

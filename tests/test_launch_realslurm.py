@@ -21,6 +21,7 @@ from realslurm import RealSlurm
 
 from minislurm.slurmd.launch import StepIdentity, TaskResult, TaskSpec, launch_step
 from minislurm.slurmd.stdio import StdioSpec
+from minislurm.states import LAUNCH_FAILED_STATUS
 
 pytestmark = pytest.mark.realslurm
 TIMEOUT = 30.0
@@ -164,14 +165,15 @@ def test_batch_script_with_a_missing_interpreter(real_slurm: RealSlurm) -> None:
 
 
 def test_batch_output_in_a_missing_directory(real_slurm: RealSlurm) -> None:
-    """Capture f4 05 plus ``-e``: the job fails (rc 1) and neither file appears."""
+    """Capture f4 05 plus ``-e``: the launch fails (sbatch --wait rc 1; status 53, sacct
+    ``FAILED 0:53``) and neither file appears."""
     real, ours = _folders(real_slurm, "batch-io")
     res = real_slurm.run("sbatch --wait -o nodir/y.out -e e.err --wrap 'echo x'", cwd=real)
     assert res.rc == 1
     (result,), _, _ = _ours(
         ours, ("echo", "x"), stdio=StdioSpec(output="nodir/y.out", error="e.err"), step_id="batch"
     )
-    assert (result.exit_code, result.pid) == (1, None)
+    assert (result.exit_code, result.signal, result.pid) == (0, LAUNCH_FAILED_STATUS, None)
     assert sorted(p.name for p in real.iterdir()) == sorted(p.name for p in ours.iterdir()) == []
 
 

@@ -531,13 +531,14 @@ def test_a_missing_interpreter_fails_the_job_with_slurmstepds_message(
 
 def test_an_output_path_that_cannot_be_written_fails_the_job(cluster: LocalCluster,
                                                              work: Path) -> None:
-    """Capture f4/05: ``-o nosuchdir/out-%j.out`` -> the job fails, sbatch --wait rc 1, no file."""
+    """Capture f4/05: ``-o nosuchdir/out-%j.out`` -> the launch fails, sbatch --wait rc 1, no
+    file, sacct ``FAILED 0:53`` as on 22.05 (tests/test_differential_sbatch.py)."""
     done = cluster.run("sbatch", "--wait", "-o", "nosuchdir/out-%j.out", "--wrap", "echo x",
                        cwd=work)
     assert done.returncode == 1
     job = int(done.stdout.split()[-1])
     assert not (work / "nosuchdir").exists()
-    assert cluster.sacct(job, work)[0] == [str(job), "wrap", "FAILED", "1:0"]
+    assert cluster.sacct(job, work)[0] == [str(job), "wrap", "FAILED", "0:53"]
     assert cluster.is_up()
 
 
