@@ -27,8 +27,8 @@ from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.hostlist import compress
 from minislurm.options.srun import parse_srun
 from minislurm.slurmd.launch import StepIdentity, TaskResult, TaskSpec, launch_step, launcher_socket
-from minislurm.slurmd.process_runner import node_hostname
 from minislurm.slurmd.stdio import StdioSpec
+from minislurm.slurmd.tasks import node_hostname
 
 PROG = "srun"
 

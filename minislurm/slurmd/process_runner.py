@@ -41,6 +41,7 @@ from minislurm.slurmd.spool import JobSpool, read_json
 from minislurm.slurmd.stdio import StdioSpec
 from minislurm.slurmd.stepd import batch_launch
 from minislurm.slurmd.stepd_handle import Outcome, SpareStepd, StepdHandle
+from minislurm.slurmd.tasks import node_hostname
 
 Post = Callable[[Callable[[], Any]], Any]
 
@@ -56,12 +57,6 @@ class ProcessBody(JobBody):
     submit_dir: str = "/"
     interactive: bool = False
     """srun/salloc's allocation: no batch script; it ends when the client says so."""
-
-
-def node_hostname(node: str) -> str:
-    """What ``%N`` prints: the short host name of the node. Every minislurm node is this
-    host, as on the single-host reference cluster where Slurm printed ``vm``."""
-    return socket.gethostname().split(".")[0]
 
 
 def controller_address(config: SlurmConfig) -> tuple[str, int]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["StepIdentity", "TaskResult", "TaskSpec"]
+__all__ = ["StepIdentity", "TaskResult", "TaskSpec", "node_hostname"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +56,9 @@ class TaskResult:
     exit_code: int
     signal: int = 0
     error: str = ""
+
+
+def node_hostname(node: str) -> str:
+    """What ``%N`` prints: the short host name of the node. Every minislurm node is this
+    host, as on the single-host reference cluster where Slurm printed ``vm``."""
+    return socket.gethostname().split(".")[0]
