@@ -293,6 +293,20 @@ def explorer_figure(result: SimulationResult, baseline: SimulationResult, label:
     return fig
 
 
+
+def _bf_sliders(window: int, resolution: int) -> tuple[Any, Any]:
+    """The ``bf_window`` and ``bf_resolution`` sliders both explorers show."""
+
+    style, layout = {"description_width": "130px"}, {"width": "480px"}
+    return (
+        widgets.SelectionSlider(options=list(WINDOWS), value=window,
+                                description="bf_window (min)", continuous_update=False,
+                                style=style, layout=widgets.Layout(**layout)),
+        widgets.SelectionSlider(options=list(RESOLUTIONS), value=resolution,
+                                description="bf_resolution (s)", continuous_update=False,
+                                style=style, layout=widgets.Layout(**layout)),
+    )
+
 class BackfillExplorer:
     """``bf_window`` / ``bf_resolution`` sliders and a policy choice; the scenario is
     re-simulated on every change (`refresh`, a plain method)."""
@@ -300,14 +314,7 @@ class BackfillExplorer:
     def __init__(self, policy: str = "slurm", jobs: Sequence[WorkloadJob] = SCENARIO) -> None:
         self.jobs = tuple(jobs)
         d = scenario_config().scheduler
-        self.window = widgets.SelectionSlider(
-            options=list(WINDOWS), value=d.bf_window, description="bf_window (min)",
-            continuous_update=False, style={"description_width": "130px"},
-            layout=widgets.Layout(width="480px"))
-        self.resolution = widgets.SelectionSlider(
-            options=list(RESOLUTIONS), value=d.bf_resolution, description="bf_resolution (s)",
-            continuous_update=False, style={"description_width": "130px"},
-            layout=widgets.Layout(width="480px"))
+        self.window, self.resolution = _bf_sliders(d.bf_window, d.bf_resolution)
         self.policy = widgets.Dropdown(options=list(POLICIES), value=policy,
                                        description="policy")
         for w in (self.window, self.resolution, self.policy):
@@ -414,14 +421,7 @@ class WhatIf:
         d = load_config(None).scheduler
         self.default = (d.bf_window, d.bf_resolution)
         self.size = widgets.Dropdown(options=list(WHATIF_SIZES), value=size, description="jobs")
-        self.window = widgets.SelectionSlider(
-            options=list(WINDOWS), value=d.bf_window, description="bf_window (min)",
-            continuous_update=False, style={"description_width": "130px"},
-            layout=widgets.Layout(width="480px"))
-        self.resolution = widgets.SelectionSlider(
-            options=list(RESOLUTIONS), value=d.bf_resolution, description="bf_resolution (s)",
-            continuous_update=False, style={"description_width": "130px"},
-            layout=widgets.Layout(width="480px"))
+        self.window, self.resolution = _bf_sliders(d.bf_window, d.bf_resolution)
         for w in (self.size, self.window, self.resolution):
             w.observe(lambda _c: self.refresh(), names="value")
         self.status = widgets.HTML()
