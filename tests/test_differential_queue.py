@@ -158,9 +158,15 @@ SHOW_GAPS = {
     "TimeLimit=INVALID; real Slurm 22.05 shows TimeLimit=2982611-04:17:00 (squeue %l shows "
     "INVALID on both); needs the magnitude of the negative limit kept by timespec "
     "(/tmp/requests/fidelity.md #4)",
-    ("running", "Scheduler"): "minislurm differs: Scheduler=Main; on real Slurm the backfill "
-    "scheduler started this job (Scheduler=Backfill): slurmctld defers batch jobs "
-    "(batch_sched_delay) and the 1-s backfill cycle starts them (fidelity.md #6)",
+}
+
+#: (job, field) whose value on real Slurm depends on timing, with the values both sides
+#: may show. Which scheduler starts a freshly submitted batch job on an idle cluster is a
+#: race on real 22.05: the submit RPC queues a main-scheduler run (``sched_min_interval``,
+#: deferred by ``batch_sched_delay``) and the backfill thread may get there first. CI runs
+#: have seen both ``Scheduler=Main`` and ``Scheduler=Backfill``.
+TIMING_FIELDS: dict[tuple[str, str], frozenset[str]] = {
+    ("running", "Scheduler"): frozenset({"Main", "Backfill"}),
 }
 SHOWN_JOBS = ("held", "overmax", "negtime", "unlimited", "running")
 
@@ -190,9 +196,25 @@ def test_scontrol_show_job_same_fields(
     diff = {
         k: (real.get(k, "<absent>"), mini.get(k, "<absent>"))
         for k in sorted(set(real) | set(mini))
-        if real.get(k) != mini.get(k) and (name, k) not in SHOW_GAPS
+        if real.get(k) != mini.get(k)
+        and (name, k) not in SHOW_GAPS
+        and (name, k) not in TIMING_FIELDS
     }
     assert diff == {}
+
+
+@needs_scontrol
+@pytest.mark.parametrize(
+    ("name", "field"),
+    sorted(TIMING_FIELDS),
+    ids=[f"{n}-{f}" for n, f in sorted(TIMING_FIELDS)],
+)
+def test_scontrol_show_job_timing_fields(queues: Queues, name: str, field: str) -> None:
+    """A timing-dependent field shows one of the values real Slurm may show, on both sides."""
+    real, mini = show_job(queues, "real", name), show_job(queues, "mini", name)
+    allowed = TIMING_FIELDS[(name, field)]
+    assert real.get(field) in allowed, real
+    assert mini.get(field) in allowed, mini
 
 
 @needs_scontrol
