@@ -336,4 +336,11 @@ def test_checkpoint_and_requeue(executor: Any, cluster: MiniCluster, tmp_path: P
     assert result["progress"] == 30
     resumed_at = int(marker.with_suffix(".run1").read_text())
     assert resumed_at >= 2, "the second attempt did not start from the checkpoint"
-    assert _wait_for(job, _final, "finished") == "COMPLETED"
+    final = _wait_for(job, _final, "finished")
+    if final != "COMPLETED":
+        acct = cluster.run(["sacct", "-D", "-j", job.job_id, "--parsable2",
+                            "-o", "JobID,State,ExitCode,Start,End,Restarts"])
+        logs = "\n".join(f"--- {p.name}:\n{p.read_text()}"
+                          for p in sorted(Path(job.paths.folder).glob("*.out"))
+                          + sorted(Path(job.paths.folder).glob("*.err")))
+        raise AssertionError(f"ended {final}\n{acct.stdout}{acct.stderr}\n{logs}")

@@ -115,13 +115,15 @@ class BatchStepd:
         results = self.running.wait()
         end = time.time()
         first = results[0] if results else None
+        server.shutdown()
+        server.server_close()
+        if _superseded(self.dir, int(rec["restart_count"])):
+            return 0  # requeued and relaunched meanwhile: the status and socket are its
         write_json(self.dir / "status.json", {
             "restart_count": rec["restart_count"], "job_id": rec["job_id"],
             "exit_code": first.exit_code if first else 1, "signal": first.signal if first else 0,
             "start_time": start, "end_time": end, "error": first.error if first else "",
         })
-        server.shutdown()
-        server.server_close()
         with contextlib.suppress(OSError):
             os.unlink(sock_path)
         return 0
@@ -130,6 +132,12 @@ class BatchStepd:
         """SIGTERM to the step daemon reaches the script (as slurmstepd's proctrack would)."""
         if self.running is not None:
             self.running.signal(signum)
+
+
+def _superseded(job_dir: Path, restart_count: int) -> bool:
+    """A later attempt of the job has been launched in ``job_dir`` (``JobSpool.superseded``)."""
+    rec = read_json(job_dir / "launch.json")
+    return rec is not None and int(rec.get("restart_count", -1)) > restart_count
 
 
 def _ignore(_signum: int, _frame: object) -> None:

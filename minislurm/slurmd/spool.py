@@ -122,6 +122,12 @@ class JobSpool:
             return None  # gone, or the pid was reused by another process
         return pid
 
+    def superseded(self) -> bool:
+        """A later attempt of the job (a requeue) has been launched in this directory:
+        this attempt must not write its records over that one's."""
+        rec = read_json(self.launch)
+        return rec is not None and int(rec.get("restart_count", -1)) > self.restart_count
+
     def result(self) -> dict[str, Any] | None:
         """How this attempt's batch script ended (None: not recorded)."""
         return self.mine(read_json(self.status))

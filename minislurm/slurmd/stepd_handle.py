@@ -218,6 +218,8 @@ class StepdHandle:
         for pid in self.task_pids():  # proctrack: nothing of a dead step daemon's job stays
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signals.SIGKILL)
+        if self.spool.superseded():  # requeued and relaunched: the directory is not ours
+            return Outcome(0, int(signals.SIGKILL), None)
         write_json(self.spool.status, {
             "restart_count": self.spool.restart_count, "job_id": self.spool.job_id,
             "exit_code": 0, "signal": int(signals.SIGKILL), "end_time": time.time(),
