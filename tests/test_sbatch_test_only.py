@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,70 @@ def test_test_only_on_real_slurm_gives_the_recorded_answers(real_slurm, tmp_path
     finally:
         real_slurm.run("scancel -u root", cwd=tmp_path)
     assert normalise(outputs) == EXPECTED
+
+
+#: With busy nodes (n1: 2 of 4 CPUs free, n2: 1 free), measured on real Slurm 22.05.8:
+#: select/cons_tres's ``_will_run_test`` answers with select's own uneven shares
+#: (``-N2 -n5`` -> 2 + 3 CPUs on n[1,3] now), spreads ``-n6`` over n[1-3], and a job
+#: that needs every CPU starts when both holders' 5-minute limits end.
+BUSY_STEPS = [
+    ("sbatch --test-only -N2 -n5 -t 1 --wrap 'sleep 1'", 0),
+    ("sbatch --parsable -w n1 -n2 -t 5 --wrap 'sleep 60'", 0),
+    ("sbatch --parsable -w n2 -n3 -t 5 --wrap 'sleep 60'", 0),
+    ("sbatch --test-only -N2 -n5 -t 1 --wrap 'sleep 1'", 0),
+    ("sbatch --test-only -N2 -n4 -t 1 --wrap 'sleep 1'", 0),
+    ("sbatch --test-only -n6 -t 1 --wrap 'sleep 1'", 0),
+    ("sbatch --test-only -N4 -n5 -t 1 --wrap 'sleep 1'", 0),
+    ("sbatch --test-only -N4 -n16 -t 1 --wrap 'sleep 1'", 0),
+]
+
+BUSY_EXPECTED = [
+    "sbatch: Job +0 to start at +0 using 5 processors on nodes n[1-2] in partition debug",
+    "+1",
+    "+2",
+    "sbatch: Job +3 to start at +0 using 5 processors on nodes n[1,3] in partition debug",
+    "sbatch: Job +4 to start at +0 using 4 processors on nodes n[1,3] in partition debug",
+    "sbatch: Job +5 to start at +0 using 6 processors on nodes n[1-3] in partition debug",
+    "sbatch: Job +6 to start at +0 using 5 processors on nodes n[1-4] in partition debug",
+    "sbatch: Job +7 to start at +300 using 16 processors on nodes n[1-4] in partition debug",
+]
+
+
+def _replay_busy(run: Callable[[str], tuple[str, int]], pause: Callable[[], None]) -> list[str]:
+    outputs = []
+    for i, (cmd, rc) in enumerate(BUSY_STEPS):
+        out, code = run(cmd)
+        assert code == rc, (cmd, out)
+        outputs.append(out)
+        if i == 2:
+            pause()
+    return normalise(outputs)
+
+
+def test_test_only_with_busy_nodes_on_minislurm_answers_like_slurm(tmp_path: Path) -> None:
+    if not (REF / "slurm.conf").exists():
+        pytest.skip("the reference captures are not here")
+    for name in ("slurm.conf", "gres.conf"):
+        shutil.copy(REF / name, tmp_path / name)
+    cluster = Cluster(tmp_path / "slurm.conf", user="root", uid=0, workdir=tmp_path / "w")
+
+    def run(cmd: str) -> tuple[str, int]:
+        result = cluster.run(cmd)
+        return str(result), result.returncode
+
+    assert _replay_busy(run, lambda: cluster.advance(1)) == BUSY_EXPECTED
+
+
+@pytest.mark.realslurm
+def test_test_only_with_busy_nodes_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    real_slurm.run("scancel -u root", cwd=tmp_path)
+
+    def run(cmd: str) -> tuple[str, int]:
+        result = real_slurm.run(cmd, cwd=tmp_path)
+        return result.stdout + result.stderr, result.rc
+
+    try:
+        outputs = _replay_busy(run, lambda: real_slurm.run("sleep 1", cwd=tmp_path))
+    finally:
+        real_slurm.run("scancel -u root", cwd=tmp_path)
+    assert outputs == BUSY_EXPECTED

@@ -341,7 +341,9 @@ def backfill_pass(
                 (policy == "easy" and reservations >= 1)
                 or (policy == "slurm" and job.priority < params.bf_min_prio_reserve)
             )
-            if lazy and not view.fits_now(shape, allowed, akey, count):
+            least = least_share(req, shape, count)  # what select needs of a node
+            test_shape, test_count = (shape, count) if least is None else least
+            if lazy and not view.fits_now(test_shape, allowed, akey, test_count):
                 if may_reserve:
                     deferred.append(_Blocked(job, shape, allowed, count, duration))
                     reservations += 1
@@ -355,7 +357,7 @@ def backfill_pass(
                 deferred = []
             if not post.covers(duration):
                 post.materialize()
-            found = space.earliest(shape, allowed, count, duration)
+            found = space.earliest(test_shape, allowed, test_count, duration)
             if found is not None and found[0] == now:
                 res = ctx.try_select(job, allowed & found[1])
                 if isinstance(res, Allocation):
@@ -370,6 +372,8 @@ def backfill_pass(
                             continue
                         job.reason = why
                     break
+            if least is not None:  # the reservation: an even share on every node
+                found = space.earliest(shape, allowed, count, duration)
             if post.waiting and (may_reserve or found is None or found[0] != now):
                 post.materialize()  # what comes next depends on the whole map
                 if found is None or found[0] != now:
@@ -391,6 +395,33 @@ def backfill_pass(
     return started
 
 
+def least_share(
+    req: ResourceRequest, shape: ResourceRequest, count: int
+) -> tuple[ResourceRequest, int] | None:
+    """The least a node must have free for select to use it, and how many such nodes.
+
+    cons_tres's ``_eval_nodes`` takes a node with one task's CPUs free and shares the
+    tasks out unevenly (``-N2 -n5`` beside busy nodes gets 2 + 3 CPUs), and a spread
+    request (``-n`` alone) fills nodes one task at a time.  So the start-now attempt of
+    sched/backfill (``_try_sched``: select on the nodes no reservation holds during the
+    job's window) must offer select every such node, not only those with an even share
+    free; ``None`` when the job's ``shape`` on ``count`` nodes in the map is that least
+    (``--ntasks-per-node``, ``--exclusive``, one task per node).  Reservations for
+    later still hold an even share, as the job's shape in the map.
+    """
+    if req.exclusive or req.ntasks_per_node is not None:
+        return None
+    one = ResourceRequest(
+        ntasks=1, cpus_per_task=req.cpus_per_task, mem_per_node=req.mem_per_node,
+        mem_per_cpu=req.mem_per_cpu, gpus_per_node=req.gpus_per_node, gpu_type=req.gpu_type,
+        exc_nodes=req.exc_nodes,
+    )  # fmt: skip
+    least = 1 if req.spread else count
+    if least == count and fit_key(one) == fit_key(shape):
+        return None
+    return one, least
+
+
 def _spread_shape(req: ResourceRequest, count: int) -> ResourceRequest:
     """A spread (``-n`` only) request as ``count`` equal node shares, for the map."""
     return ResourceRequest(
@@ -401,4 +432,4 @@ def _spread_shape(req: ResourceRequest, count: int) -> ResourceRequest:
     )  # fmt: skip
 
 
-__all__ = ["POLICIES", "BackfillParams", "Running", "backfill_pass"]
+__all__ = ["POLICIES", "BackfillParams", "Running", "backfill_pass", "least_share"]
