@@ -10,30 +10,88 @@ With no controller listening, the command runs here with a context whose
 ``controller()`` raises `ControllerUnavailable`: option errors are reported
 exactly as without a controller in Slurm, and anything that needs slurmctld
 fails with Slurm's "Unable to contact slurm controller" text plus a hint.
+
+A learner types these commands, so their start is kept short: `quick_forward`
+(what ``squeue``, ``sbatch``, ... do first) needs only modules written in C
+(``_socket``, ``_json``, ``select``, ``pwd``, ``grp``) and finds the socket
+without parsing slurm.conf (`quick_state_dir`); only when no controller answers
+is the command's own module imported (with the options parser and, for the
+offline answers, the controller). Started by ``bin/`` (``python -S``) a
+forwarded ``squeue`` costs about 10 ms of Python before its request leaves.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-import select
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
-from minislurm import rpc
-from minislurm.cli.common import Context
-from minislurm.errors import ControllerUnavailable, SlurmError
+TYPE_CHECKING = False  # typing itself costs a forwarded command ~5 ms (re, collections)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+    from typing import Any
+
+    from minislurm.cli.common import Context
+
+#: Largest answer `quick_forward` reads (as `minislurm.rpc.MAX_MESSAGE`).
+_MAX_ANSWER = 64 * 1024 * 1024
+#: Seconds sbatch waits for a piped script to show data (see `_read_stdin_if_needed`).
+_STDIN_GRACE = 0.2
+
+
+def quick_state_dir(env: dict[str, str] | os._Environ[str]) -> str | None:
+    """`state_dir` without importing or parsing the configuration, or None if unsure.
+
+    ``$MINISLURM_STATE_DIR``, else ``<XDG_STATE_HOME or ~/.local/state>/minislurm/<name>``
+    with ``<name>`` the ``ClusterName=`` line of ``$SLURM_CONF`` (or of the embedded
+    default), lowercased as slurmctld does. None -- take `state_dir` -- when the file
+    cannot be read or anything could make the full parser disagree: an ``Include``,
+    a backslash, a quote, no or a misplaced ``ClusterName``.
+    """
+    if env.get("MINISLURM_STATE_DIR"):
+        return env["MINISLURM_STATE_DIR"]
+    conf = env.get("SLURM_CONF") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "etc", "slurm.conf")
+    try:
+        with open(conf, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    name = None
+    for raw in text.split("\n"):
+        code = raw.split("#", 1)[0]  # a backslash before that '#' is caught below
+        if "\\" in code or '"' in code:
+            return None
+        words = code.split()
+        if not words:
+            continue
+        first = words[0].lower()
+        if first == "include" or first.startswith("include="):
+            return None
+        if first.startswith("clustername"):
+            key, sep, value = words[0].partition("=")
+            if key.lower() != "clustername" or not sep or not value or len(words) > 1:
+                return None
+            name = value.lower()
+        elif any("clustername" in w.lower() for w in words[1:]):
+            return None
+    if name is None:
+        return None
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
+                                                        "state")
+    return os.path.join(base, "minislurm", name)
 
 
 def state_dir(env: dict[str, str] | None = None) -> Path:
     """Where the controller of the current configuration keeps its state and socket.
 
-    ``$MINISLURM_STATE_DIR`` if set, else ``StateSaveLocation`` of the active
-    slurm.conf (``$SLURM_CONF`` or the embedded default) when it names an
-    absolute path we may use, else ``~/.local/state/minislurm/<ClusterName>``.
+    ``$MINISLURM_STATE_DIR`` if set, else ``~/.local/state/minislurm/<ClusterName>``
+    (``$XDG_STATE_HOME`` replacing ``~/.local/state``) of the active slurm.conf
+    (``$SLURM_CONF`` or the embedded default), which is parsed whole: a broken one
+    fails here with Slurm's words. `quick_state_dir` is the same without parsing.
     """
+    from pathlib import Path
+
     env = dict(os.environ) if env is None else env
     if env.get("MINISLURM_STATE_DIR"):
         return Path(env["MINISLURM_STATE_DIR"])
@@ -45,18 +103,28 @@ def state_dir(env: dict[str, str] | None = None) -> Path:
 
 
 def socket_path(env: dict[str, str] | None = None) -> Path:
-    """The controller's Unix socket."""
+    """The controller's Unix socket (found without parsing slurm.conf when possible)."""
+    from pathlib import Path
+
+    quick = quick_state_dir(dict(os.environ) if env is None else env)
+    if quick is not None:
+        return Path(quick) / "slurmctld.sock"
     return state_dir(env) / "slurmctld.sock"
 
 
 def forward(name: str, argv: Sequence[str], ctx: Context, sock: Path) -> dict[str, Any]:
     """Send one command to the controller at ``sock``; returns its answer."""
-    request = {
-        "op": "command", "name": name, "argv": list(argv), "env": dict(ctx.env),
-        "cwd": ctx.cwd, "stdin": ctx.stdin, "user": ctx.user, "uid": ctx.uid,
-        "group": ctx.group, "gid": ctx.gid,
-    }
-    return rpc.call(sock, request, timeout=None)
+    from minislurm import rpc
+
+    return rpc.call(sock, _request(name, argv, ctx.env, ctx.cwd, ctx.stdin, ctx.user, ctx.uid,
+                                   ctx.group, ctx.gid), timeout=None)
+
+
+def _request(name: str, argv: Sequence[str], env: Any, cwd: str, stdin: str | None,
+             user: str, uid: int, group: str, gid: int) -> dict[str, Any]:
+    """The ``command`` request (`minislurm.slurmctld.Slurmctld.command` answers it)."""
+    return {"op": "command", "name": name, "argv": list(argv), "env": dict(env), "cwd": cwd,
+            "stdin": stdin, "user": user, "uid": uid, "group": group, "gid": gid}
 
 
 def _read_stdin_if_needed(name: str, argv: Sequence[str]) -> str | None:
@@ -69,25 +137,152 @@ def _read_stdin_if_needed(name: str, argv: Sequence[str]) -> str | None:
         return None
     if any(a == "--wrap" or a.startswith("--wrap=") for a in argv):
         return None  # sbatch --wrap never reads standard input
+    import select
+
     try:
         if sys.stdin.isatty():
             return None
-        ready, _, _ = select.select([sys.stdin], [], [], 0.2)
+        ready, _, _ = select.select([sys.stdin], [], [], _STDIN_GRACE)
     except (OSError, ValueError):
         return None
     return sys.stdin.read() if ready else None
 
 
+# ---- the quick path: C modules only ---------------------------------------------------
+
+def _identity() -> tuple[str, int, str, int]:
+    """This process's user and group, by name and number (as `Context.from_process`)."""
+    import grp
+    import pwd
+
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return user, uid, group, gid
+
+
+def _dumps(value: object) -> str:
+    """``json.dumps(value)`` for a request (str, int, bool, None, lists, str-keyed dicts)."""
+    from _json import encode_basestring_ascii as quote
+
+    if isinstance(value, str):
+        return quote(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_dumps(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{quote(str(k))}: {_dumps(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot send {type(value).__name__}")
+
+
+class _Scanning:
+    """What ``_json.make_scanner`` reads from ``json.JSONDecoder``: plain JSON, strict."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity: never in an answer
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)`` with the C scanner (json.decoder itself imports ``re``)."""
+    from _json import make_scanner
+
+    value, end = make_scanner(_Scanning())(text, 0)  # type: ignore[arg-type]
+    if text[end:].strip():
+        raise ValueError("extra data after the answer")
+    return value
+
+
+def _exchange(sock_path: str, data: bytes) -> bytes | None:
+    """Send ``data`` to the Unix socket and read the answer line; None: nobody listens."""
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        try:
+            sock.connect(sock_path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            return None
+        sock.sendall(data)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if chunk.endswith(b"\n") or size > _MAX_ANSWER:
+                break
+        return b"".join(chunks) or None
+    finally:
+        sock.close()
+
+
+def quick_forward(name: str, argv: Sequence[str], stdin: str | None = None) -> int | None:
+    """Forward ``name argv`` to a running controller, print its answer, return its exit code.
+
+    ``stdin``: what sbatch read from standard input (`_read_stdin_if_needed`). None when
+    no controller answers (no socket, a stale one) or the socket cannot be found without
+    parsing slurm.conf: `run_command` then takes the full path.
+    """
+    where = quick_state_dir(os.environ)
+    if where is None:
+        return None
+    sock = os.path.join(where, "slurmctld.sock")
+    if not os.path.exists(sock):
+        return None
+    request = _request(name, argv, os.environ, os.getcwd(), stdin, *_identity())
+    raw = _exchange(sock, (_dumps(request) + "\n").encode())
+    if raw is None:
+        return None
+    answer = _loads(raw.decode())
+    import _signal
+
+    # like Slurm's C clients: a closed pipe (squeue | head -1) ends the command quietly
+    _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
+    if not answer.get("ok", False):
+        sys.stderr.write(str(answer.get("error", "unknown error")).rstrip("\n") + "\n")
+        return int(answer.get("exit_code", 1))
+    sys.stdout.write(answer.get("stdout", ""))
+    sys.stdout.flush()
+    sys.stderr.write(answer.get("stderr", ""))
+    return int(answer.get("rc", 0))
+
+
 def run_command(name: str, argv: Sequence[str]) -> int:
     """Entry point of ``python -m minislurm <name> ...``: forward or run offline.
 
-    The command's module (which imports the whole controller: ~175 ms) is imported
-    only when no controller answers; a forwarded command needs none of it.
+    `quick_forward` first; the command's module (which imports the options parser and,
+    for what it answers offline, the whole controller) only when no controller answers.
     """
+    stdin = _read_stdin_if_needed(name, argv)
+    quick = quick_forward(name, argv, stdin)
+    if quick is not None:
+        return quick
+    import importlib
+
+    from minislurm.cli.common import Context
+    from minislurm.errors import ControllerUnavailable, SlurmError
+
     ctx = Context.from_process()
-    ctx.stdin = _read_stdin_if_needed(name, argv)
+    ctx.stdin = stdin
     try:
-        sock = socket_path(dict(ctx.env))
+        sock = state_dir(dict(ctx.env)) / "slurmctld.sock"
     except SlurmError as exc:  # a broken slurm.conf: Slurm's own fatal text
         ctx.err(exc.message)
         return exc.exit_code
