@@ -38,7 +38,11 @@ class ResourceRequest:
     ``mem_per_node`` (``--mem``, 0 = all of each node) or ``mem_per_cpu``
     (``--mem-per-cpu``/``DefMemPerCPU``).  ``gpus_per_node`` and ``gpu_type``: from
     ``--gres=gpu[:type]:n``/``--gpus-per-node``.  ``exclusive``: ``--exclusive``.
-    ``req_nodes``/``exc_nodes``: node indices of ``-w``/``-x``.
+    ``req_nodes``/``exc_nodes``: node indices of ``-w``/``-x``.  ``gpus_per_job``:
+    ``--gpus=N`` (a total for the whole job, Slurm's ``gres_per_job``: shared out by
+    `minislurm.select.eval_nodes.eval_nodes_gpus`, 2 + 1 for ``-N2 --gpus=3``);
+    ``gpus_per_task``: ``--gpus-per-task=N`` (``gres_per_task``: a node's GPUs are
+    its tasks times N, and its free GPUs cap how many tasks it takes).
     """
 
     min_nodes: int = 1
@@ -54,6 +58,8 @@ class ResourceRequest:
     exclusive: bool = False
     req_nodes: frozenset[int] = frozenset()
     exc_nodes: frozenset[int] = frozenset()
+    gpus_per_job: int = 0
+    gpus_per_task: int = 0
 
     @property
     def node_count(self) -> int:
@@ -75,8 +81,29 @@ class ResourceRequest:
             return self.mem_per_cpu * cpus
         return 0
 
+    def gpus_for_cpus(self, cpus: int) -> int:
+        """GPUs a node needs when it gets ``cpus`` CPUs: ``--gpus-per-node``, or
+        ``--gpus-per-task`` times the tasks those CPUs hold (``gres_per_task``)."""
+        if self.gpus_per_task:
+            return self.gpus_per_task * (cpus // max(self.cpus_per_task, 1))
+        return self.gpus_per_node
+
+    @property
+    def job_gpus(self) -> int:
+        """Every GPU the job asks for (``--gpus``, tasks x ``--gpus-per-task``, nodes x
+        ``--gpus-per-node``): the count a node must have free to be preferred (`gpus_roomy`)."""
+        if self.gpus_per_job:
+            return self.gpus_per_job
+        if self.gpus_per_task:
+            return self.gpus_per_task * self.ntasks
+        return self.gpus_per_node * self.node_count
+
     def per_node(self) -> tuple[int, int, int]:
-        """(cpus, memory MB, GPUs) wanted on each node (memory 0 = whole node for --mem=0)."""
+        """(cpus, memory MB, GPUs) wanted on each node (memory 0 = whole node for --mem=0).
+
+        A ``--gpus`` total counts as an even share here (the node-space map of
+        sched/backfill plans with it); select shares it out unevenly.
+        """
         cpus = self.cpus_on_node(self.node_count)
         if self.mem_per_node is not None:
             mem = self.mem_per_node
@@ -84,7 +111,9 @@ class ResourceRequest:
             mem = self.mem_per_cpu * cpus
         else:
             mem = 0
-        return cpus, mem, self.gpus_per_node
+        if self.gpus_per_job and not self.gpus_per_node:
+            return cpus, mem, -(-self.gpus_per_job // max(self.node_count, 1))
+        return cpus, mem, self.gpus_for_cpus(cpus)
 
 
 def fit_mask(
@@ -121,9 +150,18 @@ def config_mask(req: ResourceRequest, table: NodeTable) -> BoolArray:
     return ok
 
 
-def order_nodes(table: NodeTable, candidates: IntArray) -> IntArray:
-    """Slurm's node order: lowest Weight, busy nodes first (best fit), then config order."""
+def order_nodes(
+    table: NodeTable, candidates: IntArray, free_gpus: IntArray | None = None
+) -> IntArray:
+    """Slurm's node order: lowest Weight, busy nodes first (best fit), then config order.
+
+    With ``free_gpus`` (a GPU job's second try, see :func:`select`), the nodes with
+    the most free GPUs come first after Weight: measured on real 22.05.8 with n1
+    holding 1 free GPU and n2-n4 2 each, ``-n3 --gpus-per-task=1`` gets n2 + n3.
+    """
     idle = (table.free_cpu[candidates] == table.cpus[candidates]).astype(np.int64)
+    if free_gpus is not None:
+        idle = -free_gpus[candidates]
     keys = np.lexsort((candidates, idle, table.weight[candidates]))
     return candidates[keys]
 
@@ -142,7 +180,23 @@ def node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> Nod
         )
         return table.node_alloc(i, int(table.cpus[i]), mem, max(gpus, 0), None)
     mem = req.mem_on_node(cpus, int(table.mem[i]))
-    return table.node_alloc(i, cpus, mem, req.gpus_per_node, req.gpu_type)
+    return table.node_alloc(i, cpus, mem, req.gpus_for_cpus(cpus), req.gpu_type)
+
+
+def gpus_roomy(req: ResourceRequest, table: NodeTable) -> BoolArray:
+    """Nodes select/cons_tres tries first for a ``--gpus``/``--gpus-per-task`` job.
+
+    Measured on real 22.05.8 (tests/test_fidelity_gpus.py): a node whose GPUs are
+    partly in use is passed over while other nodes can host the job, unless it has
+    as many GPUs free as the whole job asks for.  With one GPU job holding 2 of n1's
+    4, ``-N2 --gpus=3`` gets n2 + n3 (not n1 + n2) and ``-N2 --ntasks-per-node=2
+    --gpus-per-task=1`` too, although n1's 2 free GPUs would do; ``-N2 --gpus=2``
+    still takes n1.  So a node qualifies when its free GPUs reach
+    ``min(job's GPUs, node's GPUs)`` (all of them free, or enough for the whole job).
+    """
+    free = table.free_gpus_of(req.gpu_type)
+    total = table.total_gpus_of(req.gpu_type)
+    return free >= np.minimum(total, req.job_gpus)
 
 
 def select(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> Allocation | Reason:
@@ -151,14 +205,35 @@ def select(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> Alloca
     Returns the allocation, or ``Reason.RESOURCES`` when the job does not fit now.
     ``-N`` without ``--ntasks-per-node`` (and without ``--exclusive``) shares the CPUs
     out as cons_tres's ``_eval_nodes`` does (``select.eval_nodes``): ``-N2 -n4`` on
-    idle 4-CPU nodes gets 3 + 1 CPUs, not 2 + 2.
+    idle 4-CPU nodes gets 3 + 1 CPUs, not 2 + 2.  A ``--gpus`` total is shared out
+    by ``eval_nodes_gpus`` (``-N2 --gpus=3``: 2 + 1 GPUs); ``--gpus-per-task`` first
+    tries the nodes `gpus_roomy` keeps, then any node whose free GPUs hold a task.
+    """
+    if not req.exclusive and req.gpus_per_job and not req.gpus_per_node:
+        from minislurm.select.eval_nodes import eval_nodes_gpus  # it builds on this module
+
+        return eval_nodes_gpus(req, table, allowed)
+    if req.gpus_per_task and not req.exclusive:
+        first = _select_cpus(req, table, allowed & gpus_roomy(req, table))
+        if isinstance(first, Allocation):
+            return first
+        return _select_cpus(req, table, allowed, table.free_gpus_of(req.gpu_type))
+    return _select_cpus(req, table, allowed)
+
+
+def _select_cpus(
+    req: ResourceRequest, table: NodeTable, allowed: BoolArray, free_gpus: IntArray | None = None
+) -> Allocation | Reason:
+    """:func:`select` for every request but a ``--gpus`` total: by CPUs (and GPUs per node).
+
+    ``free_gpus``: order the nodes by free GPUs first (:func:`order_nodes`).
     """
     if req.spread:
-        return _select_spread(req, table, allowed)
+        return _select_spread(req, table, allowed, free_gpus)
     if not req.exclusive and req.ntasks_per_node is None:
         from minislurm.select.eval_nodes import eval_nodes  # it builds on this module
 
-        return eval_nodes(req, table, allowed)
+        return eval_nodes(req, table, allowed, free_gpus)
     gpu_free = table.free_gpus_of(req.gpu_type)
     ok = allowed & fit_mask(req, table, table.free_cpu, table.free_mem, gpu_free, table.njobs)
     if req.exc_nodes:
@@ -175,17 +250,20 @@ def select(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> Alloca
         cand = np.flatnonzero(ok)
         if len(cand) < count - len(chosen):
             return Reason.RESOURCES
-        chosen += [int(i) for i in candidate_order(table, cand, req_idx)[: count - len(chosen)]]
+        order = candidate_order(table, cand, req_idx, free_gpus)
+        chosen += [int(i) for i in order[: count - len(chosen)]]
     chosen.sort()
     return Allocation(tuple(node_alloc(table, i, req, cpus) for i in chosen))
 
 
-def candidate_order(table: NodeTable, cand: IntArray, req_idx: list[int]) -> IntArray:
+def candidate_order(
+    table: NodeTable, cand: IntArray, req_idx: list[int], free_gpus: IntArray | None = None
+) -> IntArray:
     """The order extra nodes are taken in: :func:`order_nodes`, or with ``-w`` nodes
     given, upward from the first required node and then downward (``_eval_nodes``
     selects from the set holding the required nodes "first working up then down")."""
     if not req_idx:
-        return order_nodes(table, cand)
+        return order_nodes(table, cand, free_gpus)
     first = req_idx[0]
     above = (cand < first).astype(np.int64)
     dist = np.abs(cand - first)
@@ -194,7 +272,7 @@ def candidate_order(table: NodeTable, cand: IntArray, req_idx: list[int]) -> Int
 
 
 def _select_spread(
-    req: ResourceRequest, table: NodeTable, allowed: BoolArray
+    req: ResourceRequest, table: NodeTable, allowed: BoolArray, free_gpus: IntArray | None = None
 ) -> Allocation | Reason:
     """``-n`` without ``-N``: fill nodes with whole tasks until every task is placed."""
     cpt = req.cpus_per_task
@@ -207,10 +285,12 @@ def _select_spread(
         cand &= table.njobs == 0
     if req.gpus_per_node:
         cand &= gpu_free >= req.gpus_per_node
+    if req.gpus_per_task:
+        cand &= gpu_free >= req.gpus_per_task
     req_idx = sorted(req.req_nodes)
     others = np.flatnonzero(cand)
     others = others[~np.isin(others, req_idx)] if req_idx else others
-    order = list(req_idx) + [int(i) for i in order_nodes(table, others)]
+    order = list(req_idx) + [int(i) for i in order_nodes(table, others, free_gpus)]
     picks: list[tuple[int, int]] = []
     for i in order:
         if remaining <= 0 and i not in req.req_nodes:
@@ -224,6 +304,8 @@ def _select_spread(
             if need > free_mem:
                 room = 0
         tasks = min(remaining, room // cpt)
+        if req.gpus_per_task and not req.exclusive:  # the node's free GPUs cap its tasks
+            tasks = min(tasks, int(gpu_free[i]) // req.gpus_per_task)
         if req.ntasks_per_node is not None:
             tasks = min(tasks, req.ntasks_per_node)
         if tasks <= 0:
@@ -255,6 +337,7 @@ __all__ = [
     "candidate_order",
     "config_mask",
     "fit_mask",
+    "gpus_roomy",
     "node_alloc",
     "order_nodes",
     "select",
