@@ -25,8 +25,15 @@ from datetime import UTC, datetime, timedelta
 from minislurm.errors import OptionError
 
 INVALID_TIME = -1
-"""A negative time limit (``--time=-5``): sbatch accepts it, squeue/scontrol
-print ``INVALID`` (capture b_sbatch_errors/09_bad_time_negative)."""
+"""A bare "negative limit" marker without a magnitude (kept for records built by
+hand); `parse_time_limit` no longer returns it: a negative ``--time`` is stored as
+slurmctld stores it, wrapped around 2**32 (see `parse_time_limit`)."""
+
+UINT32 = 2**32
+"""Slurm keeps time limits in ``uint32_t`` minutes: a negative ``int`` wraps."""
+
+INT32_MAX = 2**31 - 1
+"""A stored limit above this was a negative ``int`` on the command line."""
 
 _TIMESPEC_CHARS = re.compile(r"^[0-9:-]*$")
 
@@ -99,9 +106,17 @@ def time_str2secs(s: str) -> int | None:
 
 
 def parse_time_limit(s: str) -> int | None:
-    """Minutes for a ``--time`` value; ``None`` = UNLIMITED (``0`` too).
+    """Minutes for a ``--time`` value, as slurmctld stores them; ``None`` = UNLIMITED.
 
-    Negative values (``-5``) are accepted and return `INVALID_TIME`.
+    ``time_str2mins`` returns an ``int`` that ``arg_set_time_limit`` hands to the
+    ``uint32_t`` ``job_desc_msg_t.time_limit`` unchecked, so a negative value wraps:
+    ``--time=-5`` (``-5`` days: ``(-432000 + 59) / 60 = -7199``) is stored as
+    ``2**32 - 7199 = 4294960097`` minutes.  Measured on 22.05.8: ``scontrol show job``
+    prints ``TimeLimit=2982611-04:17:00``, sacct ``TimelimitRaw=4294960097``, squeue
+    ``%l`` ``INVALID`` (more than a year); the job pends ``PartitionTimeLimit`` under
+    a partition ``MaxTime`` and runs (never timed out) in a partition without one.
+    ``0`` (and ``-0``) is UNLIMITED, as is ``-1``.
+
     Raises `OptionError` ``Invalid --time specification`` (without the
     program prefix, which the front end adds).
     """
@@ -115,18 +130,35 @@ def parse_time_limit(s: str) -> int | None:
     minutes = int((secs + 59) / 60)
     if minutes == 0:
         return None
-    if minutes < 0:
-        return INVALID_TIME
-    return minutes
+    return minutes % UINT32
+
+
+def is_negative_limit(minutes: int | None) -> bool:
+    """Whether a stored limit was a negative number of minutes (``--time=-5``): the
+    `INVALID_TIME` marker, a negative value, or a ``uint32`` above ``INT32_MAX``."""
+    return minutes is not None and (minutes < 0 or minutes > INT32_MAX)
+
+
+def time_limit_secs(minutes: int) -> int:
+    """``job_ptr->time_limit * 60`` as slurmctld and squeue compute it: a ``uint32_t``
+    product, so it wraps for limits beyond 2**32 s (``--time=-5``: 4294535356 s, which
+    puts a running job's ``EndTime`` 136 years ahead, e.g. 2026-12-03T19:50:19 ->
+    2163-01-05T02:19:35, measured).  ``job_end_time_reset`` (job_mgr.c)."""
+    return (minutes % UINT32) * 60 % UINT32
 
 
 def format_time_limit(minutes: int | None) -> str:
-    """squeue's ``%l``: ``5:00``, ``1:00:00``, ``2-00:00:00``, ``UNLIMITED``,
-    ``INVALID`` for a negative limit."""
+    """squeue's ``%l`` (``_print_secs(time_limit * 60)``): ``5:00``, ``1:00:00``,
+    ``2-00:00:00``, ``UNLIMITED``; ``INVALID`` for a negative limit and for anything
+    above a year (``_print_secs``' ``YEAR_SECONDS``)."""
     if minutes is None:
         return "UNLIMITED"
     if minutes < 0:
         return "INVALID"
+    secs = time_limit_secs(minutes)
+    if secs > 365 * 86400:
+        return "INVALID"
+    minutes = secs // 60
     days, rem = divmod(minutes, 1440)
     hours, mins = divmod(rem, 60)
     if days:
@@ -137,13 +169,15 @@ def format_time_limit(minutes: int | None) -> str:
 
 
 def format_time_limit_hms(minutes: int | None) -> str:
-    """``mins2time_str`` as scontrol prints ``TimeLimit=``: ``00:05:00``,
-    ``2-00:00:00``, ``UNLIMITED``, ``INVALID``."""
+    """``mins2time_str`` as scontrol prints ``TimeLimit=`` (and sacct ``Timelimit``):
+    ``00:05:00``, ``2-00:00:00``, ``UNLIMITED``.  The ``uint32_t`` minutes print as
+    they are, so ``--time=-5`` shows ``2982611-04:17:00``; a negative ``int`` given
+    here wraps the same way.  Only the bare `INVALID_TIME` marker prints ``INVALID``."""
     if minutes is None:
         return "UNLIMITED"
-    if minutes < 0:
+    if minutes == INVALID_TIME:
         return "INVALID"
-    return format_elapsed(minutes * 60)
+    return format_elapsed((minutes % UINT32) * 60)
 
 
 def format_elapsed(seconds: int) -> str:

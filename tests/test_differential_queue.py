@@ -151,13 +151,11 @@ def test_squeue_same_lines(
 RUN_SPECIFIC_FIELDS = ("AllocNode:Sid", "RunTime")
 
 #: (job, field) where minislurm differs, with what real Slurm shows (strict xfail).
-SHOW_GAPS = {
+SHOW_GAPS: dict[tuple[str, str], str] = {
     # The LastSchedEval gaps of the pending jobs (held, overmax, negtime, unlimited) flipped
-    # when scontrol's formatter printed the creation stamp real Slurm shows.
-    ("negtime", "TimeLimit"): "minislurm differs: sbatch --time=-5: scontrol shows "
-    "TimeLimit=INVALID; real Slurm 22.05 shows TimeLimit=2982611-04:17:00 (squeue %l shows "
-    "INVALID on both); needs the magnitude of the negative limit kept by timespec "
-    "(/tmp/requests/fidelity.md #4)",
+    # when scontrol's formatter printed the creation stamp real Slurm shows; the negtime
+    # TimeLimit gap (TimeLimit=2982611-04:17:00 for --time=-5) flipped when timespec
+    # stored a negative limit as slurmctld does (uint32 minutes).
 }
 
 #: (job, field) whose value on real Slurm depends on timing, with the values both sides

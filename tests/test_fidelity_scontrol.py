@@ -2,7 +2,8 @@
 
 Measured on the reference cluster: ``sbatch -H --time=-N`` for N = 2, 5, 10, 90 shows
 ``TimeLimit=2982614-04:17:00``, ``2982611-04:17:00``, ``2982606-04:17:00``,
-``2982526-04:17:00`` (the stored ``(-N*86400 + 59) / 60`` minutes printed as uint32);
+``2982526-04:17:00`` (the stored ``(-N*86400 + 59) / 60`` minutes printed as uint32;
+``timespec.parse_time_limit`` stores them so, tests/test_fidelity_negative_time.py);
 every job, held or pending on a partition limit, shows ``LastSchedEval=`` its
 submission time until a scheduler looks at it.
 """
@@ -16,7 +17,7 @@ import pytest
 from ctld_helpers import ref_controller, sub
 
 from minislurm.cli.format.scontrol import format_scontrol_job
-from minislurm.timespec import INVALID_TIME
+from minislurm.timespec import INVALID_TIME, parse_time_limit
 
 
 def _stored(days: int) -> int:
@@ -39,6 +40,14 @@ def test_negative_time_limit_wraps_like_uint32(days: int, shown: str) -> None:
     jid = sub(ctl, None, hold=True)
     rec = dataclasses.replace(ctl.job(jid), time_limit=_stored(days))
     assert _field(format_scontrol_job(rec, now=ctl.now), "TimeLimit") == shown
+
+
+def test_sbatch_time_minus_5_shows_the_measured_limit() -> None:
+    """The whole path: ``--time=-5`` as sbatch parses it, submitted, shown."""
+    ctl = ref_controller()
+    jid = sub(ctl, None, hold=True, time_limit=parse_time_limit("-5"))
+    assert _field(format_scontrol_job(ctl.job(jid), now=ctl.now), "TimeLimit") == (
+        "2982611-04:17:00")
 
 
 def test_bare_invalid_marker_still_prints_invalid() -> None:

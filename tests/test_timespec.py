@@ -52,9 +52,13 @@ def test_unlimited_and_zero(text: str) -> None:
     assert parse_time_limit(text) is None
 
 
-def test_negative_is_accepted_and_invalid() -> None:
-    """``--time=-5`` is accepted and shown INVALID (capture 09_bad_time_negative)."""
-    assert parse_time_limit("-5") == INVALID_TIME
+def test_negative_is_accepted_and_stored_as_uint32() -> None:
+    """``--time=-5`` is accepted (capture 09_bad_time_negative) and stored as slurmctld
+    stores it, ``2**32 - 7199`` minutes: squeue ``INVALID``, scontrol
+    ``2982611-04:17:00`` (measured on 22.05.8)."""
+    assert parse_time_limit("-5") == 2**32 - 7199
+    assert format_time_limit(parse_time_limit("-5")) == "INVALID"
+    assert format_time_limit_hms(parse_time_limit("-5")) == "2982611-04:17:00"
     assert format_time_limit(INVALID_TIME) == "INVALID"
 
 

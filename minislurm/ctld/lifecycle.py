@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from minislurm.job import Allocation
 from minislurm.states import LAUNCH_FAILED_STATUS, JobState, Reason
+from minislurm.timespec import is_negative_limit, time_limit_secs
 
 from .accounting import batch_step
 from .job_mgr import Job
@@ -46,12 +47,18 @@ PERIODIC_TIMEOUT = 30
 def limit_check_phase(ctl: Controller) -> int:
     """When slurmctld's periodic checks are counted from (its start), epoch seconds.
 
-    The controller's ``started_at`` if it records one; else the epoch time of SimPy
-    time 0 (the start of a simulated cluster; under the wall clock: the Unix epoch).
+    ``_slurmctld_background`` sets ``last_timelimit_time = now`` when it starts and runs
+    ``job_time_limit()`` whenever ``now - last_timelimit_time >= PERIODIC_TIMEOUT``, so
+    the checks fall on (whole) seconds ``start + 30k`` (measured on 22.05.8: a daemon
+    started at 19:50:13 checked at 19:52:44, 19:53:14, 19:53:44).  The start is the
+    controller's ``started_at`` if it records one, else the environment's (the wall-clock
+    daemon's ``realtime.RealtimeEnvironment``), else the epoch time of SimPy time 0 (the
+    start of a simulated cluster).
     """
-    started = getattr(ctl, "started_at", None)
-    if isinstance(started, int):
-        return started
+    for owner in (ctl, ctl.env):
+        started = getattr(owner, "started_at", None)
+        if isinstance(started, int | float) and not isinstance(started, bool):
+            return int(started)
     return int(ctl.now - ctl.env.now)
 
 
@@ -68,25 +75,37 @@ def next_limit_check(ctl: Controller, deadline: int) -> int:
 
 
 def limit_deadline(ctl: Controller, job: Job) -> int | None:
-    """``start + TimeLimit + OverTimeLimit`` of a running job (None: never times out)."""
-    if job.time_limit is None or job.time_limit < 0 or job.start_time is None:
+    """``end_time + OverTimeLimit`` of a running job (None: never times out).
+
+    ``end_time`` is ``start + TimeLimit * 60`` (``job_end_time_reset``, the product in
+    ``uint32_t``).  UNLIMITED never times out, nor does a limit that was negative on the
+    command line (``--time=-5``: stored as ``2**32 - 7199`` minutes, its end 136 years
+    on; measured running on 22.05.8 in a partition without MaxTime).
+    """
+    limit = job.time_limit
+    if limit is None or is_negative_limit(limit) or job.start_time is None:
         return None
     over = int(getattr(ctl.config, "over_time_limit", 0) or 0)
-    return job.start_time + job.time_limit * 60 + over * 60
+    return job.start_time + time_limit_secs(limit) + over * 60
 
 
 def arm_time_limit(ctl: Controller, job: Job) -> None:
     """Schedule the periodic check that will see ``job`` over its limit (if any).
 
-    Called when the job starts and when ``scontrol update TimeLimit=`` moves its
-    deadline; a check that finds the limit moved later does nothing.
+    Called when the job starts, when a recovered controller re-adopts it, and when
+    ``scontrol update TimeLimit=`` changes its limit (job_update.py): the job then ends
+    TIMEOUT at the first check at or after ``start + new limit``, or at the next check
+    when that is already past (``_update_job`` sets ``end_time = now`` then).  A check
+    that finds the limit moved later (or UNLIMITED) does nothing.  The check fires at
+    the epoch second it stands for (``ctl.at``), also on the wall clock.
     """
     deadline = limit_deadline(ctl, job)
     if deadline is None:
         return
     attempt = job.attempt
     at = next_limit_check(ctl, deadline)
-    ctl.env.timeout(at - ctl.now).callbacks.append(lambda _ev: time_limit(ctl, job, attempt))
+    delay = max(ctl.at(at) - ctl.env.now, 0)
+    ctl.env.timeout(delay).callbacks.append(lambda _ev: time_limit(ctl, job, attempt))
 
 
 def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> Job:

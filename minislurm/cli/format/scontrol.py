@@ -20,7 +20,6 @@ from minislurm.job import JobRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
 from minislurm.states import JobState
 from minislurm.timespec import (
-    INVALID_TIME,
     format_elapsed,
     format_time_limit_hms,
     format_timestamp,
@@ -61,15 +60,13 @@ def _num_nodes(job: JobRecord) -> str:
 
 
 def _time_limit(minutes: int | None) -> str:
-    """``TimeLimit=``: job_info.c prints the uint32 minutes with ``mins2time_str``.
+    """``TimeLimit=``: job_info.c prints the ``uint32_t`` minutes with ``mins2time_str``.
 
     A negative limit that sbatch accepted (``--time=-5`` is stored as
-    ``(-5 days + 59 s) / 60 = -7199`` minutes) wraps around 2**32 there:
+    ``(-5 days + 59 s) / 60 = -7199`` minutes, i.e. ``2**32 - 7199``) prints
     ``TimeLimit=2982611-04:17:00`` (squeue's ``%l`` says ``INVALID``).  The bare
-    `INVALID_TIME` marker, which carries no magnitude, still prints ``INVALID``.
+    ``INVALID_TIME`` marker, which carries no magnitude, still prints ``INVALID``.
     """
-    if minutes is not None and minutes < 0 and minutes != INVALID_TIME:
-        return format_elapsed((minutes % 2**32) * 60)
     return format_time_limit_hms(minutes)
 
 

@@ -28,7 +28,7 @@ from minislurm.cli.format.squeue_order import (
 )
 from minislurm.job import JobRecord
 from minislurm.states import JobState
-from minislurm.timespec import format_timestamp
+from minislurm.timespec import format_timestamp, time_limit_secs
 
 #: ``squeue`` (``_print_job`` in squeue.c).
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
@@ -51,19 +51,24 @@ def _time_or_na(ts: int | None) -> str:
 
 
 def _time_limit(job: JobRecord, now: int) -> str:
-    """``%l``: ``UNLIMITED`` or ``_print_secs(limit * 60)`` (``INVALID`` when negative)."""
-    if job.time_limit is None:
-        return "UNLIMITED"
-    return print_secs(job.time_limit * 60)
-
-
-def _time_left(job: JobRecord, now: int) -> str:
-    """``%L``: the limit minus the time used."""
+    """``%l``: ``UNLIMITED`` or ``_print_secs(time_limit * 60)``, the product in
+    ``uint32_t``; ``INVALID`` when negative or above a year (``--time=-5``, stored as
+    4294960097 minutes, prints ``INVALID``, measured on 22.05.8)."""
     if job.time_limit is None:
         return "UNLIMITED"
     if job.time_limit < 0:
         return "INVALID"
-    return print_secs(job.time_limit * 60 - job.run_time(now))
+    return print_secs(time_limit_secs(job.time_limit))
+
+
+def _time_left(job: JobRecord, now: int) -> str:
+    """``%L``: ``time_limit * 60 - job_time_used`` (the product in ``uint32_t``);
+    ``INVALID`` once negative (a limit lowered below the time used, measured)."""
+    if job.time_limit is None:
+        return "UNLIMITED"
+    if job.time_limit < 0:
+        return "INVALID"
+    return print_secs(time_limit_secs(job.time_limit) - job.run_time(now))
 
 
 def _end_time(job: JobRecord, now: int) -> str:
