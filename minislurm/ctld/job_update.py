@@ -4,7 +4,8 @@ The fields minislurm models, with Slurm 22.05's rules:
 
 * ``TimeLimit=``: any job not yet ended; only an operator (uid 0) may raise it, a
   user may lower it (``Access/permission denied``).  A running job's end moves
-  with it (``end_time -= old limit; end_time += new limit``).
+  with it (``end_time -= old limit; end_time += new limit``) and it ends TIMEOUT at
+  the first periodic check at or after ``start + new limit``.
 * ``Partition=``: pending jobs only (``Job is no longer pending execution``);
   ``Invalid partition name specified`` for an unknown one.
 * ``NumNodes=``: pending jobs only; the partition limits apply again.
@@ -133,13 +134,22 @@ def _minutes(limit: int | None) -> int:
 
 
 def _set_time_limit(ctl: Controller, job: Job, limit: int | None) -> None:
-    """A new limit; a running job's deadline moves with it (a new time-limit check)."""
+    """A new limit; a running job gets a new periodic check (``lifecycle.arm_time_limit``).
+
+    ``_update_job`` moves ``end_time`` by the change (``end_time = end_time - old * 60 +
+    new * 60``, at least now); ``job_time_limit`` then times the job out at the first
+    periodic check (every 30 s from slurmctld's start) at or after that.  Measured on
+    22.05.8 (checks at :14 and :44, jobs started 19:51:41, updated 15 s later):
+    ``--time=1`` raised to 2 -> TIMEOUT 19:53:44; ``--time=3`` lowered to 1 -> TIMEOUT
+    19:52:44; ``--time=2`` lowered to 1 after 70 s -> EndTime=19:52:51 (the update),
+    TIMEOUT at the next check, 19:53:14; raised to UNLIMITED -> never.  An identical
+    limit changes nothing.
+    """
+    if limit == job.time_limit:
+        return
     job.time_limit = limit
-    if job.state is JobState.RUNNING and job.start_time is not None and limit is not None:
-        deadline = job.start_time + limit * 60
-        attempt = job.attempt
-        ctl.env.timeout(max(0, deadline - ctl.now)).callbacks.append(
-            lambda _ev: lifecycle.time_limit(ctl, job, attempt))
+    if job.state is JobState.RUNNING:
+        lifecycle.arm_time_limit(ctl, job)
 
 
 def _recheck_partition_limits(ctl: Controller, job: Job) -> None:

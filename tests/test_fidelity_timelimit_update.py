@@ -1,0 +1,113 @@
+"""``scontrol update JobId=N TimeLimit=...`` on a running job re-arms the periodic check.
+
+Measured on real Slurm 22.05.8 (scripts/realslurm, reference conf, 2026-12-03).
+slurmctld's periodic ``job_time_limit()`` ran at 19:52:44, 19:53:14, 19:53:44 (every
+30 s from its start at 19:50:14); six ``sleep 300`` jobs started at 19:51:41 and
+were updated 15 s later (C: 70 s later):
+
+===  ==========  ======================  ==================================  ===========
+job  ``--time``  update                  shown after the update              ends
+===  ==========  ======================  ==================================  ===========
+A    1           ``TimeLimit=2``         TimeLimit=00:02:00 End 19:53:41     TIMEOUT 19:53:44
+B    3           ``TimeLimit=1``         TimeLimit=00:01:00 End 19:52:41     TIMEOUT 19:52:44
+C    2           ``TimeLimit=1`` (+70s)  End 19:52:51 (now), squeue %L INVALID  TIMEOUT 19:53:14
+D    1           ``TimeLimit=UNLIMITED`` EndTime=Unknown                     still running
+E    1           ``TimeLimit=+1``        TimeLimit=00:02:00                  TIMEOUT 19:53:44
+F    3           ``TimeLimit=-2``        TimeLimit=00:01:00                  TIMEOUT 19:52:44
+===  ==========  ======================  ==================================  ===========
+
+So the job ends TIMEOUT at the first periodic check at or after ``start + new limit``
+(the next check when that is already past).  Below the same run relative to the first
+check: the jobs start 87 s after the daemon's start (phase + 87), updates at +15 s.
+"""
+
+from __future__ import annotations
+
+from ctld_helpers import ref_controller, sub
+
+from minislurm.cli.format.scontrol import format_scontrol_job
+from minislurm.cli.format.squeue import format_squeue
+from minislurm.ctld import Controller, lifecycle
+from minislurm.states import JobState
+
+START = 87  # 19:51:41 - 19:50:14
+UPDATE = 15
+
+
+def _started(limit: int) -> tuple[Controller, int, int]:
+    """A reference controller with one job of ``--time=limit`` started at phase + 87."""
+    ctl = ref_controller()
+    t0 = lifecycle.limit_check_phase(ctl)
+    ctl.run_for(START)
+    jid = sub(ctl, None, time_limit=limit)
+    ctl.run_for(0)
+    assert ctl.job(jid).start_time == t0 + START
+    return ctl, jid, t0
+
+
+def _end(ctl: Controller, jid: int, t0: int) -> tuple[JobState, int | None]:
+    ctl.run_for(400)
+    job = ctl.job(jid)
+    return job.state, None if job.end_time is None else job.end_time - t0
+
+
+def test_raised_limit_times_out_at_the_check_after_the_new_end() -> None:
+    """A: 1 -> 2 minutes: the end moves to phase + 207, TIMEOUT at the check at 210."""
+    ctl, jid, t0 = _started(1)
+    ctl.run_for(UPDATE)
+    ctl.update_job(jid, time_limit=2)
+    assert _end(ctl, jid, t0) == (JobState.TIMEOUT, 210)
+
+
+def test_lowered_limit_times_out_at_the_check_after_the_new_end() -> None:
+    """B and F: 3 -> 1 minute: end at phase + 147, TIMEOUT at the check at 150 (not at
+    147, nor at the check after the old end, 270)."""
+    ctl, jid, t0 = _started(3)
+    ctl.run_for(UPDATE)
+    ctl.update_job(jid, time_limit=1)
+    ctl.run_for(150 - (START + UPDATE) - 1)  # up to phase + 149: still running
+    assert ctl.job(jid).state is JobState.RUNNING
+    assert _end(ctl, jid, t0) == (JobState.TIMEOUT, 150)
+
+
+def test_limit_lowered_below_the_time_used_ends_at_the_next_check() -> None:
+    """C: 2 -> 1 minute after 70 s (phase + 157): TIMEOUT at the next check, 180;
+    squeue's TIME_LEFT is INVALID meanwhile (negative)."""
+    ctl, jid, t0 = _started(2)
+    ctl.run_for(70)
+    ctl.update_job(jid, time_limit=1)
+    ctl.run_for(0)
+    assert ctl.job(jid).state is JobState.RUNNING
+    shown = format_squeue([ctl.job(jid)], fmt="%l %L", noheader=True, now=ctl.now)
+    assert shown == "1:00 INVALID\n"
+    assert _end(ctl, jid, t0) == (JobState.TIMEOUT, 180)
+
+
+def test_unlimited_never_times_out() -> None:
+    """D: raised to UNLIMITED: the check that was armed for the old limit does nothing."""
+    ctl, jid, _t0 = _started(1)
+    ctl.run_for(UPDATE)
+    ctl.update_job(jid, time_limit=None)
+    ctl.run_for(400)
+    assert ctl.job(jid).state is JobState.RUNNING
+    assert "EndTime=Unknown" in format_scontrol_job(ctl.job(jid), now=ctl.now)
+
+
+def test_raise_then_lower_again_keeps_the_latest_limit() -> None:
+    """Stale checks of earlier limits do nothing: 1 -> 5 -> 2 ends at the check after
+    start + 2 min (210), the one armed for 1 min (150) passes the job by."""
+    ctl, jid, t0 = _started(1)
+    ctl.run_for(UPDATE)
+    ctl.update_job(jid, time_limit=5)
+    ctl.run_for(10)
+    ctl.update_job(jid, time_limit=2)
+    assert _end(ctl, jid, t0) == (JobState.TIMEOUT, 210)
+
+
+def test_updating_a_pending_job_arms_nothing() -> None:
+    ctl = ref_controller()
+    jid = sub(ctl, None, time_limit=1, hold=True)
+    ctl.run_for(5)
+    ctl.update_job(jid, time_limit=2)
+    ctl.run_for(300)
+    assert ctl.job(jid).state is JobState.PENDING
