@@ -26,9 +26,22 @@ T = TypeVar("T")
 MAX_SLEEP = 0.5
 
 
-def realtime_environment(clock: Callable[[], float] = time.time) -> simpy.Environment:
+class RealtimeEnvironment(simpy.Environment):
+    """A SimPy environment whose ``now`` starts at the wall clock (epoch seconds).
+
+    ``started_at`` is that start: slurmctld counts its periodic ``job_time_limit()``
+    checks (every ``PERIODIC_TIMEOUT`` = 30 s) from its own start, not from multiples of
+    30 s of the Unix clock (``ctld.lifecycle.limit_check_phase`` reads it).
+    """
+
+    def __init__(self, initial_time: float) -> None:
+        super().__init__(initial_time=initial_time)
+        self.started_at = initial_time
+
+
+def realtime_environment(clock: Callable[[], float] = time.time) -> RealtimeEnvironment:
     """A SimPy environment whose ``now`` starts at the wall clock (epoch seconds)."""
-    return simpy.Environment(initial_time=clock())
+    return RealtimeEnvironment(clock())
 
 
 class RealtimeDriver:

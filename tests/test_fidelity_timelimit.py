@@ -113,3 +113,29 @@ def test_signal_at_the_check_that_sees_the_warning_window() -> None:
     job = ctl.job(jid)
     assert job.state is JobState.TIMEOUT
     assert job.end_time - job.start_time == 138  # type: ignore[operator]
+
+
+def test_wall_clock_daemon_counts_checks_from_its_own_start() -> None:
+    """The wall-clock controller (``realtime_environment``, as ``slurmctld.py`` builds it)
+    checks at ``start + 30k`` (whole seconds), not at Unix multiples of 30 s.  Here the
+    daemon starts at ...017.6: a 1-min job started at ...020 is over its limit at ...080
+    and ends TIMEOUT at the check of ...107 (Unix multiples would have said ...090)."""
+    from ctld_helpers import REF_CONF
+
+    from minislurm.config import parse_config
+    from minislurm.ctld import Controller
+    from minislurm.realtime import realtime_environment
+
+    started = 1_767_600_017.6
+    env = realtime_environment(lambda: started)
+    ctl = Controller(parse_config(REF_CONF, "slurm.conf"), env)
+    assert lifecycle.limit_check_phase(ctl) == 1_767_600_017
+    assert lifecycle.next_limit_check(ctl, 1_767_600_077) == 1_767_600_077
+    env.run(until=started + 3)
+    jid = sub(ctl, None, time_limit=1)
+    env.run(until=started + 200)
+    job = ctl.job(jid)
+    assert job.state is JobState.TIMEOUT
+    assert job.start_time == 1_767_600_020
+    # deadline start + 60 = ...080; checks at ...017 + 30k: ...077, ...107 -> ...107
+    assert job.end_time == 1_767_600_107
