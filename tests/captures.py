@@ -107,3 +107,17 @@ needs_captures = _needs_captures()
 def capture_out(folder: str, name: str) -> str:
     """The stdout Slurm printed for ``<folder>/<name>``."""
     return (REF / folder / f"{name}.out").read_text()
+
+
+def reference_cluster(folder: Path):  # type: ignore[no-untyped-def]
+    """minislurm's embedded ``Cluster`` on the reference cluster's slurm.conf and gres.conf
+    (copied into ``folder``; jobs work in ``folder/w``) as root; skips without captures."""
+    import shutil
+
+    from minislurm.cluster import Cluster
+
+    if not (REF / "slurm.conf").exists():
+        pytest.skip("the reference captures are not here")
+    for name in ("slurm.conf", "gres.conf"):
+        shutil.copy(REF / name, folder / name)
+    return Cluster(folder / "slurm.conf", user="root", uid=0, workdir=folder / "w")

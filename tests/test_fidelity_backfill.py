@@ -16,15 +16,12 @@ The same scenario runs on minislurm's embedded cluster and, with root, on real S
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from captures import REF
-
-from minislurm.cluster import Cluster
+from captures import reference_cluster
 
 SUBMITS = [
     ("hold1", "-w n1 -n2 -t 5 --wrap 'sleep 120'"),
@@ -66,11 +63,7 @@ def _scenario(run: Callable[[str], str], pause: Callable[[float], None]) -> dict
 
 
 def test_backfill_offers_select_every_node_one_task_fits_on(tmp_path: Path) -> None:
-    if not (REF / "slurm.conf").exists():
-        pytest.skip("the reference captures are not here")
-    for name in ("slurm.conf", "gres.conf"):
-        shutil.copy(REF / name, tmp_path / name)
-    cluster = Cluster(tmp_path / "slurm.conf", user="root", uid=0, workdir=tmp_path / "w")
+    cluster = reference_cluster(tmp_path)
 
     def run(cmd: str) -> str:
         result = cluster.run(cmd)

@@ -19,14 +19,11 @@ replays it on minislurm's embedded cluster, and on real Slurm when it can start.
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from captures import REF
-
-from minislurm.cluster import Cluster
+from captures import reference_cluster
 
 STEPS = [
     ("sbatch --test-only --wrap 'sleep 1'", 0),
@@ -72,38 +69,6 @@ def normalise(outputs: list[str]) -> list[str]:
     return out
 
 
-def test_test_only_on_minislurm_answers_like_slurm(tmp_path: Path) -> None:
-    if not (REF / "slurm.conf").exists():
-        pytest.skip("the reference captures are not here")
-    for name in ("slurm.conf", "gres.conf"):
-        shutil.copy(REF / name, tmp_path / name)
-    cluster = Cluster(tmp_path / "slurm.conf", user="root", uid=0, workdir=tmp_path / "w")
-    outputs = []
-    for i, (cmd, rc) in enumerate(STEPS):
-        result = cluster.run(cmd)
-        assert result.returncode == rc, (cmd, result)
-        outputs.append(str(result))
-        if i == 2:
-            cluster.advance(1)
-    assert normalise(outputs) == EXPECTED
-
-
-@pytest.mark.realslurm
-def test_test_only_on_real_slurm_gives_the_recorded_answers(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    real_slurm.run("scancel -u root", cwd=tmp_path)
-    outputs = []
-    try:
-        for i, (cmd, rc) in enumerate(STEPS):
-            result = real_slurm.run(cmd, cwd=tmp_path)
-            assert result.rc == rc, (cmd, result)
-            outputs.append(result.stdout + result.stderr)
-            if i == 2:
-                real_slurm.run("sleep 1", cwd=tmp_path)
-    finally:
-        real_slurm.run("scancel -u root", cwd=tmp_path)
-    assert normalise(outputs) == EXPECTED
-
-
 #: With busy nodes (n1: 2 of 4 CPUs free, n2: 1 free), measured on real Slurm 22.05.8:
 #: select/cons_tres's ``_will_run_test`` answers with select's own uneven shares
 #: (``-N2 -n5`` -> 2 + 3 CPUs on n[1,3] now), spreads ``-n6`` over n[1-3], and a job
@@ -131,9 +96,12 @@ BUSY_EXPECTED = [
 ]
 
 
-def _replay_busy(run: Callable[[str], tuple[str, int]], pause: Callable[[], None]) -> list[str]:
+def _replay(
+    steps: list[tuple[str, int]], run: Callable[[str], tuple[str, int]], pause: Callable[[], None]
+) -> list[str]:
+    """Run ``steps`` (pausing a second after the third, once its job runs); normalised."""
     outputs = []
-    for i, (cmd, rc) in enumerate(BUSY_STEPS):
+    for i, (cmd, rc) in enumerate(steps):
         out, code = run(cmd)
         assert code == rc, (cmd, out)
         outputs.append(out)
@@ -142,22 +110,17 @@ def _replay_busy(run: Callable[[str], tuple[str, int]], pause: Callable[[], None
     return normalise(outputs)
 
 
-def test_test_only_with_busy_nodes_on_minislurm_answers_like_slurm(tmp_path: Path) -> None:
-    if not (REF / "slurm.conf").exists():
-        pytest.skip("the reference captures are not here")
-    for name in ("slurm.conf", "gres.conf"):
-        shutil.copy(REF / name, tmp_path / name)
-    cluster = Cluster(tmp_path / "slurm.conf", user="root", uid=0, workdir=tmp_path / "w")
+def _mini(tmp_path: Path) -> tuple[Callable[[str], tuple[str, int]], Callable[[], None]]:
+    cluster = reference_cluster(tmp_path)
 
     def run(cmd: str) -> tuple[str, int]:
         result = cluster.run(cmd)
         return str(result), result.returncode
 
-    assert _replay_busy(run, lambda: cluster.advance(1)) == BUSY_EXPECTED
+    return run, lambda: cluster.advance(1)
 
 
-@pytest.mark.realslurm
-def test_test_only_with_busy_nodes_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _real(real_slurm, tmp_path: Path, steps: list[tuple[str, int]]) -> list[str]:  # type: ignore[no-untyped-def]
     real_slurm.run("scancel -u root", cwd=tmp_path)
 
     def run(cmd: str) -> tuple[str, int]:
@@ -165,7 +128,24 @@ def test_test_only_with_busy_nodes_on_real_slurm(real_slurm, tmp_path: Path) -> 
         return result.stdout + result.stderr, result.rc
 
     try:
-        outputs = _replay_busy(run, lambda: real_slurm.run("sleep 1", cwd=tmp_path))
+        return _replay(steps, run, lambda: real_slurm.run("sleep 1", cwd=tmp_path))
     finally:
         real_slurm.run("scancel -u root", cwd=tmp_path)
-    assert outputs == BUSY_EXPECTED
+
+
+def test_test_only_on_minislurm_answers_like_slurm(tmp_path: Path) -> None:
+    assert _replay(STEPS, *_mini(tmp_path)) == EXPECTED
+
+
+@pytest.mark.realslurm
+def test_test_only_on_real_slurm_gives_the_recorded_answers(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert _real(real_slurm, tmp_path, STEPS) == EXPECTED
+
+
+def test_test_only_with_busy_nodes_on_minislurm_answers_like_slurm(tmp_path: Path) -> None:
+    assert _replay(BUSY_STEPS, *_mini(tmp_path)) == BUSY_EXPECTED
+
+
+@pytest.mark.realslurm
+def test_test_only_with_busy_nodes_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert _real(real_slurm, tmp_path, BUSY_STEPS) == BUSY_EXPECTED
