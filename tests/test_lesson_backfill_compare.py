@@ -19,6 +19,7 @@ from course.lessons.backfill_compare import (
     reservation_bound,
     scenario_cluster,
     scenario_config,
+    scenario_listing,
     start_hours,
     utilisation_before,
     utilisation_figure,
@@ -146,3 +147,13 @@ def test_whatif_size_and_knobs() -> None:
     after = w.figure.to_dict()["data"]
     assert after[1]["y"] != base[1]["y"]  # the coarse map changes the waits
     assert after[0]["y"] == base[0]["y"]  # the default stays as the reference
+
+
+def test_scenario_listing_gives_minutes_after_the_first_submission() -> None:
+    lines = scenario_listing().splitlines()
+    assert len(lines) == len(SCENARIO)
+    assert lines[0].startswith("+  0 min  ") and "sbatch -p gpu" in lines[0]
+    pretrain = next(line for line in lines if "-J pretrain" in line)
+    assert pretrain.startswith("+  1 min  alice  sbatch -p gpu -N4 ")
+    minutes = [int(line[1:4]) for line in lines]
+    assert minutes == sorted(minutes) and minutes[-1] > 60

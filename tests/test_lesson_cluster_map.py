@@ -12,6 +12,7 @@ from course.lessons.cluster_map import (
     fill,
     node_map,
     queue_counts,
+    queue_listing,
 )
 
 
@@ -68,3 +69,23 @@ def test_explorer_slider_rebuilds_cluster_and_figure() -> None:
     after = ex.figure.to_dict()
     assert after != before and "9 job(s) submitted" in after["layout"]["title"]["text"]
     assert "PD" in ex.squeue().stdout
+
+
+def test_explorer_shows_the_current_map_and_squeue_in_its_output_widget() -> None:
+    """Set from the kernel side: the widget holds them (nbval sees no stray outputs)."""
+    ex = NodeMapExplorer(k=3)
+    ex.slider.value = 8
+    fig_out, text_out = ex.out.outputs
+    plotly = fig_out["data"]["application/vnd.plotly.v1+json"]
+    assert "8 job(s) submitted" in plotly["layout"]["title"]["text"]
+    assert text_out["name"] == "stdout" and text_out["text"] == ex.squeue().stdout + "\n"
+    assert "first-jo  student" in text_out["text"]
+
+
+def test_queue_listing_is_one_line_per_job_with_its_user() -> None:
+    lines = queue_listing().splitlines()
+    assert len(lines) == len(QUEUE) == 10
+    assert lines[0] == ("   alice: sbatch -J pretrain -N2 --gres=gpu:8 --exclusive -t 8:00:00 "
+                        "--wrap 'srun sleep 25200'")
+    assert lines[-1].startswith(" student: sbatch -J stats -p cpu")
+    assert queue_listing(QUEUE[:1]) == lines[0]

@@ -6,13 +6,19 @@ from __future__ import annotations
 from course.ddp.logfmt import format_record
 from course.lessons.ddp_drill import DrillReport, _final_digest
 
+SACCT = "".join(line + " \n" for line in (  # sacct -X -o JobID,State,ExitCode,NodeList
+    "JobID             State ExitCode        NodeList",
+    "------------ ---------- -------- ---------------",
+    "4002          NODE_FAIL      0:0      gpu[01-02]",
+    "4002          COMPLETED      0:0      gpu[01-02]"))
 
-def _report(digest: str, reference: str) -> DrillReport:
+
+def _report(digest: str, reference: str, sacct: str = "") -> DrillReport:
     return DrillReport(
         job_id=4002, nodelist="gpu[01-02]", down_node="gpu02",
         after_failure={"JobState": "PENDING", "Reason": "BeginTime", "Restarts": "1",
                        "Requeue": "1"},
-        sacct="", resumed_at=5, steps=20, digest=digest, reference=reference, log="",
+        sacct=sacct, resumed_at=5, steps=20, digest=digest, reference=reference, log="",
         seconds=1.0)
 
 
@@ -36,3 +42,9 @@ def test_summary_names_what_the_learner_checks() -> None:
     assert "JobState=PENDING Reason=BeginTime Restarts=1" in text
     assert "resumed from step 5 of 20" in text
     assert text.endswith("bit-identical: True")
+
+
+def test_attempt_states_are_sacct_state_column() -> None:
+    assert _report("a", "a", SACCT).attempt_states == ["NODE_FAIL", "COMPLETED"]
+    assert _report("a", "a", SACCT + "\n").attempt_states == ["NODE_FAIL", "COMPLETED"]
+    assert _report("a", "a").attempt_states == []

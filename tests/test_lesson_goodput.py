@@ -38,6 +38,7 @@ from course.lessons.goodput import (
     summary,
     sweep,
     waste,
+    waste_report,
     young_interval,
 )
 from minislurm.ctld import DEFAULT_EPOCH
@@ -240,6 +241,13 @@ def test_signal_drill_warns_then_times_out_or_requeues() -> None:
     assert [e.get("SLURM_RESTART_COUNT") for e in s.restart_env] == [None, "1", "2"]
     log = s.signal_log()
     assert "no-trap   SIGTERM" in log and log.count("trap      SIGUSR1") == 2
+    fields = s.timeout_fields().splitlines()
+    assert len(fields) == 2 and "JobState=TIMEOUT" in fields[0] and "ExitCode=0:15" in fields[1]
+
+
+def test_timeout_fields_need_the_drill_to_have_run() -> None:
+    with pytest.raises(RuntimeError, match="run"):
+        SignalDrill().timeout_fields()
 
 
 def test_trap_runner_resumes_saved_work_and_ignores_other_jobs() -> None:
@@ -303,3 +311,16 @@ def test_explorer_slider_remeasures_and_redraws() -> None:
     assert elapsed < 6  # ~1 s alone on 2 cores; generous for a shared machine
     assert e.model.checkpoint == pytest.approx(0.25)
     assert 4 in MTBF_HOURS and 5 in CHECKPOINT_MINUTES
+
+
+def test_waste_report_terms_add_up_and_name_both_optima() -> None:
+    lines = waste_report(M4C5).splitlines()
+    assert len(lines) == 4
+    young = M4C5.optimum
+    assert lines[1].startswith(f"tau = {young * 60:4.0f} min: waste {waste(M4C5, young):.1%}")
+    # at Young's optimum the checkpoint and lost-work terms are equal
+    assert "(checkpoints 10.2%, lost work 10.2%, restarts 5.0%)" in lines[1]
+    assert lines[-1] == (f"Young: {M4C5.optimum * 60:.0f} min, "
+                         f"Daly: {daly_interval(M4C5.checkpoint, M4C5.mtbf) * 60:.0f} min")
+    one = waste_report(M4C5, [1.0]).splitlines()
+    assert len(one) == 2 and one[0].startswith("tau =   60 min: ")

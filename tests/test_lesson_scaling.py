@@ -19,6 +19,7 @@ from course.lessons.scaling import (
     mean_breakdown,
     segments,
     simulate_run,
+    size_table,
     young_interval,
 )
 from course.lessons.scaling_view import GPU_STEPS, ScalingExplorer, scaling_figure, study_table
@@ -192,9 +193,19 @@ def test_explorer_slider_redraws_the_figure() -> None:
     ex.gpus.value = 100_000
     after = ex.figure.to_dict()
     assert before != after and "100,000 GPUs" in after["layout"]["title"]["text"]
+    (shown,) = ex.out.outputs  # set from the kernel side: the widget shows the new figure
+    assert "100,000 GPUs" in shown["data"]["application/vnd.plotly.v1+json"]["layout"][
+        "title"]["text"]
     ex.checkpoint.value = 1.0
     assert ex.params.checkpoint == pytest.approx(1 / 60)
     ex.gpus.value = 64
     point = ex.simulate()
     assert point.params.gpus == 64 and "minislurm:" in ex.status.value
     assert "goodput on minislurm" in [t.name for t in ex.figure.data]
+
+
+def test_size_table_rows() -> None:
+    rows = size_table([8, 100_000]).splitlines()
+    assert rows[0] == ("      8 GPUs =      1 nodes: a failure every  6000.00 h, "
+                       f"checkpoint every {ScaleParams(8).tau * 60:6.0f} min of work")
+    assert rows[1].startswith("100,000 GPUs = 12,500 nodes: a failure every     0.48 h")

@@ -60,6 +60,7 @@ __all__ = [
     "sbatch_line",
     "scenario_cluster",
     "scenario_config",
+    "scenario_listing",
     "start_hours",
     "utilisation_before",
     "utilisation_figure",
@@ -243,6 +244,14 @@ def sbatch_line(job: WorkloadJob) -> str:
     return (f"sbatch -p {job.partition} -N{job.nodes} --ntasks-per-node=1 "
             f"-c {job.cpus // job.nodes} --gres=gpu:{job.gpus_per_node} -t {job.time_limit} "
             f"-J {job.name} --wrap {shlex.quote(f'srun sleep {job.run_time}')}")
+
+
+def scenario_listing(jobs: Sequence[WorkloadJob] = SCENARIO) -> str:
+    """Each scenario job as the notebook prints it: minutes after the first submission,
+    the user and the sbatch command line."""
+    first = min(j.submit_time for j in jobs)
+    return "\n".join(f"+{(j.submit_time - first) // 60:>3} min  {j.user:<6} {sbatch_line(j)}"
+                     for j in jobs)
 
 
 def scenario_cluster(policy: str = "slurm", until: int = 15 * 60,

@@ -51,6 +51,11 @@ QUEUE: tuple[QueuedJob, ...] = (
 )
 
 
+def queue_listing(jobs: tuple[QueuedJob, ...] = QUEUE) -> str:
+    """The queue as the notebook prints it: each job's user and sbatch command line."""
+    return "\n".join(f"{job.user:>8}: {job.command()}" for job in jobs)
+
+
 def fill(k: int, *, after: int = 60) -> Cluster:
     """A fresh default cluster with the first ``k`` jobs of `QUEUE` submitted."""
     if not 0 <= k <= len(QUEUE):
@@ -179,16 +184,20 @@ class NodeMapExplorer:
         return self.cluster.run("squeue")
 
     def redraw(self) -> None:
-        """Submit the first ``slider.value`` jobs to a fresh cluster and redraw."""
-        from IPython.display import display
+        """Submit the first ``slider.value`` jobs to a fresh cluster and redraw.
+
+        The figure and squeue's text are set as the Output widget's outputs from the
+        kernel side, so they show in the widget (not as stray cell outputs) under any
+        client, including nbval's.
+        """
+        from course.lessons.script_builder import plotly_output
 
         self.cluster.close()
         self.cluster = fill(int(self.slider.value))
         self.figure = node_map(self.cluster)
-        with self.out:
-            self.out.clear_output(wait=True)
-            display(self.figure)
-            print(self.squeue())
+        self.out.outputs = (plotly_output(self.figure),
+                            {"output_type": "stream", "name": "stdout",
+                             "text": f"{self.squeue()}\n"})
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -197,4 +206,4 @@ class NodeMapExplorer:
 
 
 __all__ = ["CELLS", "QUEUE", "Cell", "NodeMapExplorer", "QueuedJob", "cells", "fill",
-           "node_map", "queue_counts"]
+           "node_map", "queue_counts", "queue_listing"]

@@ -47,9 +47,16 @@ class DrillReport:
 
     @property
     def bit_identical(self) -> bool:
+        """Whether the drill's final parameters equal the uninterrupted run's."""
         return self.digest == self.reference != ""
 
+    @property
+    def attempt_states(self) -> list[str]:
+        """The State column of `sacct`, one entry per attempt (``NODE_FAIL``, ...)."""
+        return [line.split()[1] for line in self.sacct.splitlines()[2:] if line.split()[1:]]
+
     def summary(self) -> str:
+        """What happened, in four lines."""
         f = self.after_failure
         return (f"job {self.job_id} on {self.nodelist}: {self.down_node} set DOWN after the "
                 f"first checkpoint\n"

@@ -73,6 +73,7 @@ __all__ = [
     "summary",
     "sweep",
     "waste",
+    "waste_report",
     "young_interval",
 ]
 
@@ -355,6 +356,14 @@ class SignalDrill:
                          f"SIG{SIGNALS.get(sig, str(sig))}")
         return "\n".join(lines) + "\n"
 
+    def timeout_fields(self) -> str:
+        """The ``JobState`` and ``ExitCode`` lines of the untrapped job's ``scontrol show
+        job`` just after it ended (TIMEOUT, ``ExitCode=0:15``)."""
+        if self.timed_out is None:
+            raise RuntimeError("run() the drill first")
+        return "\n".join(line for line in self.timed_out.stdout.splitlines()
+                         if "JobState" in line or "ExitCode" in line)
+
     def accounting(self) -> CommandResult:
         """sacct's record of every attempt (ExitCode 0:15 = killed by SIGTERM)."""
         return self.cluster.run("sacct --format=JobID,JobName,State,ExitCode,Start,End,Elapsed")
@@ -437,6 +446,20 @@ def exact_goodput(m: FailureModel, tau: float, work: float | None = None) -> flo
     """
     w = work if work is not None else 100 * tau
     return expected_run(_scale_params(m, tau), w).goodput
+
+
+def waste_report(m: FailureModel, taus: Sequence[float] | None = None) -> str:
+    """Young's first-order waste, term by term, at each interval of ``taus`` (hours;
+    default τ*/4, τ*, 4τ*), with the exact goodput, then Young's and Daly's optimum."""
+    lines = []
+    for tau in taus if taus is not None else (m.optimum / 4, m.optimum, 4 * m.optimum):
+        lines.append(f"tau = {tau * 60:4.0f} min: waste {waste(m, tau):.1%} "
+                     f"(checkpoints {m.checkpoint / tau:.1%}, lost work {tau / (2 * m.mtbf):.1%}, "
+                     f"restarts {m.downtime / m.mtbf:.1%}); exact goodput "
+                     f"{exact_goodput(m, tau):.1%}")
+    lines.append(f"Young: {m.optimum * 60:.0f} min, "
+                 f"Daly: {daly_interval(m.checkpoint, m.mtbf) * 60:.0f} min")
+    return "\n".join(lines)
 
 
 def _scale_params(m: FailureModel, tau: float, nodes: int = 1) -> ScaleParams:

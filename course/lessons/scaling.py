@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import simpy
@@ -96,6 +97,17 @@ def job_mtbf(node_mtbf: float, nodes: int) -> float:
 def young_interval(checkpoint: float, mtbf: float) -> float:
     """Young's optimum checkpoint interval ``sqrt(2 C M)`` (1974); C=0 means 'never'."""
     return math.sqrt(2 * checkpoint * mtbf) if checkpoint > 0 else math.inf
+
+
+def size_table(gpus: Sequence[int] = (8, 1024, 16384, 100000)) -> str:
+    """For each job size (default `ScaleParams` otherwise): nodes, how often a failure
+    hits the job, and Young's checkpoint interval."""
+    lines = []
+    for n in gpus:
+        p = ScaleParams(n)
+        lines.append(f"{n:>7,} GPUs = {p.nodes:>6,} nodes: a failure every {p.job_mtbf:8.2f} h, "
+                     f"checkpoint every {p.tau * 60:6.0f} min of work")
+    return "\n".join(lines)
 
 
 def segments(work: float, tau: float) -> list[float]:
@@ -257,5 +269,6 @@ __all__ = [
     "mean_breakdown",
     "segments",
     "simulate_run",
+    "size_table",
     "young_interval",
 ]

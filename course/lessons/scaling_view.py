@@ -143,13 +143,12 @@ class ScalingExplorer:
         return scaling_figure(self.params, self.work, self.sims)
 
     def redraw(self) -> None:
-        """Rebuild the figure for the sliders' values and show it."""
-        from IPython.display import display
+        """Rebuild the figure for the sliders' values and show it (set from the kernel
+        side, as in every lesson's explorer)."""
+        from course.lessons.script_builder import plotly_output
 
         self.figure = self._figure()
-        with self.out:
-            self.out.clear_output(wait=True)
-            display(self.figure)
+        self.out.outputs = (plotly_output(self.figure),)
 
     def simulate(self) -> StudyPoint:
         """Run the selected size on minislurm (100,000 GPUs takes about half a minute)."""
