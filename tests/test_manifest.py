@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import nbformat
 import pytest
 import yaml
 
@@ -11,12 +13,19 @@ from course.manifest import (
     MANIFEST,
     ROOT,
     ManifestError,
+    Module,
     check_files,
     load_manifest,
     notebook_objectives,
     parse_manifest,
 )
 from quizzes.bank import BANKS_DIR, load_bank
+
+#: Statements and expressions that are logic, which belongs in course/lessons/*.py
+#: (unit-tested there), not in a lesson's cells.
+LOGIC = re.compile(r"^\s*(def|class|for|while|if|try|elif)\b|\blambda\b|\bfor\s+\w+.*\bin\b",
+                   re.MULTILINE)
+WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
 def test_the_course_manifest_matches_the_checkout() -> None:
@@ -119,3 +128,40 @@ def test_module_lookup() -> None:
     assert manifest.module("08-frontier-scale").quiz == "08-frontier-scale"
     with pytest.raises(KeyError, match="no module '99-x'"):
         manifest.module("99-x")
+
+
+@pytest.mark.parametrize("module", load_manifest().modules, ids=lambda m: m.id)
+def test_each_lesson_has_its_parts_and_ends_with_its_quiz(module: Module) -> None:
+    """Objectives and a short reading first, an experiment with a widget, a "try it on
+    a real cluster" box, and the quiz widget as the lesson's last cell; no logic in
+    cells."""
+    m = module
+    nb = nbformat.read(str(m.notebook_path()), as_version=4)
+    intro = nb.cells[0].source
+    assert "**Objectives:**" in intro and "**Reading" in intro, m.id
+    assert f"`{m.reading}`" in intro  # the longer reading is named
+    kinds = [(c.cell_type, c.source) for c in nb.cells]
+    experiment = next(i for i, (k, src) in enumerate(kinds)
+                      if k == "markdown" and src.startswith("## Experiment"))
+    assert any(c.cell_type == "code" and any(WIDGET in o.get("data", {}) for o in c.outputs)
+               for c in nb.cells[experiment:-1]), "the experiment shows a widget"
+    boxes = [i for i, (k, src) in enumerate(kinds)
+             if k == "markdown" and src.startswith("> **Try it on a real cluster:**")]
+    assert len(boxes) == 1 and boxes[0] > experiment
+    last = nb.cells[-1]
+    assert last.cell_type == "code"
+    assert last.source.startswith("from quizzes.widget import quiz")
+    assert f'quiz("{m.quiz}", ' in last.source
+    assert any(WIDGET in o.get("data", {}) for o in last.outputs)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not LOGIC.search(cell.source), f"logic in a cell of {m.id}:\n{cell.source}"
+
+
+def test_the_logic_check_catches_loops_and_definitions() -> None:
+    for src in ("for job in QUEUE:\n    print(job)", "def f():\n    pass",
+                "x = [a for a in b]", "if x:\n    y()", "f = lambda: 1"):
+        assert LOGIC.search(src), src
+    for src in ('print(queue_listing())', 'cluster.run("sinfo")',
+                "with local_cluster() as c:\n    run(c)", "# for each node"):
+        assert not LOGIC.search(src), src
