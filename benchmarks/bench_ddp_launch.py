@@ -17,8 +17,9 @@ Usage::
     python benchmarks/bench_ddp_launch.py \\
         --launcher 'srun2=python -m minislurm srun -N2 -n {ntasks} {train}'
 
-The ``srun`` column is minislurm's own ``srun -N1 -n N`` (a job allocation and
-step per run, like ``srun`` outside ``sbatch``) against a local cluster
+The ``srun`` column is minislurm's own ``srun -N1 -n N`` as typed (``bin/srun``; a
+job allocation and step per run, like ``srun`` outside ``sbatch``; ``srun-m`` is the
+same through ``python -m minislurm srun``) against a local cluster
 (``python -m minislurm cluster up``) that the benchmark starts in a temporary
 ``$MINISLURM_STATE_DIR`` with a small slurm.conf of its own (:data:`SRUN_CONF`)
 and brings down at the end; its ``MASTER_PORT`` comes from the job id minislurm
@@ -97,16 +98,23 @@ def torchrun(spec: Spec) -> list[str]:
 
 
 def minislurm_srun(spec: Spec) -> list[str]:
-    """minislurm's ``srun -N1 -n N`` (``python -m minislurm srun``): one allocation
-    and one step per run on the benchmark's local cluster (:func:`local_cluster`)."""
+    """minislurm's ``srun -N1 -n N`` as a learner types it (``bin/srun``, which starts
+    Python with ``-S``): one allocation and one step per run on the benchmark's local
+    cluster (:func:`local_cluster`)."""
+    return [str(REPO / "bin" / "srun"), "-N1", "-n", str(spec.ntasks), *spec.train]
+
+
+def minislurm_srun_module(spec: Spec) -> list[str]:
+    """The same through ``python -m minislurm srun`` (site-packages imported first)."""
     return [spec.python, "-m", "minislurm", "srun", "-N1", "-n", str(spec.ntasks), *spec.train]
 
 
 #: name -> command builder; ``--launcher`` adds more.
 LAUNCHERS: dict[str, Builder] = {"bare": bare, "torchrun": torchrun,
-                                 "bare-sessions": bare_sessions, "srun": minislurm_srun}
+                                 "bare-sessions": bare_sessions, "srun": minislurm_srun,
+                                 "srun-m": minislurm_srun_module}
 #: Launchers that need the local cluster (its environment is added to their runs).
-NEEDS_CLUSTER = frozenset({"srun"})
+NEEDS_CLUSTER = frozenset({"srun", "srun-m"})
 
 #: The local cluster's slurm.conf: one partition of two nodes on this host
 #: (``NodeAddr=127.0.0.1``: rank 0's MASTER_ADDR), ``{cpus}`` CPUs each.

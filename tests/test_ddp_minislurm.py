@@ -125,15 +125,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster]:
         assert survivors == [], f"processes left after cluster down: {survivors}"
 
 
-def submit(mini: MiniCluster, folder: str, *train_extra: str, wait: bool) -> tuple[int, Path]:
+def submit(mini: MiniCluster, folder: str, *train_extra: str, wait: bool,
+           env: dict[str, str] | None = None) -> tuple[int, Path]:
     """``sbatch [--wait] -N2 --ntasks-per-node=1 job.sh <train args>`` in a fresh
     folder of the cluster's work dir; the job id and the folder (job.sh logs to
-    ``slurm-%j.out`` and checkpoints to ``checkpoints/job-%j`` there)."""
+    ``slurm-%j.out`` and checkpoints to ``checkpoints/job-%j`` there). ``env``: more
+    variables for the job (besides `JOB_ENV`)."""
     work = mini.work_dir / folder
     work.mkdir(parents=True)
     cmd = ["sbatch", "--parsable", *(["--wait"] if wait else []), "-N2",
            "--ntasks-per-node=1", str(JOB_SH), *TRAIN_ARGS, *train_extra]
-    res = mini.run(cmd, cwd=work, env=JOB_ENV, timeout=LIMIT)
+    res = mini.run(cmd, cwd=work, env={**JOB_ENV, **(env or {})}, timeout=LIMIT)
     match = re.match(r"(\d+)", res.stdout)
     assert match, f"sbatch printed no job id (rc {res.rc}): {res.stdout}{res.stderr}"
     job_id = int(match.group(1))
@@ -215,6 +217,53 @@ def test_a_node_set_down_requeues_the_job_which_resumes_bit_identical(
     assert digest_of(text) == bare_digest
 
 
+def test_a_node_down_during_the_checkpoint_write_kills_every_rank_and_resumes_elsewhere(
+    cluster: MiniCluster, bare_digest: str
+) -> None:
+    """The drill at the worst moment: rank 0 (on n1) is half way through writing
+    checkpoint 10 (the test hook ``COURSE_DDP_TEST_PAUSE_IN_CHECKPOINT``, first attempt
+    only) when n2 goes down. Every process of the job dies on every node -- the paused
+    rank 0 on the healthy n1 as well; the requeued job starts on healthy nodes (n2 stays
+    down), ignores the torn temporary, resumes from checkpoint 5 and ends bit-identical."""
+    job_id, work = submit(cluster, "drill-torn", "--step-time", "0.2", wait=False,
+                          env={"COURSE_DDP_TEST_PAUSE_IN_CHECKPOINT": "10"})
+    log = work / f"slurm-{job_id}.out"
+    try:
+        wait_for(lambda: log.exists() and "checkpoint-paused step=10 " in log.read_text(),
+                 "rank 0 to pause inside checkpoint 10")
+        first = show_job(cluster, job_id)
+        assert first["NodeList"] == "n[1-2]", first
+        procs = pids_with_env([f"SLURM_JOB_ID={job_id}"])  # batch shell, srun, both ranks
+        assert len(procs) >= 4, procs
+        down = cluster.run(["scontrol", "update", f"nodename={DRILL_NODE}", "state=down",
+                            "reason=drill"], timeout=30)
+        assert down.rc == 0, down.stderr
+        wait_for(lambda: not pids_with_env([f"SLURM_JOB_ID={job_id}"]),
+                 "every process of the job to end", 30)
+        wait_for(lambda: show_job(cluster, job_id)["JobState"] == "PENDING", "the requeue", 60)
+        assert show_job(cluster, job_id)["Restarts"] == "1"
+        torn = list((work / "checkpoints" / f"job-{job_id}").glob(".ckpt-00000010.pt.tmp-*"))
+        assert len(torn) == 1, torn
+        now = cluster.run(["scontrol", "update", f"jobid={job_id}", "starttime=now"],
+                          timeout=30)
+        assert now.rc == 0, now.stderr
+        state = cluster.wait_job(job_id, timeout=LIMIT)
+        text = log.read_text()
+        assert state == "COMPLETED", text
+        second = show_job(cluster, job_id)
+        assert DRILL_NODE not in second["NodeList"].replace("n[1-2]", "n1,n2"), second
+        assert f"job {job_id} on {second['NodeList']} restart_count=1\n" in text
+        records = parse_records(text.splitlines())
+        resumed = [f for kind, f in records if kind == "resume"]
+        assert len(resumed) == 1 and resumed[0]["step"] == "5", text
+        removed = [f for kind, f in records if kind == "removed"]
+        assert [Path(f["path"]).name for f in removed] == [torn[0].name], text
+        assert digest_of(text) == bare_digest
+    finally:
+        cluster.run(["scontrol", "update", f"nodename={DRILL_NODE}", "state=resume"],
+                    timeout=30)
+
+
 # ----- the launch benchmark's srun column (benchmarks/bench_ddp_launch.py) -------------
 def _bench() -> ModuleType:
     path = REPO / "benchmarks" / "bench_ddp_launch.py"
@@ -230,9 +279,11 @@ def test_the_benchmark_srun_column_is_minislurm_srun_on_one_node() -> None:
     bench = _bench()
     spec = bench.Spec("/py", 4, 12345, 22345, ("--steps", "20"))
     assert bench.LAUNCHERS["srun"](spec) == [
+        str(REPO / "bin" / "srun"), "-N1", "-n", "4", "/py", str(bench.SCRIPT), "--steps", "20"]
+    assert bench.LAUNCHERS["srun-m"](spec) == [
         "/py", "-m", "minislurm", "srun", "-N1", "-n", "4", "/py", str(bench.SCRIPT),
         "--steps", "20"]
-    assert {"srun"} == bench.NEEDS_CLUSTER
+    assert {"srun", "srun-m"} == bench.NEEDS_CLUSTER
 
 
 def test_the_benchmark_starts_its_own_cluster_and_always_brings_it_down() -> None:

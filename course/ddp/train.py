@@ -40,8 +40,10 @@ CPU kernels used are deterministic, and equal runs are checked by digest.
 
 Test hook: ``COURSE_DDP_TEST_PAUSE_IN_CHECKPOINT=<step>`` makes rank 0 stop half way
 through writing that step's checkpoint, print ``checkpoint-paused ...`` and sleep
-(until a test kills the job). ``--step-time`` adds simulated compute per step so a
-learner has time to ``scancel`` or down a node mid-run.
+(until a test kills the job) -- in the first attempt only (``SLURM_RESTART_COUNT``
+unset or 0), so that a requeued job, which keeps its environment, runs through.
+``--step-time`` adds simulated compute per step so a learner has time to ``scancel``
+or down a node mid-run.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ def _make_optimizer(args: argparse.Namespace, model: torch.nn.Module) -> torch.o
 def _pause_in_write(step: int) -> Callable[[Path], None] | None:
     """The test hook's ``mid_write`` for step ``step`` (or ``None``)."""
     wanted = os.environ.get(PAUSE_HOOK, "")
-    if wanted != str(step):
+    if wanted != str(step) or os.environ.get("SLURM_RESTART_COUNT", "0") not in ("", "0"):
         return None
 
     def pause(temp: Path) -> None:
