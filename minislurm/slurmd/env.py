@@ -34,7 +34,7 @@ from minislurm.layout import (
     tasks_per_node_string,
 )
 from minislurm.slurmd.context import JobContext, StepContext
-from minislurm.slurmd.gpu import gpu_environment
+from minislurm.slurmd.gpu import bind_task_gpus, gpu_environment, task_gpu_environment
 
 __all__ = [
     "allocation_environment",
@@ -239,14 +239,22 @@ def batch_environment(
     return env
 
 
+#: sbatch exports these GPU options, an srun that creates its own job does not
+#: (measured on 22.05.8: ``srun -n2 --gpus=2``, ``srun -N2 --gpus-per-node=1``,
+#: ``srun -n4 --gpus-per-task=1`` tasks have none of them).
+_SBATCH_ONLY_GPU_VARIABLES = ("SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK")
+
+
 def _srun_job_variables(job: JobContext, allocation: Allocation) -> dict[str, str]:
     """What an srun that created its own job sets (``env_array_for_job``, capture a1).
 
     No ``SLURM_MEM_PER_CPU``, even with ``--mem-per-cpu`` (real Slurm, see
-    tests/test_env_realslurm.py), and no ``SLURM_DISTRIBUTION`` unless ``-m``
-    was given.
+    tests/test_env_realslurm.py), no ``SLURM_DISTRIBUTION`` unless ``-m``
+    was given, and no ``SLURM_GPUS``/``SLURM_GPUS_PER_NODE``/``SLURM_GPUS_PER_TASK``.
     """
     env = _client_variables(job)
+    for name in _SBATCH_ONLY_GPU_VARIABLES:
+        env.pop(name, None)
     env.update(_array_variables(job))
     env.update(_allocation_variables(job, allocation))
     return env
@@ -351,6 +359,22 @@ def _step_node_resources(
     return cpus, gpus
 
 
+def _bound_gpus(
+    job: JobContext, step: StepContext, gpus: tuple[int, ...], local_id: int
+) -> tuple[int, ...] | None:
+    """The GPUs of ``gpus`` (the step's on the task's node) the task is bound to.
+
+    ``--gpus-per-task=N`` implies ``--gpu-bind=per_task:N`` (srun's own option, or
+    the job's, which srun inherits as ``SLURM_GPUS_PER_TASK`` inside sbatch); measured
+    on 22.05.8: task *k* of ``srun -n4 --gpus-per-task=1`` sees only GPU *k*.  The
+    step's own ``--gpus-per-task``/``--gpu-bind`` are read from the StepContext when
+    it carries them (``gpus_per_task``, ``gpu_bind``).
+    """
+    per_task = getattr(step, "gpus_per_task", None) or job.gpus_per_task
+    gpu_bind = getattr(step, "gpu_bind", None)
+    return bind_task_gpus(gpus, local_id, gpus_per_task=per_task, gpu_bind=gpu_bind)
+
+
 def step_task_environment(
     job: JobContext,
     allocation: Allocation,
@@ -365,7 +389,9 @@ def step_task_environment(
     ``base_env`` is srun's own environment: the batch script's environment for
     an srun inside sbatch (it inherits ``SLURM_JOB_GPUS``, ``SLURM_MEM_PER_CPU``,
     ``SLURM_NODE_ALIASES``, ``HOSTNAME``, ...), the user's for an srun that
-    creates its own job.  Captures a1/a2/a3 show the result.
+    creates its own job.  Captures a1/a2/a3 show the result.  With
+    ``--gpus-per-task``/``--gpu-bind`` the task sees only its own GPUs
+    (`minislurm.slurmd.gpu.bind_task_gpus`).
     """
     layout = step.layout
     node_index = layout.node_index(task_id)
@@ -391,7 +417,10 @@ def step_task_environment(
         }
     )
     env.update(_node_variables(node))
-    env.update(gpu_environment(gpus, scope="step"))
+    gpu_env, unset = task_gpu_environment(gpus, _bound_gpus(job, step, gpus, local_id))
+    for name in unset:
+        env.pop(name, None)
+    env.update(gpu_env)
     if local_id == 0:
         # slurmstepd's exec_task calls _make_tmpdir only for its first task, so
         # only local task 0 gets TMPDIR=/tmp when it is unset (capture a1:
