@@ -2,8 +2,9 @@
 
 For each notebook under notebooks/ (a copy in a temporary root, so the stored notebooks
 are not touched): open it, clear the outputs, run all cells, wait for the kernel to be
-idle, check that no cell errored, move the experiment's ipywidgets slider with the
-keyboard and check that a plotly figure changed, and save a screenshot of the lesson to
+idle, check that no cell errored, move the experiment's ipywidgets slider (the first of
+the notebook) with the keyboard and check that its readout and the plotly figure drawn in
+the same cell changed, and save a screenshot of the lesson to
 build/screenshots/NN-name.png (and to a temporary folder the test prints). A notebook
 without a slider fails only if the course manifest says its experiment has one.
 
@@ -123,16 +124,21 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+#: notebook -> how its slider moved ("4 -> 7"), printed at the end of the module.
+moved: dict[str, str] = {}
+
+
 @pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("screenshots")
     print(f"\nscreenshots: {folder} and {SCREENSHOTS}")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return folder
+    yield folder
+    print("\nsliders moved: " + ", ".join(f"{k} {v}" for k, v in sorted(moved.items())))
 
 
-_FIGURES = """() => Array.from(document.querySelectorAll(
-    '#' + window.jupyterapp.shell.currentWidget.id + ' .js-plotly-plot'))
+#: The drawn plotly figures inside one element (the slider's cell): traces and title.
+_FIGURES = """cell => Array.from(cell.querySelectorAll('.js-plotly-plot'))
   .map(el => JSON.stringify({data: (el.data || []).map(t => [t.name, Array.from(t.x || []),
                                                              Array.from(t.y || [])]),
                              title: el.layout && el.layout.title && el.layout.title.text}))"""
@@ -207,17 +213,26 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
                 pytest.fail(f"{notebook.name}: the manifest says the experiment has a slider, "
                             "but none is shown")
         else:
-            before = page.evaluate(_FIGURES)
+            # the experiment's figure: the one drawn in the same cell as the slider
             handle = sliders.first
+            cell = handle.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
+                                  " ' jp-CodeCell ')][1]")
+            readout = handle.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
+                                     " ' widget-slider ')][1]").locator(".widget-readout")
+            before = cell.evaluate(_FIGURES)
+            assert before and all('"data":[]' not in f for f in before), (
+                f"{notebook.name}: the slider's cell shows no drawn plotly figure")
+            value = readout.inner_text()
             handle.scroll_into_view_if_needed()
             handle.focus()
             for _ in range(3):
                 page.keyboard.press("ArrowRight")
                 page.wait_for_timeout(150)
             deadline, back = time.monotonic() + 60, time.monotonic() + 15
-            while page.evaluate(_FIGURES) == before:
+            while cell.evaluate(_FIGURES) == before:
                 if time.monotonic() > deadline:
-                    pytest.fail(f"{notebook.name}: moving the slider changed no plotly figure")
+                    pytest.fail(f"{notebook.name}: moving the slider ({value!r} -> "
+                                f"{readout.inner_text()!r}) did not change its figure")
                 if back and time.monotonic() > back:  # maybe it was at its maximum
                     back = 0.0
                     handle.focus()
@@ -225,13 +240,16 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
                         page.keyboard.press("ArrowLeft")
                         page.wait_for_timeout(150)
                 page.wait_for_timeout(300)
+            assert readout.inner_text() != value, f"{notebook.name}: the slider did not move"
             _wait_idle(page, 120)
             assert _errors(page) == []
             page.locator(f"{panel} .widget-slider").first.scroll_into_view_if_needed()
             page.wait_for_timeout(800)
+            moved[notebook.stem] = f"{value} -> {readout.inner_text()}"
         name = f"{notebook.stem}.png"
         page.screenshot(path=str(shots / name))
         shutil.copyfile(shots / name, SCREENSHOTS / name)
+        print(f"\n{notebook.stem}: screenshot {SCREENSHOTS / name}")
     finally:
         page.close()
 
