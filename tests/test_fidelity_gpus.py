@@ -36,9 +36,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from captures import capture_root
+from realslurm import RealSlurm
+from realslurm.differential import parse_env, run_batch
 
 from minislurm.cluster import Cluster
 from minislurm.ctld.step_mgr import plan_step
+from minislurm.hostlist import expand
 from minislurm.job import Allocation
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun
@@ -447,3 +450,43 @@ def test_gpu_bind_none_unsets_what_srun_inherited() -> None:
     assert none == ()
     assert bound["CUDA_VISIBLE_DEVICES"] == bound["SLURM_STEP_GPUS"] == "2"
     assert bound["SLURM_GPUS_ON_NODE"] == "4"
+
+
+# ---- the same on the real cluster ---------------------------------------------------
+
+REAL_SCRIPT = """#!/bin/bash
+scontrol show job -d $SLURM_JOB_ID | grep ' Nodes=.*GRES=' > gres.txt
+srun bash -c 'env | grep -E "^(CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|ROCR_VISIBLE_DEVICES|\\
+ZE_AFFINITY_MASK|SLURM_STEP_GPUS|SLURM_GPUS_ON_NODE|SLURM_GPUS_PER_TASK|SLURMD_NODENAME)=" \\
+| sort > step.$SLURM_PROCID.env'
+"""
+
+
+def _real_gres(text: str) -> str:
+    """``scontrol show job -d`` per-node lines as ``node:cpus:indices``."""
+    shown: list[str] = []
+    for m in re.finditer(r"Nodes=(\S+) CPU_IDs=(\S+) Mem=\d+ GRES=\S+\(IDX:([\d,-]+)\)", text):
+        cpus = sum(int(b or a) - int(a) + 1
+                   for a, _, b in (p.partition("-") for p in m.group(2).split(",")))
+        idx = [str(i) for a, _, b in (p.partition("-") for p in m.group(3).split(","))
+               for i in range(int(a), int(b or a) + 1)]
+        shown += [f"{node}:{cpus}:{','.join(idx)}" for node in expand(m.group(1))]
+    return " ".join(shown)
+
+
+@pytest.mark.realslurm
+@pytest.mark.parametrize("args", ["-N2 -n4 --gpus-per-task=1", "-n2 --gpus-per-task=2",
+                                  "-N2 --gpus=3"])
+def test_gpu_placement_and_binding_on_both(real_slurm: RealSlurm, args: str) -> None:
+    """The same job on the real cluster and on minislurm: GPUs per node and per task."""
+    real_slurm.cancel_all()
+    run = run_batch(real_slurm, REAL_SCRIPT, args=shlex.split(args))
+    assert run.state == "COMPLETED", run.submit
+    c = _cluster(())
+    assert _shown(c, _allocate(c, args)) == _real_gres(run.files["gres.txt"])
+    if "--gpus=" in args:
+        return  # srun inside a --gpus job: ctld/step_mgr.py (test_steps_of_a_gpu_total_job...)
+    steps = sorted((k for k in run.files if k.startswith("step.")),
+                   key=lambda k: int(k.split(".")[1]))
+    real_tasks = [_task(parse_env(run.files[k])) for k in steps]
+    assert _batch_tasks(args, "")[1] == real_tasks
