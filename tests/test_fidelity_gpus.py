@@ -206,6 +206,34 @@ def test_submit_passes_gpu_totals_and_per_task_counts_to_select(args: str) -> No
     assert _shown(c, _allocate(c, args, shim=False)) == ALLOCATIONS[((), args)]
 
 
+#: sbatch OPTIONS -> (stderr, exit code) on real 22.05.8 (no job is created).
+REJECTED = {
+    "--gpus=17": ("sbatch: error: Batch job submission failed: Requested node configuration "
+                  "is not available\n", 1),
+}
+#: The same, where ctld/submit.py does not check the per-job/per-task counts yet.
+REJECTED_NEEDS_SUBMIT = {
+    "-N2 --gpus=9": REJECTED["--gpus=17"],
+    "-N1 -n2 --gpus-per-task=3": REJECTED["--gpus=17"],
+    "-n5 --gpus-per-task=4": REJECTED["--gpus=17"],
+    "-N3 --gpus=2": ("sbatch: error: Failed to validate job spec, --gpus < -N\n"
+                     "sbatch: error: Invalid generic resource (gres) specification\n", 1),
+}
+
+
+@pytest.mark.parametrize("args", list(REJECTED))
+def test_gpu_requests_no_nodes_can_hold_are_rejected(args: str) -> None:
+    r = _cluster(()).run(f"sbatch {args} --wrap true")
+    assert (r.stdout, r.stderr, r.returncode) == ("", *REJECTED[args])
+
+
+@pytest.mark.xfail(strict=True, reason=SUBMIT_GAP)
+@pytest.mark.parametrize("args", list(REJECTED_NEEDS_SUBMIT))
+def test_submit_rejects_gpu_totals_and_per_task_counts_like_real_slurm(args: str) -> None:
+    r = _cluster(()).run(f"sbatch {args} --wrap true")
+    assert (r.stdout, r.stderr, r.returncode) == ("", *REJECTED_NEEDS_SUBMIT[args])
+
+
 def test_job_gpu_shares_leave_one_for_every_node_to_come() -> None:
     """cons_tres ``_set_job_bits1``/``_set_job_bits2`` on the chosen nodes' free GPUs."""
     assert job_gpu_shares([4, 4], 3) == [2, 1]

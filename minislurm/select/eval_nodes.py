@@ -9,6 +9,10 @@ Finally ``_set_task_dist`` deals the tasks out (one per node, then round robin)
 and each node keeps ``tasks x -c`` CPUs.  Measured on real 22.05.8 with 4-CPU
 nodes (tests/test_fidelity_select.py): ``-N2 -n4`` -> 3,1; ``-N3 -n4 -c2`` ->
 4,2,2; ``-N2-3 -n4`` -> 2,1,1 (a node range aims at its maximum).
+
+A ``--gpus=N`` total (``gres_per_job``) is :func:`eval_nodes_gpus`: the same CPU
+shares on nodes picked with the GPUs in mind, then ``_set_job_bits1``'s GPU shares
+(:func:`job_gpu_shares`): ``-N2 --gpus=3`` -> 2 + 1 GPUs (tests/test_fidelity_gpus.py).
 """
 
 from __future__ import annotations
