@@ -529,6 +529,25 @@ def test_a_missing_interpreter_fails_the_job_with_slurmstepds_message(
     assert cluster.is_up()
 
 
+def test_a_step_whose_script_is_not_executable_fails_the_job(cluster: LocalCluster,
+                                                              work: Path) -> None:
+    """``srun ./noexec.sh`` (mode 644) as the batch script's last command: slurmstepd's
+    ``execve(): ...: Permission denied`` and srun's task line in the job's error file,
+    the step, the batch step and the job FAILED 13:0 (EACCES) in sacct."""
+    (work / "noexec.sh").write_text("#!/bin/sh\necho hi\n")
+    (work / "noexec.sh").chmod(0o644)
+    (work / "job.sh").write_text("#!/bin/bash\nsrun ./noexec.sh\n")
+    done = cluster.run("sbatch", "--wait", "-o", "job-%j.out", "-e", "job-%j.err", "job.sh",
+                       cwd=work)
+    assert done.returncode == 13, done.stderr
+    job = int(done.stdout.split()[-1])
+    err = (work / f"job-{job}.err").read_text().splitlines()
+    assert err == [f"slurmstepd-n1: error: execve(): {work}/./noexec.sh: Permission denied",
+                   "srun: error: n1: task 0: Exited with exit code 13"]
+    assert [r[2:] for r in cluster.sacct(job, work)] == [["FAILED", "13:0"]] * 3
+    assert cluster.is_up()
+
+
 def test_an_output_path_that_cannot_be_written_fails_the_job(cluster: LocalCluster,
                                                              work: Path) -> None:
     """Capture f4/05: ``-o nosuchdir/out-%j.out`` -> the launch fails, sbatch --wait rc 1, no
