@@ -661,6 +661,46 @@ def test_cluster_down_stops_running_jobs(tmp_path: Path, reference: Path) -> Non
         _stop(second)
 
 
+def test_slurmctld_d_runs_the_controller_in_the_foreground(tmp_path: Path,
+                                                           reference: Path) -> None:
+    """``python -m minislurm slurmctld -D`` (as ``slurmctld -D``): it serves in the
+    foreground, logs to its standard output, and SIGTERM saves the state and ends it
+    (exit 0, socket gone); the job submitted meanwhile is there at the next start.
+    Without ``-D`` it says how to start it in the background."""
+    root = tmp_path / "fg"
+    root.mkdir()
+    shutil.copy(reference / "slurm.conf", root / "slurm.conf")
+    shutil.copy(reference / "gres.conf", root / "gres.conf")
+    env = _clean_env(root / "state", root / "slurm.conf")
+    bare = subprocess.run([sys.executable, "-m", "minislurm", "slurmctld"], env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert bare.returncode == 1 and "cluster up" in bare.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "minislurm", "slurmctld", "-D"], env=env,
+                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, stdin=subprocess.DEVNULL)
+    try:
+        sock = root / "state" / "slurmctld.sock"
+        assert _wait_until(sock.exists, 30), "slurmctld -D did not open its socket"
+        held = subprocess.run(["sbatch", "--parsable", "-H", "--wrap", "true"], env=env,
+                              cwd=root, capture_output=True, text=True, timeout=TIMEOUT)
+        assert held.returncode == 0, held.stderr
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 0, out
+    assert "slurmctld running" in out and "Saving all slurm state" in out
+    assert not sock.exists()
+    again = _start(root, reference)
+    try:
+        job = again.run("squeue", "-h", "-o", "%i %T %r", cwd=root)
+        assert job.stdout == f"{held.stdout.strip()} PENDING JobHeldUser\n", job
+    finally:
+        _stop(again)
+
+
 def test_cluster_usage_errors(tmp_path: Path) -> None:
     for argv in ([], ["sideways"], ["up", "--conf"]):
         done = subprocess.run([sys.executable, "-m", "minislurm", "cluster", *argv],
