@@ -360,3 +360,51 @@ def test_a_requeued_real_slurm_job_resumes_bit_identical(real_slurm: Any, refere
     resume = run.first("resume")
     assert 10 <= int(resume["step"]) < STEPS and resume["restart_count"] == "1"
     assert run.digest == reference.digest
+
+
+@pytest.mark.realslurm
+def test_job_sh_wires_the_ranks_alike_on_real_slurm_and_minislurm(
+    real_slurm: Any, tmp_path: Path
+) -> None:
+    """The same ``sbatch -N2 --ntasks-per-node=1 job.sh --log-ranks all`` on real Slurm
+    22.05, then on minislurm's local cluster with the same job id (``FirstJobId``):
+    every rank logs its wiring (rank, world size, launcher, MASTER_ADDR:MASTER_PORT,
+    restart count), and both runs must agree on it, on the job's first line (id and
+    nodes) and on the final parameters, bit for bit."""
+    from minicluster import MiniCluster, MiniClusterUnavailable
+
+    argv = [*TRAIN[3:], "--log-ranks", "all"]
+
+    def run(cluster: Any, work: Path, env: dict[str, str]) -> tuple[int, str]:
+        work.mkdir(parents=True, exist_ok=True)
+        done = cluster.run(["sbatch", "--parsable", "-N2", "--ntasks-per-node=1", str(JOB_SH),
+                            *argv], cwd=work, env=env, timeout=30)
+        assert done.rc == 0, done.stderr
+        job_id = int(done.stdout.strip().split(";")[0])
+        state = cluster.wait_job(job_id, timeout=LIMIT)
+        log = (work / f"slurm-{job_id}.out").read_text()
+        assert state == "COMPLETED", log
+        return job_id, log
+
+    def wiring(log: str) -> list[tuple[str, ...]]:
+        starts = [f for kind, f in parse_records(log.splitlines()) if kind == "start"]
+        return sorted(tuple(f[k] for k in ("rank", "world", "launcher", "master",
+                                           "restart_count")) for f in starts)
+
+    real_id, real_log = run(real_slurm, real_slurm.work_dir / "ddp-wiring", {"PYTHON": PY})
+    mini = MiniCluster(tmp_path / "mini", first_job_id=real_id)
+    try:
+        mini.start()
+    except MiniClusterUnavailable as exc:
+        pytest.skip(str(exc))
+    try:
+        mini_id, mini_log = run(mini, mini.work_dir / "ddp-wiring",
+                                {"PYTHON": PY, "PYTHONPATH": str(JOB_SH.parents[2])})
+    finally:
+        assert mini.stop() == []
+    assert mini_id == real_id
+    assert wiring(real_log) == wiring(mini_log) == [
+        (str(r), "2", "slurm", f"127.0.0.1:{master_port(real_id)}", "0") for r in range(2)]
+    assert real_log.splitlines()[0] == mini_log.splitlines()[0] == \
+        f"job {real_id} on n[1-2] restart_count=0"
+    assert Run([0], real_log).digest == Run([0], mini_log).digest
