@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
 from course.manifest import ROOT, load_manifest
@@ -258,18 +259,24 @@ def test_built_lesson_page_draws_its_figures_offline(browser: Any, tmp_path: Pat
     from course.build import BuildOptions, build
 
     site = tmp_path / "site"
-    build(BuildOptions(out=site, execute=False, only=("08-frontier-scale",), progress=False))
+    build(BuildOptions(out=site, execute=False, only=("06-backfill",), progress=False))
+    stored = nbformat.read(str(ROOT / "notebooks" / "06-backfill.ipynb"), as_version=4)
+    figures = sum("application/vnd.plotly.v1+json" in o.get("data", {})
+                  for c in stored.cells if c.cell_type == "code" for o in c.outputs)
+    assert figures >= 3  # the Gantt charts, utilisation, waits
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.route("http*://**", lambda route: route.abort())  # offline: no CDN, no web
-        page.goto((site / "lessons" / "08-frontier-scale.html").as_uri())
-        page.wait_for_function(
-            "() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2",
+        page.goto((site / "lessons" / "06-backfill.html").as_uri())
+        page.wait_for_function(  # every figure drawn (an svg inside each plot div)
+            f"() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+            f".filter(p => p.querySelector('.main-svg')).length === {figures}",
             timeout=30_000)
         assert errors == []
-        drawn = page.evaluate("() => document.querySelector('.js-plotly-plot').data.length")
-        assert drawn >= 4
+        traces = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
+                               ".map(p => p.data.length)")
+        assert len(traces) == figures and min(traces) >= 1 and max(traces) >= 4
     finally:
         page.close()

@@ -82,7 +82,12 @@ def test_plotly_figures_are_interactive_and_offline(built: tuple[Path, object]) 
     assert js.stat().st_size > 1_000_000 and b"Plotly" in js.read_bytes()[:100_000]
     page = (site / "lessons" / "08-frontier-scale.html").read_text()
     assert '<script src="../assets/plotly.min.js"></script>' in page
-    assert page.count("Plotly.newPlot(") >= 2 and 'id="plotly-08-frontier-scale-1"' in page
+    executed = nbformat.read(str(site / "notebooks" / "08-frontier-scale.ipynb"), as_version=4)
+    figures = sum("application/vnd.plotly.v1+json" in o.get("data", {})
+                  for c in executed.cells if c.cell_type == "code" for o in c.outputs)
+    assert figures >= 1 and page.count("Plotly.newPlot(") == figures  # every one drawn
+    for n in range(1, figures + 1):
+        assert f'id="plotly-08-frontier-scale-{n}"' in page
     assert "require.js" not in page and "html-manager" not in page  # no CDN scripts
     assert "goodput" in page and "Interactive widget: open this notebook" in page
     assert "application/vnd.jupyter.widget-view+json" not in page
