@@ -10,7 +10,12 @@ and a 16-CPU job waiting for both (so the main scheduler starts nothing behind i
   share would skip n1);
 * then ``-n6 -t 1`` is backfilled on n[2-4] with 1 + 1 + 4 CPUs (it used to wait).
 
-The same scenario runs on minislurm's embedded cluster and, with root, on real Slurm.
+The same holds for GPUs (``GPU_SUBMITS``): with 3 of n1's and n2's 4 GPUs busy and a
+``-N4 --gpus-per-node=4`` job waiting, ``-N2 --gpus=3`` is backfilled on n[3-4] with GPUs
+0-1 + 0 (a ``--gpus`` total skips partly used nodes and leaves each node one), then
+``-n2 --gpus-per-task=1`` on n3 with GPUs 2-3.
+
+The scenarios run on minislurm's embedded cluster and, with root, on real Slurm.
 """
 
 from __future__ import annotations
@@ -47,9 +52,31 @@ def _fields(text: str) -> dict[str, str]:
     return dict(re.findall(r"(\w[\w/:]*)=(\S*)", text))
 
 
-def _scenario(run: Callable[[str], str], pause: Callable[[float], None]) -> dict[str, tuple]:
+GPU_SUBMITS = [
+    ("hold1", "-w n1 -n1 --gpus=3 -t 5 --wrap 'sleep 120'"),
+    ("hold2", "-w n2 -n1 --gpus=3 -t 5 --wrap 'sleep 120'"),
+    ("big", "-N4 --gpus-per-node=4 -t 1 --wrap 'sleep 5'"),
+    ("uneven", "-N2 --gpus=3 -t 1 --wrap 'sleep 60'"),
+    ("spread", "-n2 --gpus-per-task=1 -t 1 --wrap 'sleep 60'"),
+]
+
+GPU_EXPECTED = {
+    "hold1": ("RUNNING", "None", "n1", "1", None),
+    "hold2": ("RUNNING", "None", "n2", "1", None),
+    "big": ("PENDING", "Resources", "", "4", None),
+    "uneven": ("RUNNING", "None", "n[3-4]", "2", "Backfill"),
+    "spread": ("RUNNING", "None", "n3", "2", "Backfill"),
+}
+#: ``scontrol show -d``'s ``GRES=gpu:a100:N(IDX:...)`` per node on 22.05.8
+GPU_INDICES = {"uneven": [("n3", (0, 1)), ("n4", (0,))], "spread": [("n3", (2, 3))]}
+
+
+def _scenario(
+    run: Callable[[str], str], pause: Callable[[float], None],
+    submits: list[tuple[str, str]] = SUBMITS,
+) -> dict[str, tuple]:
     ids = {}
-    for i, (label, options) in enumerate(SUBMITS):
+    for i, (label, options) in enumerate(submits):
         ids[label] = run(f"sbatch --parsable {options}").strip().split(";")[0]
         if i == 1:
             pause(1)  # the holders run before the rest is submitted
@@ -60,6 +87,22 @@ def _scenario(run: Callable[[str], str], pause: Callable[[float], None]) -> dict
         scheduler = f.get("Scheduler") if label in ("uneven", "spread") else None
         out[label] = (f["JobState"], f["Reason"], f["NodeList"], f["NumCPUs"], scheduler)
     return out
+
+
+def test_backfill_places_gpu_totals_and_per_task_gpus_like_slurm(tmp_path: Path) -> None:
+    cluster = reference_cluster(tmp_path)
+
+    def run(cmd: str) -> str:
+        result = cluster.run(cmd)
+        assert result.returncode == 0, (cmd, str(result))
+        return result.stdout
+
+    assert _scenario(run, cluster.advance, GPU_SUBMITS) == GPU_EXPECTED
+    by_nodes = {j.nodelist: j for j in cluster.controller.jobs() if j.allocation is not None}
+    for label, want in GPU_INDICES.items():
+        job = by_nodes[GPU_EXPECTED[label][2]]
+        assert job.allocation is not None
+        assert [(n.node, n.gpu_indices) for n in job.allocation.nodes] == want, label
 
 
 def test_backfill_offers_select_every_node_one_task_fits_on(tmp_path: Path) -> None:
@@ -88,6 +131,10 @@ def test_backfill_scenario_on_real_slurm(real_slurm, tmp_path: Path) -> None:  #
 
     try:
         got = _scenario(run, time.sleep)
+        real_slurm.run("scancel -u root", cwd=tmp_path)
+        time.sleep(1)
+        got_gpus = _scenario(run, time.sleep, GPU_SUBMITS)
     finally:
         real_slurm.run("scancel -u root", cwd=tmp_path)
     assert got == EXPECTED
+    assert got_gpus == GPU_EXPECTED

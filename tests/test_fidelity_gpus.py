@@ -19,11 +19,10 @@ lines) and ``srun -l env`` in the job.  "Holders" are jobs running first, each
   all but ``SLURM_GPUS_ON_NODE``.  The batch step is not bound.
 
 minislurm's select takes the per-job and per-task counts in ``ResourceRequest``
-(``gpus_per_job``/``gpus_per_task``).  Until ctld/submit.py fills them from
-``--gpus``/``--gpus-per-task``, :func:`_allocate` puts them into the held job's
-request the way submit.py must (see ``_as_submit_should``); the tests that go
-through submit.py alone are strict xfails that flip with that change, and so are
-those that need srun's own ``--gpus-per-task``/``--gpu-bind`` in ``StepContext``.
+(``gpus_per_job``/``gpus_per_task``, filled by ctld/submit.py from ``--gpus`` and
+``--gpus-per-task``); a step of a ``--gpus=N`` job shares N over the job's GPUs
+(ctld/step_mgr.py), and srun's own ``--gpus-per-task``/``--gpu-bind`` reach the
+tasks through ``StepContext``.
 """
 
 from __future__ import annotations
@@ -117,15 +116,6 @@ PER_NODE_ALLOCATIONS: dict[tuple[tuple[str, ...], str], str] = {
     (("n1:2",), "-N2 --gpus-per-node=2"): "n1:1:2,3 n2:1:0,1",
 }
 
-#: The same through ctld/submit.py as it stands (no per-job/per-task counts yet).
-NEEDS_SUBMIT = ("-N2 --gpus=3", "-N2 --gpus=5", "-N3 --gpus=6", "-N2 --gpus=4",
-                "-n4 --gpus-per-task=1", "-N2 --ntasks-per-node=2 --gpus-per-task=1")
-SUBMIT_GAP = ("ctld/submit.py passes --gpus as an even share (gpus_per_node=ceil(N/nodes)) and "
-              "ignores --gpus-per-task; it must fill ResourceRequest.gpus_per_job/gpus_per_task")
-STEP_GAP = ("StepContext carries no gpus_per_task/gpu_bind yet (slurmd/context.py, filled "
-            "by ctld/step_service.py from srun's --gpus-per-task/--gpu-bind)")
-
-
 def _conf() -> Path:
     root = capture_root()
     if root is None:
@@ -145,16 +135,6 @@ def _count(text: str | None) -> int:
     return int(text.rsplit(":", 1)[-1]) if text else 0
 
 
-def _as_submit_should(req: ResourceRequest, args: str) -> ResourceRequest:
-    """The request ctld/submit.py must build: ``--gpus`` as a total, ``--gpus-per-task``."""
-    o = parse_sbatch([*shlex.split(args), "--wrap", "true"], env={}, cwd="/tmp").options
-    if o.gpus and not o.gpus_per_node and not o.gres:
-        req = dataclasses.replace(req, gpus_per_job=_count(o.gpus), gpus_per_node=0)
-    if o.gpus_per_task:
-        req = dataclasses.replace(req, gpus_per_task=_count(o.gpus_per_task))
-    return req
-
-
 def _cluster(holders: tuple[str, ...]) -> Cluster:
     c = Cluster(_conf())
     for h in holders:
@@ -163,12 +143,9 @@ def _cluster(holders: tuple[str, ...]) -> Cluster:
     return c
 
 
-def _allocate(c: Cluster, args: str, *, shim: bool = True) -> int:
-    """Submit ``args`` (held), give it the request submit.py should build, start it."""
+def _allocate(c: Cluster, args: str) -> int:
+    """Submit ``args`` (held), then release it: it starts on what is free then."""
     jid = c.sbatch("#!/bin/bash\nsleep 60\n", "--hold", *shlex.split(args), runtime=60)
-    if shim:
-        job = c.controller._jobs[jid]  # the controller's record (what submit.py filled in)
-        job.request = _as_submit_should(job.request, args)
     c.run(f"scontrol release {jid}")
     c.advance(1)
     return jid
@@ -199,20 +176,12 @@ def test_per_node_gpu_jobs_still_take_partly_used_nodes(case: tuple[tuple[str, .
     assert _shown(c, _allocate(c, args)) == PER_NODE_ALLOCATIONS[case]
 
 
-@pytest.mark.xfail(strict=True, reason=SUBMIT_GAP)
-@pytest.mark.parametrize("args", NEEDS_SUBMIT)
-def test_submit_passes_gpu_totals_and_per_task_counts_to_select(args: str) -> None:
-    c = _cluster(())
-    assert _shown(c, _allocate(c, args, shim=False)) == ALLOCATIONS[((), args)]
-
-
 #: sbatch OPTIONS -> (stderr, exit code) on real 22.05.8 (no job is created).
 REJECTED = {
     "--gpus=17": ("sbatch: error: Batch job submission failed: Requested node configuration "
                   "is not available\n", 1),
 }
-#: The same, where ctld/submit.py does not check the per-job/per-task counts yet.
-REJECTED_NEEDS_SUBMIT = {
+REJECTED |= {
     "-N2 --gpus=9": REJECTED["--gpus=17"],
     "-N1 -n2 --gpus-per-task=3": REJECTED["--gpus=17"],
     "-n5 --gpus-per-task=4": REJECTED["--gpus=17"],
@@ -225,13 +194,6 @@ REJECTED_NEEDS_SUBMIT = {
 def test_gpu_requests_no_nodes_can_hold_are_rejected(args: str) -> None:
     r = _cluster(()).run(f"sbatch {args} --wrap true")
     assert (r.stdout, r.stderr, r.returncode) == ("", *REJECTED[args])
-
-
-@pytest.mark.xfail(strict=True, reason=SUBMIT_GAP)
-@pytest.mark.parametrize("args", list(REJECTED_NEEDS_SUBMIT))
-def test_submit_rejects_gpu_totals_and_per_task_counts_like_real_slurm(args: str) -> None:
-    r = _cluster(()).run(f"sbatch {args} --wrap true")
-    assert (r.stdout, r.stderr, r.returncode) == ("", *REJECTED_NEEDS_SUBMIT[args])
 
 
 def test_job_gpu_shares_leave_one_for_every_node_to_come() -> None:
@@ -345,9 +307,6 @@ BATCH_GPUS_TOTAL: dict[tuple[str, str], tuple[dict[str, str], list[Task]]] = {
         [("n1", "0,1", "2", None), ("n1", "0,1", "2", None), ("n1", "0,1", "2", None),
          ("n2", "0", "1", None)]),
 }
-STEP_MGR_GAP = ("ctld/step_mgr.py plan_step gives a --gpus=N step ceil(N/nodes) GPUs on every "
-                "node and refuses the step when a node holds fewer (it must share N like "
-                "select.eval_nodes.job_gpu_shares over the job's GPUs on the step's nodes)")
 
 #: Steps that need srun's own --gpus-per-task/--gpu-bind in the StepContext.
 BATCH_STEP_OPTIONS: dict[tuple[str, str], tuple[dict[str, str], list[Task]]] = {
@@ -429,13 +388,11 @@ def test_batch_and_step_gpus_like_real_slurm(case: tuple[str, str]) -> None:
     assert _batch_tasks(*case) == BATCH[case]
 
 
-@pytest.mark.xfail(strict=True, reason=STEP_MGR_GAP)
 @pytest.mark.parametrize("case", list(BATCH_GPUS_TOTAL), ids=lambda c: c[0])
 def test_steps_of_a_gpu_total_job_like_real_slurm(case: tuple[str, str]) -> None:
     assert _batch_tasks(*case) == BATCH_GPUS_TOTAL[case]
 
 
-@pytest.mark.xfail(strict=True, reason=STEP_GAP)
 @pytest.mark.parametrize("case", list(SRUN_BIND), ids=lambda c: c[1])
 def test_srun_gpu_bind_like_real_slurm(case: tuple[tuple[str, ...], str]) -> None:
     bind = re.search(r"--gpu-bind=(\S+)", case[1])
@@ -443,7 +400,6 @@ def test_srun_gpu_bind_like_real_slurm(case: tuple[tuple[str, ...], str]) -> Non
     assert _srun_tasks(*case, gpu_bind=bind.group(1)) == SRUN_BIND[case]
 
 
-@pytest.mark.xfail(strict=True, reason=STEP_GAP)
 @pytest.mark.parametrize("case", list(BATCH_STEP_OPTIONS), ids=lambda c: f"{c[0]}|{c[1]}")
 def test_step_options_bind_like_real_slurm(case: tuple[str, str]) -> None:
     srun = parse_srun([*shlex.split(case[1]), "env"], env={}, cwd="/tmp").options

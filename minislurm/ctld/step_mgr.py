@@ -21,6 +21,7 @@ from minislurm.errors import SlurmError
 from minislurm.job import Allocation
 from minislurm.layout import TaskLayout, default_step_distribution, distribute
 from minislurm.options import JobOptions
+from minislurm.select.eval_nodes import job_gpu_shares
 
 _COUNT = re.compile(r"(?:gpu:)?(?:[A-Za-z0-9_]+:)?(\d+)$")
 
@@ -78,11 +79,18 @@ def plan_step(job_id: int, allocation: Allocation, opts: JobOptions, step_id: in
     per_node_gpus = _gpu_count(opts.gpus_per_node)
     total_gpus = _gpu_count(opts.gpus) or _gpu_count(opts.gres)
     gpus: list[tuple[int, ...]] = []
-    for node in nodes:
+    shares: list[int] | None = None
+    if per_node_gpus is None and total_gpus is not None and not opts.gres:
+        shares = job_gpu_shares([len(n.gpu_indices) for n in nodes], total_gpus)
+        if sum(shares) < total_gpus:
+            raise _step_error(job_id, "Requested node configuration is not available")
+    for k, node in enumerate(nodes):
         held = node.gpu_indices
         take = per_node_gpus if per_node_gpus is not None else None
-        if take is None and total_gpus is not None:
-            take = total_gpus if opts.gres else -(-total_gpus // len(nodes))
+        if shares is not None:
+            take = shares[k]
+        elif take is None and total_gpus is not None:
+            take = total_gpus
         if take is not None and take > len(held):
             raise _step_error(job_id, "Requested node configuration is not available")
         gpus.append(held if take is None else held[:take])

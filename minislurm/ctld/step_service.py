@@ -86,7 +86,8 @@ class StepService:
             inside_allocation=bool(req.get("inside", True)), cpus_on_node=plan.cpus_on_node,
             gpus=plan.gpus, cpus_per_task=opts.cpus_per_task,
             ntasks_per_node=opts.ntasks_per_node, distribution=opts.distribution,
-            label=bool(opts.label),
+            label=bool(opts.label), gpus_per_task=opts.gpus_per_task,
+            gpu_bind=dict(opts.other).get("gpu-bind"),
         )
         job_ctx = self.runner.job_context(job, body)
         tasks = step_tasks(job_ctx, allocation, step, inv.command, base_env=env,

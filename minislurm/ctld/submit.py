@@ -142,6 +142,12 @@ def check_request(
     except HostlistError:
         raise reject(prog, INVALID_NODE_NAME) from None
     per_node_gpu, gtype, per_job_gpu, tpn = _gpu_request(opts, prog)
+    per_task_gpu = 0
+    if opts.gpus_per_task:
+        tname, _, count = opts.gpus_per_task.rpartition(":")
+        if not count.isdigit() or int(count) == 0:
+            raise SubmitError(f"{prog}: error: Invalid generic resource (gres) specification", 1)
+        per_task_gpu, gtype = int(count), tname or gtype
     if gtype is not None and gtype not in table.gpu_types:
         raise reject(prog, NODE_CONFIG)
     spread = opts.nodes_min is None and not req_idx
@@ -152,12 +158,22 @@ def check_request(
     if exc_idx:
         usable[list(exc_idx)] = False
     biggest_gpus = int(table.total_gpus_of(gtype)[usable].max()) if usable.any() else 0
+    gpus_per_job = 0
     if per_job_gpu is not None:
         if per_node_gpu == 0:
+            if opts.nodes_min is not None and per_job_gpu < opts.nodes_min:
+                raise SubmitError(
+                    f"{prog}: error: Failed to validate job spec, --gpus < -N\n"
+                    f"{prog}: error: Invalid generic resource (gres) specification", 1)
             nodes_for_gpus = -(-per_job_gpu // max(biggest_gpus, 1)) if biggest_gpus else 1
             min_nodes = max(min_nodes, nodes_for_gpus)
             per_node_gpu = -(-per_job_gpu // min_nodes)
             spread = spread and nodes_for_gpus <= 1
+            gpus_per_job = per_job_gpu
+            most = sorted(table.total_gpus_of(gtype)[usable].tolist(), reverse=True)
+            limit = opts.nodes_max or opts.nodes_min
+            if limit is not None and per_job_gpu > sum(most[:limit]):
+                raise reject(prog, NODE_CONFIG)
         if per_job_gpu > int(table.total_gpus_of(gtype)[usable].sum()):
             raise reject(prog, NODE_CONFIG)
     mem_per_node = opts.mem_mb
@@ -175,8 +191,10 @@ def check_request(
         spread=spread,
         mem_per_node=mem_per_node,
         mem_per_cpu=mem_per_cpu,
-        gpus_per_node=per_node_gpu,
+        gpus_per_node=0 if gpus_per_job else per_node_gpu,
         gpu_type=gtype,
+        gpus_per_job=gpus_per_job,
+        gpus_per_task=per_task_gpu,
         exclusive=opts.exclusive == "exclusive",
         req_nodes=frozenset(req_idx),
         exc_nodes=frozenset(exc_idx),
@@ -186,7 +204,10 @@ def check_request(
         ntasks=1 if spread else req.ntasks, cpus_per_task=cpt, ntasks_per_node=req.ntasks_per_node,
         min_nodes=req.node_count, mem_per_node=mem_per_node,
         mem_per_cpu=mem_per_cpu, gpus_per_node=per_node_gpu, gpu_type=gtype,
+        gpus_per_task=per_task_gpu,
     )  # fmt: skip
+    if per_task_gpu and per_task_gpu * ntasks > int(table.total_gpus_of(gtype)[usable].sum()):
+        raise reject(prog, NODE_CONFIG)
     cpus_need = one.cpus_on_node(one.node_count)
     if not (usable & (table.cpus >= cpus_need)).any():
         raise reject(prog, NODE_CONFIG, "CPU count per node can not be satisfied")

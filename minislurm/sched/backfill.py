@@ -411,10 +411,10 @@ def least_share(
     """
     if req.exclusive or req.ntasks_per_node is not None:
         return None
-    one = ResourceRequest(
+    one = ResourceRequest(  # a --gpus total leaves each node at least one GPU
         ntasks=1, cpus_per_task=req.cpus_per_task, mem_per_node=req.mem_per_node,
-        mem_per_cpu=req.mem_per_cpu, gpus_per_node=req.gpus_per_node, gpu_type=req.gpu_type,
-        exc_nodes=req.exc_nodes,
+        mem_per_cpu=req.mem_per_cpu, gpus_per_node=req.gpus_per_node or min(req.gpus_per_job, 1),
+        gpu_type=req.gpu_type, gpus_per_task=req.gpus_per_task, exc_nodes=req.exc_nodes,
     )  # fmt: skip
     least = 1 if req.spread else count
     if least == count and fit_key(one) == fit_key(shape):
@@ -428,6 +428,7 @@ def _spread_shape(req: ResourceRequest, count: int) -> ResourceRequest:
         min_nodes=count, ntasks=req.ntasks, cpus_per_task=req.cpus_per_task,
         ntasks_per_node=req.ntasks_per_node, mem_per_node=req.mem_per_node,
         mem_per_cpu=req.mem_per_cpu, gpus_per_node=req.gpus_per_node, gpu_type=req.gpu_type,
+        gpus_per_job=req.gpus_per_job, gpus_per_task=req.gpus_per_task,
         exclusive=req.exclusive, exc_nodes=req.exc_nodes,
     )  # fmt: skip
 

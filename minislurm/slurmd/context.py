@@ -234,3 +234,5 @@ class StepContext:
     launch_node_ipaddr: str = "127.0.0.1"
     umask: int = 0o022
     srun_debug: int = 3
+    gpus_per_task: str | None = None
+    gpu_bind: str | None = None
