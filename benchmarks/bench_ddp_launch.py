@@ -25,6 +25,16 @@ same through ``python -m minislurm srun``) against a local cluster
 and brings down at the end; its ``MASTER_PORT`` comes from the job id minislurm
 assigns (``FirstJobId`` is chosen so that the ports are free).
 
+Measured on the shared 2-core machine (2026-12-03, other sessions busy: load 4-8,
+``import torch`` alone 1.9-3.7 s instead of ~1 s), 4 ranks, 20 steps, medians:
+5 runs each of bare, torchrun, srun: 12.1 / 11.0 / 10.2 s -- srun 0.93x torchrun,
+0.84x bare; an earlier run (5 each, srun-m too): 20.2 / 13.4 / 9.8 / 9.6 s (srun 0.73x
+torchrun, 0.48x bare); 3 each with bare-sessions: srun 0.69x torchrun, 0.93x
+bare-sessions. Under that load the spread within one launcher (min to max: 7.7-14.8 s
+for bare) is larger than the differences between launchers, and the bare launcher
+(all ranks in one session, hence one autogroup) suffers most; on a quiet machine
+commit bc61657 measured srun 1.01x bare and 0.80x torchrun.
+
 Another launcher is one ``--launcher NAME=TEMPLATE`` (or one entry in
 :data:`LAUNCHERS`): the template is split like a shell command line after
 substituting ``{python}`` (this interpreter), ``{ntasks}``, ``{job_id}`` (a fresh
@@ -194,6 +204,11 @@ def local_cluster(ntasks: int, runs: int) -> Iterator[dict[str, str]]:
         try:
             yield env
         finally:
+            if pid is not None and not _running(pid):  # say why the srun runs failed
+                log = Path(env["MINISLURM_STATE_DIR"]) / "slurmctld.log"
+                tail = log.read_text(errors="replace").splitlines()[-15:] if log.exists() else []
+                print("the benchmark's slurmctld ended early; its log ends:\n" + "\n".join(tail),
+                      file=sys.stderr, flush=True)
             subprocess.run([*cli, "down"], env=full, capture_output=True, timeout=60,
                            stdin=subprocess.DEVNULL, check=False)
             # `cluster down` returns once the socket is gone; the daemon may still be

@@ -13,7 +13,7 @@ SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NODEID, SLURM_JOB_NUM_NODES,
 SLURM_JOB_NODELIST (a hostlist it expands itself) and SLURM_ARRAY_*.
 
 None of that is our code: the test process puts minislurm's ``bin/`` first on PATH
-(``bin/sbatch`` = ``python -m minislurm sbatch``) and lets submitit do exactly what
+(``bin/sbatch`` runs minislurm's sbatch, see bin/) and lets submitit do exactly what
 it does on a real cluster, against the session's ``mini_slurm`` daemon (the
 reference slurm.conf: n[1-4], 4 CPUs each; partitions debug, gpu, short).
 
