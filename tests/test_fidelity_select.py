@@ -71,12 +71,22 @@ IDLE = {
     "-n6 -c2": ("n[1-3]", "4(x3)", "2(x3)"),
 }
 
-#: Same, with a 2-CPU job on n1 and a 3-CPU job on n2 running (n1: 2 free, n2: 1 free).
+#: Same, with a 2-CPU job on n1 and a 3-CPU job on n2 running (n1: 2 free, n2: 1 free),
+#: measured on real 22.05.8.
 BUSY = {
     "-N2 -n4": ("n[1,3]", "2(x2)", "2(x2)"),
     "-N3 -n4": ("n[1-3]", "2,1(x2)", "2,1(x2)"),
     "-N2 -n2": ("n[1-2]", "1(x2)", "1(x2)"),
     "-N2 -n5": ("n[1,3]", "2,3", "2,3"),
+    # cons_tres choose_nodes: when _eval_nodes fails, the nodes with the fewest usable
+    # CPUs are dropped and it tries again (-N2 -n7: n1 2 + 5 on one node fails; without
+    # n2 the set n3-n4 fits 4 + 3); a -n alone job takes the best-fitting set
+    "-N2 -n7": ("n[3-4]", "4,3", "4,3"),
+    "-N3 -n10": ("n[1,3-4]", "2,4(x2)", "2,4(x2)"),
+    "-N2 -n3": ("n[1-2]", "2,1", "2,1"),
+    "-N2 -n6": ("n[1,3]", "2,4", "2,4"),
+    "-n3": ("n3", "3", "3"),
+    "-n4": ("n3", "4", "4"),
 }
 
 

@@ -228,9 +228,9 @@ def _select_cpus(
 
     ``free_gpus``: order the nodes by free GPUs first (:func:`order_nodes`).
     """
-    if req.spread:
+    if req.spread and (req.exclusive or req.ntasks_per_node is not None or req.gpus_per_task):
         return _select_spread(req, table, allowed, free_gpus)
-    if not req.exclusive and req.ntasks_per_node is None:
+    if not req.exclusive and req.ntasks_per_node is None:  # -n alone too (choose_nodes)
         from minislurm.select.eval_nodes import eval_nodes  # it builds on this module
 
         return eval_nodes(req, table, allowed, free_gpus)
