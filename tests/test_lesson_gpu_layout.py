@@ -109,7 +109,7 @@ def test_why_pending_names_fragmentation() -> None:
     text = why_pending(cluster, 8)
     assert text.startswith("job 8 is PENDING (Resources); free GPUs per node: gpu01 2, gpu02 2,"
                            " gpu03 3, gpu04 3 (total 10)")
-    assert "no node has 4 free" in text and "fragmented" in text
+    assert "no node has 4 free and the job needs 1 such node: the free GPUs are fragmented" in text
     cluster.wait_job(3)  # eval (gpu02 GPUs 3-4) ends after 20 min: gpu02 has 3, 4, 6, 7 free
     cluster.advance(1)
     assert why_pending(cluster, 8) == "job 8 is RUNNING on gpu02: gpu02 GPUs 3-4,6-7"
@@ -142,3 +142,12 @@ def test_lab_submit_and_advance() -> None:
     lab.advance_clicked()  # gpu02's jobs and job 8 (45 min) have ended: gpu02 is free
     assert "job 9 is RUNNING on gpu02: gpu02 GPUs 0-7" in lab.log.value
     assert lab.log.value.startswith("<pre>(30 minutes later)")
+
+
+def test_why_pending_counts_the_nodes_a_multi_node_job_needs() -> None:
+    cluster = busy_cluster()  # 2, 2, 3 and 3 GPUs free
+    cluster.run("sbatch -N3 --gres=gpu:3 -t 1:00:00 --wrap 'srun sleep 600'")
+    cluster.advance(1)
+    text = why_pending(cluster, 8)
+    assert ("10 GPUs are free, but only 2 node(s) have 3 free and the job needs 3 such nodes: "
+            "the free GPUs are fragmented") in text

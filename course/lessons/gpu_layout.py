@@ -312,8 +312,9 @@ def why_pending(cluster: Cluster, job_id: int) -> str:
         hosts = sum(n.free >= want for n in free)
         if job.num_nodes > hosts and total >= want * job.num_nodes:
             have = "no node has" if hosts == 0 else f"only {hosts} node(s) have"
+            nodes = f"{job.num_nodes} such node{'s' if job.num_nodes != 1 else ''}"
             lines.append(f"{total} GPUs are free, but {have} {want} free and the job needs "
-                         f"{job.num_nodes}: the free GPUs are fragmented")
+                         f"{nodes}: the free GPUs are fragmented")
     return "\n".join(lines)
 
 
