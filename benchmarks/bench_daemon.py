@@ -39,12 +39,17 @@ imports the options parser, slurm.conf's parser and site-packages first) | now
   controller (it saves the whole state first), 280 | 177 ms as a command; ``cluster up``
   with them 5.4 | 6.3 s.
 
+A second such run: idle ``sbatch`` command 146 | 64 ms, ``squeue`` command 180 | 34 ms;
+at 10,000 jobs ``squeue`` controller 59 | 65 ms, command 145 | 92 ms, ``sbatch -H``
+command 229 | 152 ms.
+
 The controller's part of squeue at 10k (~60 ms; ~47 ms when run in-process) is the
 records and lines themselves: under cProfile a third goes to ``Job.snapshot`` comparing
 each job's ~60 attributes with its cached key, the rest to sorting, filtering and
-joining 10,000 records (ctld/ and cli/squeue code, not the transport). Before the spare step daemon submit -> start was
-104 ms / 400 ms; before the snapshot and line caches, squeue at 2,000 jobs took 74 ms
-(about 370 ms at 10,000); before unchanged jobs kept their JSON, sbatch at 10k 1.9 s.
+joining 10,000 records (ctld/ and cli/squeue code, not the transport). Before the
+spare step daemon submit -> start was 104 ms / 400 ms; before the snapshot and line
+caches, squeue at 2,000 jobs took 74 ms (about 370 ms at 10,000); before unchanged jobs
+kept their JSON, sbatch at 10k 1.9 s.
 """
 
 from __future__ import annotations
