@@ -45,7 +45,7 @@ from minislurm.job import Allocation
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun
 from minislurm.select.cons_tres import ResourceRequest, select
-from minislurm.select.eval_nodes import job_gpu_shares
+from minislurm.select.gpu_shares import job_gpu_shares
 from minislurm.select.table import NodeShape, NodeTable
 from minislurm.slurmd.context import JobContext, StepContext, job_context
 from minislurm.slurmd.env import batch_environment, step_environments

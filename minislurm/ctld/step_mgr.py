@@ -21,7 +21,7 @@ from minislurm.errors import SlurmError
 from minislurm.job import Allocation
 from minislurm.layout import TaskLayout, default_step_distribution, distribute
 from minislurm.options import JobOptions
-from minislurm.select.eval_nodes import job_gpu_shares
+from minislurm.select.gpu_shares import job_gpu_shares
 
 _COUNT = re.compile(r"(?:gpu:)?(?:[A-Za-z0-9_]+:)?(\d+)$")
 

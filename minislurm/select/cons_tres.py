@@ -15,6 +15,7 @@ use (best fit, so whole nodes stay free for big jobs), then config order; with
 downward.  How many CPUs each node gets with ``-N`` and no ``--ntasks-per-node``
 is ``_eval_nodes``/``_cpus_to_use``/``_set_task_dist`` (``select/eval_nodes.py``):
 ``-N2 -n4`` on idle 4-CPU nodes gets 3 + 1 CPUs (``SLURM_JOB_CPUS_PER_NODE=3,1``).
+A ``--gpus`` total is shared out in ``select/gpu_shares.py``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class ResourceRequest:
     ``--gres=gpu[:type]:n``/``--gpus-per-node``.  ``exclusive``: ``--exclusive``.
     ``req_nodes``/``exc_nodes``: node indices of ``-w``/``-x``.  ``gpus_per_job``:
     ``--gpus=N`` (a total for the whole job, Slurm's ``gres_per_job``: shared out by
-    `minislurm.select.eval_nodes.eval_nodes_gpus`, 2 + 1 for ``-N2 --gpus=3``);
+    `minislurm.select.gpu_shares.eval_nodes_gpus`, 2 + 1 for ``-N2 --gpus=3``);
     ``gpus_per_task``: ``--gpus-per-task=N`` (``gres_per_task``: a node's GPUs are
     its tasks times N, and its free GPUs cap how many tasks it takes).
     """
@@ -210,7 +211,7 @@ def select(req: ResourceRequest, table: NodeTable, allowed: BoolArray) -> Alloca
     tries the nodes `gpus_roomy` keeps, then any node whose free GPUs hold a task.
     """
     if not req.exclusive and req.gpus_per_job and not req.gpus_per_node:
-        from minislurm.select.eval_nodes import eval_nodes_gpus  # it builds on this module
+        from minislurm.select.gpu_shares import eval_nodes_gpus  # it builds on this module
 
         return eval_nodes_gpus(req, table, allowed)
     if req.gpus_per_task and not req.exclusive:
