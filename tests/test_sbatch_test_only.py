@@ -82,6 +82,7 @@ BUSY_STEPS = [
     ("sbatch --test-only -n6 -t 1 --wrap 'sleep 1'", 0),
     ("sbatch --test-only -N4 -n5 -t 1 --wrap 'sleep 1'", 0),
     ("sbatch --test-only -N4 -n16 -t 1 --wrap 'sleep 1'", 0),
+    ("sbatch --test-only -N2 -n5 -w n1 -t 1 --wrap 'sleep 1'", 1),
 ]
 
 BUSY_EXPECTED = [
@@ -93,6 +94,8 @@ BUSY_EXPECTED = [
     "sbatch: Job +5 to start at +0 using 6 processors on nodes n[1-3] in partition debug",
     "sbatch: Job +6 to start at +0 using 5 processors on nodes n[1-4] in partition debug",
     "sbatch: Job +7 to start at +300 using 16 processors on nodes n[1-4] in partition debug",
+    # only the -w nodes are candidates for --test-only (job_start_data): never 2 nodes
+    "allocation failure: Requested node configuration is not available",
 ]
 
 

@@ -9,7 +9,8 @@ the last one taken away ends (no pending job's reservation counts, and no
 ``bf_resolution`` rounding: measured, a job behind one started at 19:51:21 with
 ``-t 5`` is told 19:56:21).  The CPUs and nodes are select's own answer, so
 ``-N2 -n5`` beside busy nodes gets ``5 processors on nodes n[1,3]`` (2 + 3), as on
-Slurm.  The job is not queued.  As on Slurm 22.05.8 (measured): the check takes a job
+Slurm; only the ``-w`` nodes are candidates (``job_start_data``), so ``-N2 -w n1`` is
+never answered.  The job is not queued.  As on Slurm 22.05.8 (measured): the check takes a job
 id even though no job is created, except when the partition does not exist; sbatch prints
 ``sbatch: Job N to start at T using C processors on nodes X in partition P``.
 """
@@ -19,6 +20,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from minislurm.hostlist import compress
 from minislurm.job import Allocation
@@ -61,7 +64,10 @@ def will_run(ctl: Controller, options: JobOptions, *, name: str = "sbatch",
     job.user, job.uid = user, uid
     ctl._fill(job, options, prog, cwd)
     req = job.request
-    found = _earliest_fit(ctl, req, ctl.allowed(job, ctl.duration(job)))
+    allowed = ctl.allowed(job, ctl.duration(job))
+    if req.req_nodes:  # job_start_data(): the -w nodes are the only candidates
+        allowed = allowed & np.isin(np.arange(len(allowed)), sorted(req.req_nodes))
+    found = _earliest_fit(ctl, req, allowed)
     if found is None:
         raise reject(prog, NOT_AVAILABLE)
     start, alloc = found
