@@ -111,3 +111,33 @@ def test_updating_a_pending_job_arms_nothing() -> None:
     ctl.update_job(jid, time_limit=2)
     ctl.run_for(300)
     assert ctl.job(jid).state is JobState.PENDING
+
+
+def _warned(limit: int, new_limit: int | None) -> tuple[list[int], int | None]:
+    """``--time=limit --signal=B:USR1@60`` started 25 s after a check, updated 5 s later:
+    (when USR1 was sent, when the job ended TIMEOUT), relative to the check phase."""
+    from minislurm.options import SignalSpec
+
+    ctl = ref_controller()
+    t0, e0 = lifecycle.limit_check_phase(ctl), ctl.env.now  # the runner logs SimPy times
+    ctl.run_for(25)
+    jid = sub(ctl, None, time_limit=limit, signal=SignalSpec(signal=10, time=60))
+    ctl.run_for(5)
+    if new_limit is not None:
+        ctl.update_job(jid, time_limit=new_limit)
+    ctl.run_for(400)
+    signals = ctl.runner.signals  # type: ignore[attr-defined]
+    sent = [int(t - e0) for t, j, s in signals if j == jid and s == 10]
+    job = ctl.job(jid)
+    assert job.state is JobState.TIMEOUT
+    return sent, None if job.end_time is None else job.end_time - t0
+
+
+def test_signal_warning_follows_the_updated_limit() -> None:
+    """Measured on 22.05.8 (checks at :15 and :45; jobs started 20:14:10, i.e. 25 s after
+    a check; updated 5 s later): ``--time=2`` unchanged and ``--time=3`` lowered to 2 got
+    USR1 at 20:14:45 and ended TIMEOUT at 20:16:15; ``--time=2`` raised to 4 got USR1 at
+    20:16:45 (not 20:14:45) and ended at 20:18:15; every job was warned once."""
+    assert _warned(2, None) == ([60], 150)
+    assert _warned(3, 2) == ([60], 150)
+    assert _warned(2, 4) == ([180], 270)

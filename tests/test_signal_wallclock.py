@@ -5,7 +5,8 @@ What real 22.05 does (checked on this host with scripts/realslurm, ``--time=1``,
 children, not the srun steps; ``--signal=USR1@T`` reaches every srun step and not
 the batch shell. Both come at slurmctld's periodic check (every 30 s) at which
 ``now + T + 30 >= end``, the time limit at the first check after ``start + limit``:
-SIGTERM to everything, SIGKILL ``KillWait`` seconds later, the job TIMEOUT.
+SIGTERM to everything, SIGKILL ``KillWait`` seconds later, the job TIMEOUT.  The
+checks are counted from the daemon's start (not from multiples of 30 s of the clock).
 
 All three jobs run at once on one local cluster (~95 s in all); each test checks one.
 """
@@ -55,13 +56,20 @@ class Jobs:
         return int(time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S")))
 
 
-def _check_after(t: int) -> int:
-    """The first periodic check at or after ``t`` (checks fall on multiples of 30 s)."""
-    return -(-t // PERIOD) * PERIOD
+def _check_after(t: int, phase: int) -> int:
+    """The first periodic check at or after ``t``: every 30 s counted from slurmctld's
+    start, so on seconds congruent to ``phase`` modulo 30."""
+    return phase + -(-(t - phase) // PERIOD) * PERIOD
 
 
-def _warn_due(start: int, limit_min: int, before: int) -> int:
-    return max(_check_after(start + limit_min * 60 - before - PERIOD), start)
+def _warn_due(start: int, limit_min: int, before: int, phase: int) -> int:
+    return max(_check_after(start + limit_min * 60 - before - PERIOD, phase), start)
+
+
+def _phase(jobs: Jobs) -> int:
+    """The checks' phase: the second of the stubborn job's SIGTERM (sent at a check)."""
+    out = (jobs.folder("stubborn") / "out.txt").read_text()
+    return int(_stamps(out, "TERM")[0])
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +110,7 @@ def test_signal_b_reaches_the_batch_shell_alone_on_time(jobs: Jobs) -> None:
     out = (work / "out.txt").read_text()
     got = _stamps(out, "batch USR1")
     assert len(got) == 1, out
-    due = _warn_due(jobs.start("batch_only"), 1, 20)
+    due = _warn_due(jobs.start("batch_only"), 1, 20, _phase(jobs))
     assert due - 0.5 <= got[0] <= due + 2.0, (got, due)
     assert not _stamps((work / "step.out").read_text(), "step USR1")  # no step got it
     assert "User defined signal 1" not in out  # the shell's child (sleep 300) did not either
@@ -114,7 +122,7 @@ def test_signal_without_b_reaches_the_steps_not_the_batch_shell(jobs: Jobs) -> N
     assert not _stamps(out, "batch USR1"), out
     got = _stamps((work / "step.out").read_text(), "step USR1")
     assert len(got) == 1, (work / "step.out").read_text()
-    due = _warn_due(jobs.start("steps"), 1, 20)
+    due = _warn_due(jobs.start("steps"), 1, 20, _phase(jobs))
     assert due - 0.5 <= got[0] <= due + 2.0, (got, due)
 
 
@@ -129,8 +137,8 @@ def test_time_limit_is_sigterm_then_sigkill_after_killwait(jobs: Jobs) -> None:
     line = re.compile(rf"slurmstepd-(n\d): error: \*\*\* JOB {job_id} ON \1 CANCELLED AT "
                       r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d DUE TO TIME LIMIT \*\*\*$")
     assert line.match(out.splitlines()[0]), out
-    limit = _check_after(jobs.start("stubborn") + 60)
-    assert limit - 0.5 <= terms[0] <= limit + 2.0, (terms, limit)
+    start = jobs.start("stubborn")  # SIGTERM at the first check after start + 60 s
+    assert start + 60 <= terms[0] < start + 60 + PERIOD + 2.0, (terms, start)
     rows = jobs.mini.run(["sacct", "-j", str(job_id), "-P", "-n", "-o",
                           "JobID,State,ExitCode,Start,End"]).stdout.splitlines()
     assert [r.split("|")[:3] for r in rows] == [[str(job_id), "TIMEOUT", "0:0"],

@@ -150,6 +150,7 @@ def _set_time_limit(ctl: Controller, job: Job, limit: int | None) -> None:
     job.time_limit = limit
     if job.state is JobState.RUNNING:
         lifecycle.arm_time_limit(ctl, job)
+        lifecycle.arm_warning(ctl, job)  # --signal follows the new end (measured)
 
 
 def _recheck_partition_limits(ctl: Controller, job: Job) -> None:

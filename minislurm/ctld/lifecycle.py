@@ -24,6 +24,7 @@ attempt has a number so that events of an attempt that was killed are ignored.
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from minislurm.job import Allocation
@@ -137,31 +138,68 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
     attempt = job.attempt
     done = ctl.runner.start(job.snapshot(), alloc, job.body)
     done.callbacks.append(lambda ev: body_ended(ctl, job, attempt, ev.value))
-    env = ctl.env
     arm_time_limit(ctl, job)
-    if limit_deadline(ctl, job) is not None and job.signal_spec is not None:
-        sig, before = job.signal_spec
-        end = now + int(job.time_limit or 0) * 60
-        # job_time_limit sends the warning signal at the first check where
-        # now + warn_time + PERIODIC_TIMEOUT >= end_time (sbatch(1): "up to 60 seconds
-        # earlier than specified"); measured: --time=2 --signal=B:USR1@60 -> 48 s after start.
-        at = next_limit_check(ctl, end - before - PERIODIC_TIMEOUT)
-        env.timeout(at - now).callbacks.append(lambda _ev: _signal(ctl, job, attempt, sig))
+    arm_warning(ctl, job)
     return job
+
+
+#: ``WARN_SENT``: the attempt of each job whose ``--signal`` was sent (once per attempt).
+_WARNED: weakref.WeakKeyDictionary[Job, int] = weakref.WeakKeyDictionary()
+
+
+def _warning_due(ctl: Controller, job: Job, before: int) -> int | None:
+    """When ``job_time_limit`` sends the ``--signal`` warning: at the first periodic check
+    where ``now + warn_time + PERIODIC_TIMEOUT >= end_time`` (sbatch(1): "up to 60
+    seconds earlier than specified"; measured: ``--time=2 --signal=B:USR1@60`` -> 48 s
+    after start).  None when the job never times out."""
+    deadline = limit_deadline(ctl, job)
+    if deadline is None or job.time_limit is None or job.start_time is None:
+        return None
+    end = job.start_time + time_limit_secs(job.time_limit)
+    return next_limit_check(ctl, end - before - PERIODIC_TIMEOUT)
+
+
+def arm_warning(ctl: Controller, job: Job) -> None:
+    """Schedule the check that sends ``--signal=[B:]SIG@TIME`` (if any, not yet sent).
+
+    Called when the job starts and when ``scontrol update TimeLimit=`` moves its end:
+    the check compares with the current end, so the warning follows the new limit.
+    Measured on 22.05.8 (``--signal=B:USR1@60``, checks at :15 and :45, jobs started
+    20:14:10, updated 5 s later): ``--time=3`` lowered to 2 -> USR1 at 20:14:45 (as
+    an unchanged ``--time=2``); ``--time=2`` raised to 4 -> USR1 at 20:16:45, not at
+    20:14:45; each job warned once.
+    """
+    if job.signal_spec is None or _WARNED.get(job) == job.attempt:
+        return
+    sig, before = job.signal_spec
+    at = _warning_due(ctl, job, before)
+    if at is None:
+        return
+    attempt = job.attempt
+    delay = max(ctl.at(at) - ctl.env.now, 0)
+    ctl.env.timeout(delay).callbacks.append(lambda _ev: _signal(ctl, job, attempt, sig))
 
 
 def _signal(ctl: Controller, job: Job, attempt: int, sig: int) -> None:
     """``--signal=[B:]SIG@TIME``: deliver SIG shortly before the time limit.
 
-    A runner with real processes routes it (``warn_signal``: ``B:`` to the batch shell
-    alone, otherwise to every srun step); the simulated runner logs it.
+    Only if it is still due for the job's current limit (a raised limit leaves an
+    earlier check with nothing to do) and was not sent yet in this attempt.  A runner
+    with real processes routes it (``warn_signal``: ``B:`` to the batch shell alone,
+    otherwise to every srun step); the simulated runner logs it.
     """
-    if job.attempt == attempt and job.state is JobState.RUNNING:
-        warn = getattr(ctl.runner, "warn_signal", None)
-        if warn is not None:
-            warn(job.job_id, sig)
-        else:
-            ctl.runner.kill(job.job_id, sig)
+    if job.attempt != attempt or job.state is not JobState.RUNNING:
+        return
+    before = job.signal_spec[1] if job.signal_spec is not None else 0
+    due = _warning_due(ctl, job, before)
+    if due is None or due > ctl.now or _WARNED.get(job) == attempt:
+        return
+    _WARNED[job] = attempt
+    warn = getattr(ctl.runner, "warn_signal", None)
+    if warn is not None:
+        warn(job.job_id, sig)
+    else:
+        ctl.runner.kill(job.job_id, sig)
 
 
 def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
@@ -299,6 +337,7 @@ __all__ = [
     "PERIODIC_TIMEOUT",
     "REQUEUE_DELAY",
     "arm_time_limit",
+    "arm_warning",
     "body_ended",
     "finish",
     "kill_on_nodes",
