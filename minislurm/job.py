@@ -26,13 +26,16 @@ class NodeAlloc:
     ``gpus`` lists the allocated GPU *indices* on the node, per type, in index order:
     ``(('a100', 0), ('a100', 1))``; ``CUDA_VISIBLE_DEVICES`` of the batch step is
     ``','.join(str(i) for _, i in gpus)`` (``0,1``), ``gres_used`` of the node prints
-    them as ``gpu:a100:2(IDX:0-1)``.
+    them as ``gpu:a100:2(IDX:0-1)``.  ``cpu_ids``: the CPUs (cores) held, lowest free
+    first as cons_tres's core bitmap picks them (``scontrol show job -d``:
+    ``CPU_IDs=2-3``); empty for a record made without them.
     """
 
     node: str
     cpus: int
     mem_mb: int
     gpus: tuple[tuple[str | None, int], ...] = ()
+    cpu_ids: tuple[int, ...] = ()
 
     @property
     def gpu_indices(self) -> tuple[int, ...]:

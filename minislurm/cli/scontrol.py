@@ -185,7 +185,8 @@ def show_job(s: Session, val: str | None) -> None:
             if not s.quiet:
                 s.ctx.out("No jobs in the system")
             return
-        s.ctx.stdout.write("".join(format_scontrol_job(j, now=now, oneliner=s.oneliner)
+        s.ctx.stdout.write("".join(format_scontrol_job(j, now=now, oneliner=s.oneliner,
+                                                       details=s.details)
                                    for j in jobs))
         return
     parsed = _split_job_id(val)
@@ -206,7 +207,8 @@ def show_job(s: Session, val: str | None) -> None:
         if not s.quiet:
             s.ctx.out(f"Job {val} not found")
         return
-    s.ctx.stdout.write("".join(format_scontrol_job(j, now=now, oneliner=s.oneliner)
+    s.ctx.stdout.write("".join(format_scontrol_job(j, now=now, oneliner=s.oneliner,
+                                                       details=s.details)
                                for j in picked))
 
 

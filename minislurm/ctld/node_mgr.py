@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from minislurm.errors import SlurmError
+from minislurm.gres import index_ranges
 from minislurm.job import Allocation
 from minislurm.node import NodeRecord
 from minislurm.select.table import NodeTable
@@ -20,20 +21,6 @@ from minislurm.states import NodeBase, NodeFlag, NodeState
 
 #: scontrol's refusal of state=down/drain without reason= (scontrol/update_node.c).
 NEED_REASON = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
-
-
-def gpu_index_text(indices: Sequence[int]) -> str:
-    """``0-1,3`` as ``GresUsed``'s ``IDX:`` part prints GPU indices."""
-    out: list[str] = []
-    idx = sorted(indices)
-    i = 0
-    while i < len(idx):
-        j = i
-        while j + 1 < len(idx) and idx[j + 1] == idx[j] + 1:
-            j += 1
-        out.append(str(idx[i]) if i == j else f"{idx[i]}-{idx[j]}")
-        i = j + 1
-    return ",".join(out)
 
 
 class NodeInfo:
@@ -184,7 +171,7 @@ class NodeManager:
             idx = [k for tt, k in gpu_used if tt == gtype]
             head = f"gpu:{gtype}" if gtype else "gpu"
             if total:
-                used_parts.append(f"{head}:{len(idx)}(IDX:{gpu_index_text(idx) or 'N/A'})")
+                used_parts.append(f"{head}:{len(idx)}(IDX:{index_ranges(idx) or 'N/A'})")
         return NodeRecord(
             name=info.name,
             state=self.state_of(i),
@@ -216,4 +203,4 @@ class NodeManager:
         )
 
 
-__all__ = ["NEED_REASON", "NodeInfo", "NodeManager", "gpu_index_text"]
+__all__ = ["NEED_REASON", "NodeInfo", "NodeManager"]

@@ -71,6 +71,8 @@ class NodeTable:
                     k += 1
             self._gpu_free.append(idx)
         self._gpu_all = [tuple(x) for x in self._gpu_free]
+        # free CPU (core) ids per node, in order: a job takes the lowest (CPU_IDs)
+        self._cpu_free: list[list[int]] = [list(range(s.cpus)) for s in shapes]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -110,6 +112,9 @@ class NodeTable:
             self.free_cpu[i] -= na.cpus
             self.free_mem[i] -= na.mem_mb
             self.njobs[i] += 1
+            if na.cpu_ids:
+                held = set(na.cpu_ids)
+                self._cpu_free[i] = [c for c in self._cpu_free[i] if c not in held]
             if na.gpus:
                 used = set(na.gpus)
                 self._gpu_free[i] = [g for g in self._gpu_free[i] if g not in used]
@@ -125,6 +130,8 @@ class NodeTable:
             self.free_cpu[i] += na.cpus
             self.free_mem[i] += na.mem_mb
             self.njobs[i] -= 1
+            if na.cpu_ids:
+                self._cpu_free[i] = sorted(self._cpu_free[i] + list(na.cpu_ids))
             if na.gpus:
                 self._gpu_free[i] = sorted(self._gpu_free[i] + list(na.gpus), key=lambda g: g[1])
                 self.free_gpu[i] += len(na.gpus)
@@ -133,8 +140,10 @@ class NodeTable:
                         self.free_gpu_typed[t][i] += 1
 
     def node_alloc(self, i: int, cpus: int, mem: int, gpus: int, gpu_type: str | None) -> NodeAlloc:
-        """The ``NodeAlloc`` of ``cpus``/``mem``/``gpus`` on node ``i`` (GPU indices chosen)."""
-        return NodeAlloc(self.names[i], cpus, mem, self.take_gpus(i, gpus, gpu_type))
+        """The ``NodeAlloc`` of ``cpus``/``mem``/``gpus`` on node ``i`` (the lowest free CPU
+        ids and GPU indices chosen)."""
+        return NodeAlloc(self.names[i], cpus, mem, self.take_gpus(i, gpus, gpu_type),
+                         tuple(self._cpu_free[i][:cpus]))
 
     def check(self) -> None:
         """Assert the invariants (tests): nothing over-allocated, nothing negative."""
@@ -143,6 +152,8 @@ class NodeTable:
         assert (self.free_gpu >= 0).all() and (self.free_gpu <= self.gpus).all()
         for i, free in enumerate(self._gpu_free):
             assert len(free) == self.free_gpu[i]
+        for i, ids in enumerate(self._cpu_free):  # every allocation made here has its ids
+            assert len(ids) == self.free_cpu[i] and len(set(ids)) == len(ids)
 
 
 __all__ = ["BoolArray", "IntArray", "NodeShape", "NodeTable"]
