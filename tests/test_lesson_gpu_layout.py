@@ -55,6 +55,21 @@ def test_every_task_of_a_node_sees_the_nodes_gpus() -> None:
     assert format_tasks(tasks).splitlines()[3].split() == ["2", "gpu02", "0", "0,1", "0,1", "2"]
 
 
+def test_srun_gpus_per_task_binds_one_gpu_to_each_task() -> None:
+    """As measured on 22.05.8: ``srun --gpus-per-task=1`` in a 4-GPU job gives task k
+    GPU k (CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS), SLURM_GPUS_ON_NODE stays 4;
+    ``--gpu-bind=none`` unbinds them again."""
+    cluster = Cluster()
+    args = "-N1 -n4 --gres=gpu:4 -t 30"
+    cluster.run(f"sbatch {args} --wrap 'srun true'")
+    cluster.advance(1)
+    _, tasks = task_gpus(cluster, 1, args, "--gpus-per-task=1")
+    assert [(t.cuda_visible_devices, t.step_gpus, t.gpus_on_node) for t in tasks] == [
+        (str(k), str(k), "4") for k in range(4)]
+    _, unbound = task_gpus(cluster, 1, args, "--gpus-per-task=1 --gpu-bind=none")
+    assert {t.cuda_visible_devices for t in unbound} == {"(unset)"}
+
+
 def test_a_step_asking_fewer_gpus_gets_the_first_of_the_jobs() -> None:
     cluster = Cluster()
     cluster.run("sbatch -N1 --gres=gpu:4 --ntasks-per-node=4 -t 30 --wrap 'srun true'")

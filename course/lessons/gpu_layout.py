@@ -175,7 +175,9 @@ def task_gpus(cluster: Cluster, job_id: int, sbatch_args: str,
                        cpus_on_node=plan.cpus_on_node, gpus=plan.gpus,
                        cpus_per_task=srun.options.cpus_per_task,
                        ntasks_per_node=srun.options.ntasks_per_node,
-                       distribution=srun.options.distribution)
+                       distribution=srun.options.distribution,
+                       gpus_per_task=srun.options.gpus_per_task,
+                       gpu_bind=dict(srun.options.other).get("gpu-bind"))
     tasks = [
         TaskGpus(int(env["SLURM_PROCID"]), env["SLURMD_NODENAME"], int(env["SLURM_LOCALID"]),
                  env.get("CUDA_VISIBLE_DEVICES", "(unset)"), env.get("SLURM_STEP_GPUS", "(unset)"),
