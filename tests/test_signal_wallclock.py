@@ -145,7 +145,12 @@ def test_time_limit_is_sigterm_then_sigkill_after_killwait(jobs: Jobs) -> None:
                                                 [f"{job_id}.batch", "CANCELLED", "0:15"]]
     # the script ignored SIGTERM: it died of SIGKILL KillWait seconds later
     # (the step daemon's record of the attempt: kept until the next controller start)
-    status = json.loads((jobs.mini.state_dir / "spool" / f"job{job_id:05d}" / "status.json")
-                        .read_text())
+    # slurmctld records TIMEOUT when it sends SIGKILL; slurmstepd writes status.json once
+    # the process is gone, a moment later
+    path = jobs.mini.state_dir / "spool" / f"job{job_id:05d}" / "status.json"
+    deadline = time.monotonic() + 15
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    status = json.loads(path.read_text())
     assert status["signal"] == 9
     assert terms[0] + KILL_WAIT - 0.5 <= status["end_time"] <= terms[0] + KILL_WAIT + 2.0
