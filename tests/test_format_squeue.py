@@ -17,7 +17,7 @@ from minislurm.cli.format.squeue import (
     DEFAULT_FORMAT,
     format_squeue,
     invalid_fields,
-    sort_jobs,
+    squeue_sort,
     unpack_arrays,
 )
 from minislurm.job import JobRecord
@@ -205,7 +205,7 @@ def test_start_lists_pending_jobs_by_expected_start_with_schednodes() -> None:
 
 
 def test_sort_by_priority_descending_then_partition() -> None:
-    ids = [j.job_id for j in sort_jobs(c2_after_submit(), "P,t,-p", ts("13:27:41"))]
+    ids = [j.job_id for j in squeue_sort(c2_after_submit(), "P,t,-p", ts("13:27:41"))]
     assert ids == [48, 49, 50, 51, 55, 53, 52, 46, 47, 54]
 
 

@@ -7,11 +7,9 @@ and in which order (``-r``, array folding, ``--sort``) is ``squeue_order``'s.
 
 from __future__ import annotations
 
-import bisect
 import time as _time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
-from minislurm.cli.format import squeue_order
 from minislurm.cli.format.fields import (
     FieldSpec,
     FormatSpec,
@@ -25,7 +23,8 @@ from minislurm.cli.format.fields import (
 from minislurm.cli.format.squeue_order import (
     DEFAULT_SORT,
     combine_pending_arrays,
-    sort_jobs,
+    job_list_order,
+    squeue_sort,
     unpack_arrays,
 )
 from minislurm.job import JobRecord
@@ -325,104 +324,6 @@ def _job_line(prefix: str, compiled: list[_Compiled], job: JobRecord, now: int) 
     return "".join(parts)
 
 
-def job_list_order(records: Iterable[JobRecord]) -> list[JobRecord]:
-    """``records`` (job id order) in slurmctld's job list order, which is the order
-    ``slurm_load_jobs`` answers in (``squeue --json`` on 22.05.8: 39 43 41 42 44 45 47
-    46 48 40 for the array 40 whose tasks started as 43 44 45 47 48).
-
-    The list is in creation order, except for job arrays: ``job_array_split`` gives the
-    record that starts a task a new job id where it stands and appends a new record
-    for the tasks still pending.  So the first started task sits at the array's place,
-    each later one where the pending record was (just before the id of the task
-    started before it), and the pending record (or the last task, which keeps the
-    array's id) just before the id of the newest started task.  Computed from the
-    records given: a started task filtered out of them is not accounted for.
-    """
-    jobs = list(records)
-    started: dict[int, list[int]] = {}
-    for job in jobs:
-        if job.array_job_id is not None and job.job_id != job.array_job_id:
-            started.setdefault(job.array_job_id, []).append(job.job_id)
-    for ids in started.values():
-        ids.sort()
-
-    def place(job: JobRecord) -> float:
-        array = job.array_job_id
-        if array is None:
-            return job.job_id
-        tasks = started.get(array, [])
-        if job.job_id == array:
-            return tasks[-1] - 0.5 if tasks else array
-        i = bisect.bisect_left(tasks, job.job_id)
-        return array if i == 0 else tasks[i - 1] - 0.5
-
-    return sorted(jobs, key=place)
-
-
-_Group = list[JobRecord]
-
-
-def _loaded_groups(records: Sequence[JobRecord]) -> list[_Group]:
-    """``records`` as squeue's list of ``squeue_job_rec_t``: the task records of one
-    pending array record (``-r``: same ``job_id``, consecutive) kept together as the one
-    record squeue sorts and then prints task by task."""
-    groups: list[_Group] = []
-    for job in records:
-        if groups and groups[-1][0].job_id == job.job_id:
-            groups[-1].append(job)
-        else:
-            groups.append([job])
-    return groups
-
-
-def _by_start(groups: list[_Group], now: int, reverse: bool) -> list[_Group]:
-    """One ``list_sort`` with sort.c's ``_sort_job_by_time_start``, as 22.05.8 behaves.
-
-    Measured (glibc ``qsort`` spied with LD_PRELOAD): a record without a start time
-    compares greater than every record, itself included, whichever the direction, so
-    glibc's merge sort puts those records last and in *reverse* order; the others are
-    ordered by ``_get_start_time`` (a pending start in the past counts as ``now``),
-    stably.  ``sort_jobs_by_start_time`` runs before ``sort_job_list`` has set sort.c's
-    static ``now``: there ``now`` is 0 and ``reverse`` (latest start first).
-    """
-    def start(group: _Group) -> int:
-        job = group[0]
-        at = int(job.start_time or 0)
-        return now if job.state is JobState.PENDING and at < now else at
-
-    known = [g for g in groups if g[0].start_time]
-    unknown = [g for g in groups if not g[0].start_time]
-    known.sort(key=start, reverse=reverse)
-    return known + unknown[::-1]
-
-
-def squeue_sort(records: Sequence[JobRecord], sort: str, now: int) -> list[JobRecord]:
-    """The order squeue 22.05 prints ``records`` in (print.c ``print_jobs_array``).
-
-    ``records`` are taken in the order squeue loads them (`job_list_order`: creation
-    order, an array's pending record moved behind its newest started task).  First
-    ``sort_jobs_by_start_time`` (`_by_start`: started jobs and pending jobs with an
-    expected start, latest first; then the others in reverse order, newest first),
-    then ``sort_job_list``: the ``--sort`` keys right to left (default ``P,t,-p``), each
-    a stable ``list_sort``.  So among pending jobs equal in every key the newest comes
-    first: 22.05.8 lists the held array ``arr`` before the held ``unlimited`` submitted
-    before it, both priority 0 (tests/test_differential_queue.py), and a held job 53
-    before a held job 52 (capture c2 01b).
-    """
-    groups = _by_start(_loaded_groups(job_list_order(records)), 0, reverse=True)
-    for i in range(len(sort) - 1, -1, -1):
-        letter = sort[i]
-        reverse = i > 0 and sort[i - 1] == "-"
-        if letter == "S":
-            groups = _by_start(groups, now, reverse)
-            continue
-        key = squeue_order._SORT_KEYS.get(letter)
-        if letter in ",+-" or key is None:
-            continue
-        groups.sort(key=lambda g, k=key: k(g[0], now), reverse=reverse)  # type: ignore[misc]
-    return [job for group in groups for job in group]
-
-
 def format_squeue(
     jobs: Iterable[JobRecord],
     *,
@@ -487,7 +388,6 @@ __all__ = [
     "format_squeue",
     "invalid_fields",
     "job_list_order",
-    "sort_jobs",
     "squeue_sort",
     "unpack_arrays",
 ]

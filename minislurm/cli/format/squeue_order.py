@@ -10,6 +10,7 @@ glibc's merge-sorting ``qsort`` does.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
@@ -75,15 +76,6 @@ def combine_pending_arrays(jobs: Sequence[JobRecord]) -> list[JobRecord]:
     return records
 
 
-def _start_key(job: JobRecord, now: int) -> int:
-    """sort.c ``_get_start_time``: unknown start sorts as ``now + 100``."""
-    if not job.start_time:
-        return now + 100
-    if job.state is JobState.PENDING and job.start_time < now:
-        return now
-    return job.start_time
-
-
 _SORT_KEYS: dict[str, Callable[[JobRecord, int], object]] = {
     "C": lambda j, n: j.num_cpus,
     "D": lambda j, n: j.num_nodes,
@@ -96,7 +88,6 @@ _SORT_KEYS: dict[str, Callable[[JobRecord, int], object]] = {
     "p": lambda j, n: j.priority,
     "P": lambda j, n: j.partition,
     "Q": lambda j, n: j.priority,
-    "S": _start_key,
     "t": lambda j, n: j.state.short,
     "T": lambda j, n: j.state.value,
     "u": lambda j, n: j.user,
@@ -105,17 +96,104 @@ _SORT_KEYS: dict[str, Callable[[JobRecord, int], object]] = {
 }
 
 
-def sort_jobs(jobs: Sequence[JobRecord], sort: str, now: int) -> list[JobRecord]:
-    """Order jobs as ``squeue --sort=<sort>`` does (stable, keys applied right to left)."""
-    ordered = sorted(jobs, key=lambda j: _start_key(j, now), reverse=True)
+def job_list_order(records: Iterable[JobRecord]) -> list[JobRecord]:
+    """``records`` (job id order) in slurmctld's job list order, which is the order
+    ``slurm_load_jobs`` answers in (``squeue --json`` on 22.05.8: 39 43 41 42 44 45 47
+    46 48 40 for the array 40 whose tasks started as 43 44 45 47 48).
+
+    The list is in creation order, except for job arrays: ``job_array_split`` gives the
+    record that starts a task a new job id where it stands and appends a new record
+    for the tasks still pending.  So the first started task sits at the array's place,
+    each later one where the pending record was (just before the id of the task
+    started before it), and the pending record (or the last task, which keeps the
+    array's id) just before the id of the newest started task.  Computed from the
+    records given: a started task filtered out of them is not accounted for.
+    """
+    jobs = list(records)
+    started: dict[int, list[int]] = {}
+    for job in jobs:
+        if job.array_job_id is not None and job.job_id != job.array_job_id:
+            started.setdefault(job.array_job_id, []).append(job.job_id)
+    for ids in started.values():
+        ids.sort()
+
+    def place(job: JobRecord) -> float:
+        array = job.array_job_id
+        if array is None:
+            return job.job_id
+        tasks = started.get(array, [])
+        if job.job_id == array:
+            return tasks[-1] - 0.5 if tasks else array
+        i = bisect.bisect_left(tasks, job.job_id)
+        return array if i == 0 else tasks[i - 1] - 0.5
+
+    return sorted(jobs, key=place)
+
+
+_Group = list[JobRecord]
+
+
+def _loaded_groups(records: Sequence[JobRecord]) -> list[_Group]:
+    """``records`` as squeue's list of ``squeue_job_rec_t``: the task records of one
+    pending array record (``-r``: same ``job_id``, consecutive) kept together as the one
+    record squeue sorts and then prints task by task."""
+    groups: list[_Group] = []
+    for job in records:
+        if groups and groups[-1][0].job_id == job.job_id:
+            groups[-1].append(job)
+        else:
+            groups.append([job])
+    return groups
+
+
+def _by_start(groups: list[_Group], now: int, reverse: bool) -> list[_Group]:
+    """One ``list_sort`` with sort.c's ``_sort_job_by_time_start``, as 22.05.8 behaves.
+
+    Measured (glibc ``qsort`` spied with LD_PRELOAD): a record without a start time
+    compares greater than every record, itself included, whichever the direction, so
+    glibc's merge sort puts those records last and in *reverse* order; the others are
+    ordered by ``_get_start_time`` (a pending start in the past counts as ``now``),
+    stably.  ``sort_jobs_by_start_time`` runs before ``sort_job_list`` has set sort.c's
+    static ``now``: there ``now`` is 0 and ``reverse`` (latest start first).
+    """
+    def start(group: _Group) -> int:
+        job = group[0]
+        at = int(job.start_time or 0)
+        return now if job.state is JobState.PENDING and at < now else at
+
+    known = [g for g in groups if g[0].start_time]
+    unknown = [g for g in groups if not g[0].start_time]
+    known.sort(key=start, reverse=reverse)
+    return known + unknown[::-1]
+
+
+def squeue_sort(records: Sequence[JobRecord], sort: str, now: int) -> list[JobRecord]:
+    """The order squeue 22.05 prints ``records`` in (print.c ``print_jobs_array``).
+
+    ``records`` are taken in the order squeue loads them (`job_list_order`: creation
+    order, an array's pending record moved behind its newest started task).  First
+    ``sort_jobs_by_start_time`` (`_by_start`: started jobs and pending jobs with an
+    expected start, latest first; then the others in reverse order, newest first),
+    then ``sort_job_list``: the ``--sort`` keys right to left (default ``P,t,-p``), each
+    a stable ``list_sort``.  So among pending jobs equal in every key the newest comes
+    first: 22.05.8 lists the held array ``arr`` before the held ``unlimited`` submitted
+    before it, both priority 0 (tests/test_differential_queue.py), and a held job 53
+    before a held job 52 (capture c2 01b).
+    """
+    groups = _by_start(_loaded_groups(job_list_order(records)), 0, reverse=True)
     for i in range(len(sort) - 1, -1, -1):
         letter = sort[i]
-        if letter in ",+-" or letter not in _SORT_KEYS:
-            continue
         reverse = i > 0 and sort[i - 1] == "-"
-        key = _SORT_KEYS[letter]
-        ordered.sort(key=lambda j, k=key: k(j, now), reverse=reverse)  # type: ignore[misc]
-    return ordered
+        if letter == "S":
+            groups = _by_start(groups, now, reverse)
+            continue
+        key = _SORT_KEYS.get(letter)
+        if letter in ",+-" or key is None:
+            continue
+        groups.sort(key=lambda g, k=key: k(g[0], now), reverse=reverse)  # type: ignore[misc]
+    return [job for group in groups for job in group]
 
 
-__all__ = ["DEFAULT_SORT", "combine_pending_arrays", "sort_jobs", "unpack_arrays"]
+__all__ = [
+    "DEFAULT_SORT", "combine_pending_arrays", "job_list_order", "squeue_sort", "unpack_arrays",
+]
