@@ -105,6 +105,8 @@ def test_runs_and_never_times_out_without_a_partition_max_time() -> None:
     assert job.state is JobState.RUNNING
     assert lifecycle.limit_deadline(ctl, ctl._jobs[jid]) is None
     assert _field(format_scontrol_job(job, now=ctl.now), "TimeLimit") == "2982611-04:17:00"
+    # EndTime = start + the wrapped uint32 product (measured: 19:50:19 -> 2163-01-05T02:19:35)
+    assert job.start_time is not None and job.end_time == job.start_time + 4294535356
     ctl.run_for(400 * 86400)
     assert ctl.job(jid).state is JobState.RUNNING
 

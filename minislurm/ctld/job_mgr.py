@@ -18,6 +18,7 @@ from minislurm.hostlist import compress
 from minislurm.job import Allocation, JobRecord, StepRecord
 from minislurm.select.cons_tres import ResourceRequest
 from minislurm.states import JobState, Reason
+from minislurm.timespec import time_limit_secs
 
 from .runner import JobBody
 
@@ -218,7 +219,7 @@ class Job:
                 start = self.begin_time
         if end is None and start is not None and not self.state.is_terminal:
             limit = self.time_limit
-            end = start + (365 * 86400 if limit is None or limit < 0 else limit * 60)
+            end = start + (365 * 86400 if limit is None or limit < 0 else time_limit_secs(limit))
         return eligible, start, end
 
     def _nodelist(self, a: Allocation | None) -> str:
