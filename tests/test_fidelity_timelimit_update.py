@@ -23,6 +23,12 @@ check: the jobs start 87 s after the daemon's start (phase + 87), updates at +15
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from captures import reference_cluster
 from ctld_helpers import ref_controller, sub
 
 from minislurm.cli.format.scontrol import format_scontrol_job
@@ -141,3 +147,48 @@ def test_signal_warning_follows_the_updated_limit() -> None:
     assert _warned(2, None) == ([60], 150)
     assert _warned(3, 2) == ([60], 150)
     assert _warned(2, 4) == ([180], 270)
+
+
+#: ``TimeLimit=+N``/``-N`` (scontrol's ``_get_job_time``): (update, exit code, stderr,
+#: squeue %l after it) on a running 1-minute job, measured on real 22.05.8.
+RELATIVE = [
+    ("jobid={j} timelimit=+1", 0, "", "2:00"),
+    ("jobid={j} timelimit=-5", 1,
+     "scontrol: error: TimeLimit decrement larger than current time limit (5 > 2)\n", "2:00"),
+    ("jobid={j} timelimit=-1", 0, "", "1:00"),
+    ("timelimit=+1 jobid={j}", 1,
+     "scontrol: error: JobId must precede TimeLimit increment or decrement\n", "1:00"),
+    ("jobid={j} timelimit=-1", 0, "", "0:00"),
+    ("jobid={j} timelimit=+bogus", 1, "scontrol: error: Invalid TimeLimit value\n", "0:00"),
+]
+
+
+def _relative(run: Callable[[str], tuple[str, str, int]], pause: Callable[[float], None],
+              ) -> list[tuple[str, int, str, str]]:
+    job = run("sbatch --parsable -t 1 --wrap 'sleep 600'")[0].strip()
+    pause(2)
+    out = []
+    for update, _, _, _ in RELATIVE:
+        _, err, rc = run("scontrol update " + update.format(j=job))
+        out.append((update, rc, err, run(f"squeue -h -j {job} -o %l")[0].strip()))
+    run(f"scancel {job}")
+    return out
+
+
+def test_relative_time_limits_like_slurm(tmp_path: Path) -> None:
+    cluster = reference_cluster(tmp_path)
+
+    def run(cmd: str) -> tuple[str, str, int]:
+        r = cluster.run(cmd)
+        return r.stdout, r.stderr, r.returncode
+
+    assert _relative(run, cluster.advance) == RELATIVE
+
+
+@pytest.mark.realslurm
+def test_relative_time_limits_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    def run(cmd: str) -> tuple[str, str, int]:
+        r = real_slurm.run(cmd, cwd=tmp_path)
+        return r.stdout, r.stderr, r.rc
+
+    assert _relative(run, time.sleep) == RELATIVE

@@ -392,6 +392,7 @@ def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
     changes: dict[str, object] = {}
     start_text: str | None = None
     job_ids: list[int] = []
+    relative = ""
     for tag, val in pairs:
         if tag_is(tag, "JobId", 3):
             ids = [_split_job_id(x) for x in val.split(",")]
@@ -400,11 +401,16 @@ def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
                 return
             job_ids += [i[0] for i in ids if i is not None]
         elif tag_is(tag, "TimeLimit", 5):
+            sign = val[:1] if val[:1] in ("+", "-") else ""  # +N / -N: relative
             try:
-                changes["time_limit"] = parse_time_limit(val)
+                changes["time_limit"] = parse_time_limit(val[len(sign):])
             except SlurmError:
                 s.error(f"{PROG}: error: Invalid TimeLimit value")
                 return
+            if sign and not job_ids:
+                s.error(f"{PROG}: error: JobId must precede TimeLimit increment or decrement")
+                return
+            relative = sign
         elif tag_is(tag, "Partition", 2):
             changes["partition"] = val
         elif tag_is(tag, "NumNodes", 8) or tag_is(tag, "ReqNodes", 8):
@@ -432,9 +438,30 @@ def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
                 s.ctx.err(exc.message)
     for job_id in job_ids:
         try:
+            if relative:
+                changes["time_limit"] = _relative_limit(ctl, job_id, relative,
+                                                        changes["time_limit"])
             ctl.update_job(job_id, uid=s.ctx.uid, **changes)
         except SlurmError as exc:
             s.error(exc.message)
+
+
+def _relative_limit(ctl: object, job_id: int, sign: str, minutes: object) -> int | None:
+    """``TimeLimit=+N``/``-N``: scontrol adds to or takes from the job's current limit
+    (``_get_job_time``); a decrement beyond it is refused (measured on 22.05.8:
+    ``TimeLimit decrement larger than current time limit (5 > 1)``)."""
+    try:
+        current = ctl.job(job_id).time_limit  # type: ignore[attr-defined]
+    except KeyError:
+        raise SlurmError(f"{INVALID_JOB_ID} for job {job_id}", 1) from None
+    if current is None or not isinstance(minutes, int):
+        return current  # UNLIMITED plus or minus anything stays UNLIMITED here
+    if sign == "+":
+        return current + minutes
+    if minutes > current:
+        raise SlurmError(f"{PROG}: error: TimeLimit decrement larger than current time limit "
+                         f"({minutes} > {current})", 1)
+    return current - minutes
 
 
 def update(s: Session, args: Sequence[str]) -> None:
