@@ -102,9 +102,9 @@ class JobOptions:
 
     # --- time -------------------------------------------------------------
     time_limit: int | None = None
-    """``-t/--time`` in minutes; ``None`` = UNLIMITED *when* `time_limit_set`;
-    `minislurm.timespec.INVALID_TIME` for a negative value (accepted, shown
-    ``INVALID``)."""
+    """``-t/--time`` in minutes; ``None`` = UNLIMITED *when* `time_limit_set`; a
+    negative value is accepted and stored as slurmctld stores it, wrapped around 2**32
+    (`minislurm.timespec.parse_time_limit`)."""
     time_limit_set: bool = False
     """Whether ``-t/--time`` (or ``SBATCH_TIMELIMIT``...) was given at all: Slurm's
     NO_VAL (use the partition's DefaultTime) vs INFINITE."""
