@@ -128,7 +128,7 @@ def real_ddp_drill(cluster: LocalCluster, *, steps: int = 20, step_time: float =
           "the second attempt to end")
     text = log.read_text()
     resumed = [f for kind, f in parse_records(text.splitlines()) if kind == "resume"]
-    sacct = cluster.run(["sacct", "-j", str(job_id), "-X", "-o",
+    sacct = cluster.run(["sacct", "-D", "-j", str(job_id), "-X", "-o",
                          "JobID,State,ExitCode,NodeList"], timeout=30).stdout
     return DrillReport(
         job_id=job_id, nodelist=nodelist, down_node=down_node, after_failure=after,

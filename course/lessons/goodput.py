@@ -197,7 +197,7 @@ class FailureDrill:
         brief = CommandResult(f"scontrol show job {self.train}  # (3 of its lines)",
                               "\n".join(lines) + "\n", show.stderr, show.returncode)
         return DrillStep("requeued or failed", (brief, *self._run(
-            "sacct -X --format=JobID,JobName,State,ExitCode,Start,End,Elapsed,NodeList")))
+            "sacct -D -X --format=JobID,JobName,State,ExitCode,Start,End,Elapsed,NodeList")))
 
     def resume(self) -> DrillStep:
         """The nodes are repaired (``state=resume``); the training job starts again."""
@@ -212,7 +212,7 @@ class FailureDrill:
         """The training job completes; accounting keeps one record per attempt."""
         self.cluster.wait_job(self.train)
         return DrillStep("the end", self._run(
-            "sacct -X --format=JobID,JobName,State,ExitCode,Start,End,Elapsed,NodeList"))
+            "sacct -D -X --format=JobID,JobName,State,ExitCode,Start,End,Elapsed,NodeList"))
 
 
 class TrapRunner(SimulatedRunner):
@@ -366,7 +366,7 @@ class SignalDrill:
 
     def accounting(self) -> CommandResult:
         """sacct's record of every attempt (ExitCode 0:15 = killed by SIGTERM)."""
-        return self.cluster.run("sacct --format=JobID,JobName,State,ExitCode,Start,End,Elapsed")
+        return self.cluster.run("sacct -D --format=JobID,JobName,State,ExitCode,Start,End,Elapsed")
 
 
 # ------------------------------------------------------------ the analytic model

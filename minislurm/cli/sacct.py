@@ -123,6 +123,7 @@ class SacctOptions:
     states: frozenset[JobState] | None = None
     start: int | None = None
     end: int | None = None
+    duplicates: bool = False
     info: str | None = None
 
 
@@ -189,6 +190,8 @@ def parse_sacct(argv: Sequence[str], env: Mapping[str, str], *, uid: int,
             v["accounts"] = _strs(arg)
         elif k == "b":
             brief = True
+        elif k == "D":
+            v["duplicates"] = True
         elif k == "E":
             end_text = arg
         elif k == "j":
@@ -303,6 +306,9 @@ def select_jobs(records: Iterable[JobRecord], o: SacctOptions, *, user: str, uid
     out.sort(key=lambda j: (j.array_job_id or j.job_id,
                             -1 if j.array_task_id is None else j.array_task_id,
                             j.restart_count))
+    if not o.duplicates:  # only the latest attempt of a requeued job (-D: every one)
+        latest = {j.job_id: j.restart_count for j in out}
+        out = [j for j in out if j.restart_count == latest[j.job_id]]
     return out
 
 

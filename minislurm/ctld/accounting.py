@@ -26,13 +26,18 @@ _BATCH_STATE = {
 }
 
 
-def batch_step(job: JobRecord, end: int, exit_code: int, signal: int) -> StepRecord | None:
-    """The ``JOBID.batch`` step of an ended attempt (``None`` if it never started)."""
+def batch_step(
+    job: JobRecord, end: int | None, exit_code: int, signal: int
+) -> StepRecord | None:
+    """The ``JOBID.batch`` step of an attempt (``None`` if it never started); ``end=None``:
+    the attempt still runs, and so does its batch step (sacct lists it ``RUNNING``)."""
     if job.start_time is None or job.allocation is None or not job.batch_flag:
         return None
     first = job.allocation.nodes[0]
     state = _BATCH_STATE.get(job.state, JobState.CANCELLED)
-    if exit_code == 0 and signal == LAUNCH_FAILED_STATUS:  # its IO could not be set up
+    if end is None:
+        state = JobState.RUNNING
+    elif exit_code == 0 and signal == LAUNCH_FAILED_STATUS:  # its IO could not be set up
         state = JobState.CANCELLED
     elif state is JobState.CANCELLED:
         exit_code, signal = 0, signal or 15

@@ -18,6 +18,7 @@ Job updates (``scontrol update JobId=``) live in ``job_update.py``.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -32,7 +33,7 @@ from minislurm.select.table import NodeShape, NodeTable
 from minislurm.states import JobState
 
 from . import lifecycle
-from .accounting import Accounting
+from .accounting import Accounting, batch_step
 from .admin import AdminMixin
 from .eligibility import EligibilityMixin
 from .job_mgr import Job
@@ -407,13 +408,21 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
     def accounting(self) -> list[JobRecord]:
         """What sacct reads: every ended attempt, then the jobs still active."""
         done = list(self.accounting_store.attempts)
-        active = [j.snapshot(accounting=True) for j in self._jobs.values()
-                  if not j.state.is_terminal]
+        active = [_with_running_batch(j.snapshot(accounting=True))
+                  for j in self._jobs.values() if not j.state.is_terminal]
         return sorted(done + active, key=lambda r: (r.job_id, r.restart_count, r.end_time or 0))
 
     def pending(self) -> Iterable[JobRecord]:
         """Pending jobs in scheduling order."""
         return [j.snapshot() for j in self.pending_in_order()]
+
+
+def _with_running_batch(record: JobRecord) -> JobRecord:
+    """A running batch job's record as sacct sees it: its ``.batch`` step runs too."""
+    if record.state is not JobState.RUNNING or any(s.step_id == "batch" for s in record.steps):
+        return record
+    step = batch_step(record, None, 0, 0)
+    return record if step is None else dataclasses.replace(record, steps=(step, *record.steps))
 
 
 __all__ = ["DEFAULT_EPOCH", "Controller", "JobState"]

@@ -291,7 +291,9 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
     if job.allocation is not None:
         job.state = logged_as
         job.end_time = now
-        step = batch_step(job.snapshot(), now, 0, SIGKILL)
+        # scontrol requeue: the batch step ends CANCELLED 0:15 (measured on 22.05.8)
+        sig = SIGTERM if logged_as is JobState.REQUEUED else SIGKILL
+        step = batch_step(job.snapshot(), now, 0, sig)
         if step is not None:
             job.steps.append(step)
         ctl.runner.kill(job.job_id, SIGKILL)

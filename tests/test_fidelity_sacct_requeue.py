@@ -1,0 +1,76 @@
+"""sacct after ``scontrol requeue``: the latest attempt only, every attempt with ``-D``.
+
+Measured on real Slurm 22.05.8 (reference cluster, slurmdbd): a running batch job
+shows its ``.batch`` step RUNNING; ``scontrol requeue`` ends the attempt REQUEUED with
+its batch step CANCELLED 0:15; plain ``sacct -j`` then shows only the job's latest
+attempt (PENDING, later RUNNING), ``sacct -D`` every attempt (``--duplicates``).  The
+same sequence runs on minislurm's embedded cluster and, with root, on real Slurm
+(whose slurmdbd lags a little: each sample is polled until it settles).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from captures import reference_cluster
+
+SACCT = "sacct -n -P -o JobID,State,ExitCode -j {j}"
+
+#: (label, command, expected rows "JobID|State|ExitCode" with the job id as J)
+EXPECTED = [
+    ("running", SACCT, ["J|RUNNING|0:0", "J.batch|RUNNING|0:0"]),
+    ("requeued", SACCT, ["J|PENDING|0:0"]),
+    ("requeued -D", "sacct -D -n -P -o JobID,State,ExitCode -j {j}",
+     ["J|REQUEUED|0:0", "J.batch|CANCELLED|0:15", "J|PENDING|0:0"]),
+    ("restarted", SACCT, ["J|RUNNING|0:0", "J.batch|RUNNING|0:0"]),
+    ("restarted -D", "sacct -D -n -P -o JobID,State,ExitCode -j {j}",
+     ["J|REQUEUED|0:0", "J.batch|CANCELLED|0:15", "J|RUNNING|0:0", "J.batch|RUNNING|0:0"]),
+]
+
+
+def _scenario(run: Callable[[str], str], pause: Callable[[float], None],
+              settle: float) -> list[tuple[str, list[str]]]:
+    job = run("sbatch --parsable -t 5 --wrap 'sleep 300'").strip()
+    out: list[tuple[str, list[str]]] = []
+
+    def sample(k: int) -> None:
+        label, cmd, want = EXPECTED[k]
+        deadline = time.monotonic() + settle
+        while True:
+            rows = [r.replace(job, "J", 1) for r in run(cmd.format(j=job)).splitlines()]
+            if rows == want or time.monotonic() >= deadline:
+                out.append((label, rows))
+                return
+            time.sleep(0.5)
+
+    pause(2)
+    sample(0)
+    run(f"scontrol requeue {job}")
+    pause(2)
+    sample(1)
+    sample(2)
+    run(f"scontrol release {job}")  # real Slurm holds nothing here; harmless
+    run(f"scontrol update jobid={job} starttime=now")
+    pause(3)
+    sample(3)
+    sample(4)
+    run(f"scancel {job}")
+    return out
+
+
+def _want() -> list[tuple[str, list[str]]]:
+    return [(label, rows) for label, _, rows in EXPECTED]
+
+
+def test_sacct_shows_the_latest_attempt_unless_duplicates(tmp_path: Path) -> None:
+    cluster = reference_cluster(tmp_path)
+    assert _scenario(lambda cmd: cluster.run(cmd).stdout, cluster.advance, 0) == _want()
+
+
+@pytest.mark.realslurm
+def test_sacct_after_requeue_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    got = _scenario(lambda cmd: real_slurm.run(cmd, cwd=tmp_path).stdout, time.sleep, 15)
+    assert got == _want()
