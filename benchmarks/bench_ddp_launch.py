@@ -33,7 +33,12 @@ torchrun, 0.48x bare); 3 each with bare-sessions: srun 0.69x torchrun, 0.93x
 bare-sessions. Under that load the spread within one launcher (min to max: 7.7-14.8 s
 for bare) is larger than the differences between launchers, and the bare launcher
 (all ranks in one session, hence one autogroup) suffers most; on a quiet machine
-commit bc61657 measured srun 1.01x bare and 0.80x torchrun.
+commit bc61657 measured srun 1.01x bare and 0.80x torchrun.  Quiet machine again
+(2026-12-03 20:55, load < 1, ``import torch`` 1.2-1.4 s): 5 runs each, bare 5.52 s,
+torchrun 6.42 s, srun 5.51 s, srun-m 5.37 s (srun 0.86x torchrun, 1.00x bare); 7 runs
+each, bare 5.34 s, torchrun 6.28 s, srun 5.44 s (0.87x torchrun, 1.02x bare).  So srun
+costs what the bare launcher costs; against torchrun it lands where bare does, which
+on a quiet machine is 0.85-0.86x rather than the ~0.8x the target was set from.
 
 Another launcher is one ``--launcher NAME=TEMPLATE`` (or one entry in
 :data:`LAUNCHERS`): the template is split like a shell command line after
