@@ -18,7 +18,6 @@ Mirrors Slurm 22.05's ``src/common/gres.c`` for the parts a GPU cluster uses:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from minislurm import hostlist
@@ -29,7 +28,6 @@ __all__ = [
     "GresConfLine",
     "GresRequest",
     "NodeGres",
-    "index_ranges",
     "parse_gres_conf",
     "parse_gres_request",
     "parse_node_gres",
@@ -248,18 +246,3 @@ def parse_gres_conf(text: str, filename: str, notes: list[str] | None = None) ->
             )
         )
     return result
-
-
-def index_ranges(indices: Iterable[int]) -> str:
-    """``0-1,3``: GPU indices as ``GresUsed``'s ``IDX:`` part prints them (and CPU ids as
-    ``scontrol -d``'s ``CPU_IDs=``)."""
-    out: list[str] = []
-    idx = sorted(indices)
-    i = 0
-    while i < len(idx):
-        j = i
-        while j + 1 < len(idx) and idx[j + 1] == idx[j] + 1:
-            j += 1
-        out.append(str(idx[i]) if i == j else f"{idx[i]}-{idx[j]}")
-        i = j + 1
-    return ",".join(out)

@@ -12,6 +12,7 @@ exit 1), which is the message of the `SubmitError` raised here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from minislurm.errors import SubmitError
@@ -81,7 +82,7 @@ def parse_array(s: str, max_array_size: int = 1001) -> ArraySpec:
     return ArraySpec(tuple(sorted(indices)), max_running, s)
 
 
-def format_indices(indices: tuple[int, ...] | list[int]) -> str:
+def format_indices(indices: Iterable[int]) -> str:
     """``bit_fmt``: ``[0,1,2,3,7]`` -> ``0-3,7`` (ranges, no steps)."""
     values = sorted(set(indices))
     parts: list[str] = []

@@ -10,10 +10,8 @@ serves a terminal (``python -m minislurm squeue``), a notebook
 
 from __future__ import annotations
 
-import grp
 import io
 import os
-import pwd
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,15 +76,9 @@ class Context:
     @classmethod
     def from_process(cls) -> Context:
         """The context of a command started from a shell, as this user."""
-        uid, gid = os.getuid(), os.getgid()
-        try:
-            user = pwd.getpwuid(uid).pw_name
-        except KeyError:
-            user = str(uid)
-        try:
-            group = grp.getgrgid(gid).gr_name
-        except KeyError:
-            group = str(gid)
+        from minislurm.cli.transport import process_identity  # C modules only
+
+        user, uid, group, gid = process_identity()
         return cls(stdout=sys.stdout, stderr=sys.stderr, env=dict(os.environ),
                    cwd=os.getcwd(), user=user, uid=uid, group=group, gid=gid)
 

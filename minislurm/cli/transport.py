@@ -150,7 +150,7 @@ def _read_stdin_if_needed(name: str, argv: Sequence[str]) -> str | None:
 
 # ---- the quick path: C modules only ---------------------------------------------------
 
-def _identity() -> tuple[str, int, str, int]:
+def process_identity() -> tuple[str, int, str, int]:
     """This process's user and group, by name and number (as `Context.from_process`)."""
     import grp
     import pwd
@@ -246,7 +246,7 @@ def quick_forward(name: str, argv: Sequence[str], stdin: str | None = None) -> i
     sock = os.path.join(where, "slurmctld.sock")
     if not os.path.exists(sock):
         return None
-    request = _request(name, argv, os.environ, os.getcwd(), stdin, *_identity())
+    request = _request(name, argv, os.environ, os.getcwd(), stdin, *process_identity())
     raw = _exchange(sock, (_dumps(request) + "\n").encode())
     if raw is None:
         return None

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from minislurm.errors import SlurmError
-from minislurm.gres import index_ranges
 from minislurm.job import Allocation
+from minislurm.jobarray import format_indices
 from minislurm.node import NodeRecord
 from minislurm.select.table import NodeTable
 from minislurm.states import NodeBase, NodeFlag, NodeState
@@ -171,7 +171,7 @@ class NodeManager:
             idx = [k for tt, k in gpu_used if tt == gtype]
             head = f"gpu:{gtype}" if gtype else "gpu"
             if total:
-                used_parts.append(f"{head}:{len(idx)}(IDX:{index_ranges(idx) or 'N/A'})")
+                used_parts.append(f"{head}:{len(idx)}(IDX:{format_indices(idx) or 'N/A'})")
         return NodeRecord(
             name=info.name,
             state=self.state_of(i),

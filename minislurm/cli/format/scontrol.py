@@ -16,8 +16,8 @@ import re
 from minislurm import hostlist
 from minislurm.cli.format.fields import mem_unit, tres_string
 from minislurm.cli.format.hostinfo import NodeHost
-from minislurm.gres import index_ranges
 from minislurm.job import JobRecord
+from minislurm.jobarray import format_indices
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
 from minislurm.states import JobState
 from minislurm.timespec import (
@@ -111,12 +111,12 @@ def _job_details(job: JobRecord) -> list[str]:
     rows: list[tuple[list[str], str]] = []
     for na in alloc.nodes:
         gres = ",".join(
-            f"gpu:{t}:{len(idx)}(IDX:{index_ranges(idx)})" if t else
-            f"gpu:{len(idx)}(IDX:{index_ranges(idx)})"
+            f"gpu:{t}:{len(idx)}(IDX:{format_indices(idx)})" if t else
+            f"gpu:{len(idx)}(IDX:{format_indices(idx)})"
             for t in dict.fromkeys(t for t, _ in na.gpus)
             if (idx := [k for tt, k in na.gpus if tt == t])
         ) if holds else ""
-        cpu_ids = index_ranges(na.cpu_ids or range(na.cpus))
+        cpu_ids = format_indices(na.cpu_ids or range(na.cpus))
         text = f"CPU_IDs={cpu_ids} Mem={na.mem_mb} GRES={gres}"
         if rows and rows[-1][1] == text:
             rows[-1][0].append(na.node)
