@@ -81,6 +81,16 @@ def dist_tasks(ntasks: int, cpus: list[int], cpus_per_task: int) -> list[int]:
     return tasks
 
 
+def candidates(req: ResourceRequest, table: NodeTable, ok: BoolArray) -> bool:
+    """Narrow ``ok`` (nodes with room for one task) by ``--mem`` and ``-x``; False when
+    a ``-w`` node is not among them (the job cannot start now)."""
+    if req.mem_per_node is not None:
+        ok &= table.free_mem >= (table.mem if req.mem_per_node == 0 else req.mem_per_node)
+    if req.exc_nodes:
+        ok[list(req.exc_nodes)] = False
+    return not req.req_nodes or bool(ok[sorted(req.req_nodes)].all())
+
+
 def eval_nodes(
     req: ResourceRequest, table: NodeTable, allowed: BoolArray, free_gpus: IntArray | None = None
 ) -> Allocation | Reason:
@@ -122,15 +132,11 @@ def eval_nodes(
     need = req.ntasks * cpt if req.max_nodes == 1 or (
         req.max_nodes is None and not req.spread and req.node_count == 1) else cpt
     ok = allowed & (avail >= need)
-    if req.mem_per_node is not None:
-        ok &= table.free_mem >= (table.mem if req.mem_per_node == 0 else req.mem_per_node)
     if req.gpus_per_node:
         ok &= table.free_gpus_of(req.gpu_type) >= req.gpus_per_node
-    if req.exc_nodes:
-        ok[list(req.exc_nodes)] = False
-    req_idx = sorted(req.req_nodes)
-    if req_idx and not ok[req_idx].all():
+    if not candidates(req, table, ok):
         return Reason.RESOURCES
+    req_idx = sorted(req.req_nodes)
     min_nodes = req.node_count
     if req.spread:  # no -N: details->max_nodes 0 -> partition max, req_nodes = min_nodes
         max_nodes, req_nodes = n, min_nodes
@@ -284,4 +290,4 @@ def eval_nodes(
     ))
 
 
-__all__ = ["cpus_to_use", "dist_tasks", "eval_nodes", "usable_cpus"]
+__all__ = ["candidates", "cpus_to_use", "dist_tasks", "eval_nodes", "usable_cpus"]

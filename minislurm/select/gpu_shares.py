@@ -14,7 +14,7 @@ import numpy as np
 
 from minislurm.job import Allocation, NodeAlloc
 from minislurm.select.cons_tres import ResourceRequest, candidate_order, gpus_roomy
-from minislurm.select.eval_nodes import cpus_to_use, dist_tasks, usable_cpus
+from minislurm.select.eval_nodes import candidates, cpus_to_use, dist_tasks, usable_cpus
 from minislurm.select.table import BoolArray, IntArray, NodeTable
 from minislurm.states import Reason
 
@@ -145,13 +145,9 @@ def eval_nodes_gpus(
         avail = np.where(avail >= need, need, 0).astype(np.int64)
     free = table.free_gpus_of(req.gpu_type)
     ok = allowed & (avail >= cpt) & (free >= 1)
-    if req.mem_per_node is not None:
-        ok &= table.free_mem >= (table.mem if req.mem_per_node == 0 else req.mem_per_node)
-    if req.exc_nodes:
-        ok[list(req.exc_nodes)] = False
-    req_idx = sorted(req.req_nodes)
-    if req_idx and not ok[req_idx].all():
+    if not candidates(req, table, ok):
         return Reason.RESOURCES
+    req_idx = sorted(req.req_nodes)
     want = req.node_count
     if req.max_nodes is not None:
         max_nodes = max(req.max_nodes, want)
