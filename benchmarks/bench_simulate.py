@@ -10,6 +10,12 @@ notebook case, target <= 150 ms).  ``--profile`` prints the cProfile hot spots.
 
     .venv/bin/python benchmarks/bench_simulate.py --jobs 10000 100000
     .venv/bin/python benchmarks/bench_simulate.py --jobs 2000 --profile
+
+Measured on the 2-core machine (2026-12-03): 2,000 jobs 0.9 s, 5,000 jobs 12.6 s
+(quiet), 10,000 jobs 227 s (beside a test-suite install) with a mean wait of 4 h: the
+queue deepens and every backfill pass then places up to bf_max_job_test reservations
+(up to ~240 per pass, ~1 s), so time grows much faster than the jobs; 100,000 jobs were
+not attempted.  What-if: 382 ms (target 150 ms).  Targets NOT met.
 """
 
 from __future__ import annotations
