@@ -138,7 +138,7 @@ def test_simulation_on_minislurm_requeues_and_accounts() -> None:
     cluster = frontier_cluster(p)
     try:
         run = simulate_run(p, 24, seed=3, cluster=cluster)
-        states = cluster.run(f"sacct -X -n -j {run.job_id} --format=State").stdout.split()
+        states = cluster.run(f"sacct -D -X -n -j {run.job_id} --format=State").stdout.split()
         assert states[-1] == "COMPLETED"
         assert states.count("NODE_FAIL") == run.breakdown.failures >= 1
         job = cluster.controller.job(run.job_id)
