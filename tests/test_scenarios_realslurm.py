@@ -32,6 +32,7 @@ start, because Slurm computes them from time limits (exact to the second).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -190,7 +191,15 @@ def requeue(sc: Scenario) -> Trace:
         sc.side.pause(1.5)
         down = sc.squeue()
         shows = {label: sc.show_job(label) for label in ("rq", "norq")}
-        extra["sinfo n1"] = sc.run('sinfo -h -n n1 -p debug -o "%t %E"').strip()
+        # Real 22.05 has shown "mix test" here a moment after the update (2 of ~6 loaded
+        # runs; by hand it reads "down test" every 0.5 s from the first): the sample waits
+        # up to 5 s for the node to show DOWN, and keeps whatever it shows then.
+        def sinfo_n1() -> str:
+            return sc.run('sinfo -h -n n1 -p debug -o "%t %E"').strip()
+
+        with contextlib.suppress(TimeoutError):
+            sc.side.wait_until(lambda: sinfo_n1().startswith("down"), 5)
+        extra["sinfo n1"] = sinfo_n1()
     finally:
         sc.run("scontrol update nodename=n1 state=resume")
     out, err, rc = sc.side.run(f"scontrol update jobid={sc.ids['rq']} starttime=now")
