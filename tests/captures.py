@@ -14,8 +14,10 @@ there. Usage::
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +123,16 @@ def reference_cluster(folder: Path):  # type: ignore[no-untyped-def]
     for name in ("slurm.conf", "gres.conf"):
         shutil.copy(REF / name, folder / name)
     return Cluster(folder / "slurm.conf", user="root", uid=0, workdir=folder / "w")
+
+
+def checked_stdout(run: Callable[..., Any], **kwargs: Any) -> Callable[[str], str]:
+    """``cmd -> stdout`` for a cluster's ``run`` (minislurm's ``Cluster.run`` or the real
+    harness's ``RealSlurm.run``, ``kwargs`` such as ``cwd=``), asserting exit code 0."""
+
+    def call(cmd: str) -> str:
+        result = run(cmd, **kwargs)
+        code = getattr(result, "returncode", getattr(result, "rc", None))
+        assert code == 0, (cmd, str(result))
+        return str(result.stdout)
+
+    return call

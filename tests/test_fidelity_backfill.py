@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from captures import reference_cluster
+from captures import checked_stdout, reference_cluster
 
 SUBMITS = [
     ("hold1", "-w n1 -n2 -t 5 --wrap 'sleep 120'"),
@@ -92,11 +92,7 @@ def _scenario(
 def test_backfill_places_gpu_totals_and_per_task_gpus_like_slurm(tmp_path: Path) -> None:
     cluster = reference_cluster(tmp_path)
 
-    def run(cmd: str) -> str:
-        result = cluster.run(cmd)
-        assert result.returncode == 0, (cmd, str(result))
-        return result.stdout
-
+    run = checked_stdout(cluster.run)
     assert _scenario(run, cluster.advance, GPU_SUBMITS) == GPU_EXPECTED
     by_nodes = {j.nodelist: j for j in cluster.controller.jobs() if j.allocation is not None}
     for label, want in GPU_INDICES.items():
@@ -108,11 +104,7 @@ def test_backfill_places_gpu_totals_and_per_task_gpus_like_slurm(tmp_path: Path)
 def test_backfill_offers_select_every_node_one_task_fits_on(tmp_path: Path) -> None:
     cluster = reference_cluster(tmp_path)
 
-    def run(cmd: str) -> str:
-        result = cluster.run(cmd)
-        assert result.returncode == 0, (cmd, str(result))
-        return result.stdout
-
+    run = checked_stdout(cluster.run)
     assert _scenario(run, cluster.advance) == EXPECTED
     jobs = {j.job_id: j for j in cluster.controller.jobs()}
     uneven = next(j for j in jobs.values() if j.nodelist == "n[1,3]")
@@ -124,11 +116,7 @@ def test_backfill_offers_select_every_node_one_task_fits_on(tmp_path: Path) -> N
 def test_backfill_scenario_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     real_slurm.run("scancel -u root", cwd=tmp_path)
 
-    def run(cmd: str) -> str:
-        result = real_slurm.run(cmd, cwd=tmp_path)
-        assert result.rc == 0, (cmd, result)
-        return result.stdout
-
+    run = checked_stdout(real_slurm.run, cwd=tmp_path)
     try:
         got = _scenario(run, time.sleep)
         real_slurm.run("scancel -u root", cwd=tmp_path)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from captures import reference_cluster
+from captures import checked_stdout, reference_cluster
 
 SUBMITS = [
     ("gpus", "-N2 -n3 --gpus=3 -t 1 --wrap 'sleep 4'"),
@@ -54,11 +54,7 @@ def _scenario(run: Callable[[str], str], pause: Callable[[float], None]) -> dict
 def test_scontrol_details_on_minislurm_like_slurm(tmp_path: Path) -> None:
     cluster = reference_cluster(tmp_path)
 
-    def run(cmd: str) -> str:
-        result = cluster.run(cmd)
-        assert result.returncode == 0, (cmd, str(result))
-        return result.stdout
-
+    run = checked_stdout(cluster.run)
     assert _scenario(run, cluster.advance) == EXPECTED
     one = cluster.run("scontrol -d -o show job 2").stdout
     assert " CoreSpec=* JOB_GRES=(null)   Nodes=n1 CPU_IDs=2-3 Mem=2000 GRES= MinCPUsNode=" in one
@@ -71,11 +67,7 @@ def test_scontrol_details_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # 
     real_slurm.run("scancel -u root", cwd=tmp_path)
     time.sleep(1)
 
-    def run(cmd: str) -> str:
-        result = real_slurm.run(cmd, cwd=tmp_path)
-        assert result.rc == 0, (cmd, result)
-        return result.stdout
-
+    run = checked_stdout(real_slurm.run, cwd=tmp_path)
     try:
         got = _scenario(run, time.sleep)
     finally:
