@@ -64,7 +64,7 @@ def pytest_terminal_summary(
 
 
 # ----- minislurm's local cluster (tests/minicluster.py; differential tests) -----------------
-from minicluster import MiniCluster, MiniClusterUnavailable  # noqa: E402
+from minicluster import MiniCluster  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -73,10 +73,7 @@ def mini_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster
     the counterpart of ``real_slurm`` in differential tests; skips with the reason when
     it cannot start; torn down (no process left) at the end of the session."""
     cluster = MiniCluster(tmp_path_factory.mktemp("minislurm"))
-    try:
-        cluster.start()
-    except MiniClusterUnavailable as exc:
-        pytest.skip(f"minislurm cluster unavailable: {exc}")
+    cluster.start_or_skip("minislurm cluster unavailable: ")
     try:
         yield cluster
     finally:

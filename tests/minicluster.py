@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
 
+import pytest
 from captures import capture_root
 from realslurm import Result, fixed_environment
 from realslurm.conf import REFERENCE_ROOT
@@ -134,6 +135,13 @@ class MiniCluster(CommandLineCluster):
         return env
 
     # ----- life cycle ---------------------------------------------------------
+    def start_or_skip(self, why: str = "") -> None:
+        """`start`, or skip the calling test with the reason (``why`` first)."""
+        try:
+            self.start()
+        except MiniClusterUnavailable as exc:
+            pytest.skip(f"{why}{exc}")
+
     def start(self, *, timeout: float = 45.0) -> None:
         """Write the configuration and run ``cluster up``; raise MiniClusterUnavailable."""
         t0 = time.monotonic()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from minicluster import MiniCluster, MiniClusterUnavailable, python
+from minicluster import MiniCluster, python
 
 FIRST = 100000
 
@@ -30,10 +30,7 @@ FIRST = 100000
 @pytest.fixture
 def mini(tmp_path: Path) -> Iterator[MiniCluster]:
     cluster = MiniCluster(tmp_path / "c", first_job_id=FIRST)
-    try:
-        cluster.start()
-    except MiniClusterUnavailable as exc:
-        pytest.skip(str(exc))
+    cluster.start_or_skip()
     try:
         yield cluster
     finally:

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from minicluster import MiniCluster, MiniClusterUnavailable, python, srun_works
+from minicluster import MiniCluster, python, srun_works
 from realslurm.procs import pids_with_env
 
 from course.ddp.launch_bare import start_tasks, wait_tasks
@@ -114,10 +114,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster]:
     if not srun_works():
         pytest.skip("minislurm srun is not available yet")
     mini = MiniCluster(tmp_path_factory.mktemp("mini"), first_job_id=fresh_first_job_id())
-    try:
-        mini.start()
-    except MiniClusterUnavailable as exc:
-        pytest.skip(str(exc))
+    mini.start_or_skip()
     try:
         yield mini
     finally:

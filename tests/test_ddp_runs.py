@@ -371,7 +371,7 @@ def test_job_sh_wires_the_ranks_alike_on_real_slurm_and_minislurm(
     every rank logs its wiring (rank, world size, launcher, MASTER_ADDR:MASTER_PORT,
     restart count), and both runs must agree on it, on the job's first line (id and
     nodes) and on the final parameters, bit for bit."""
-    from minicluster import MiniCluster, MiniClusterUnavailable
+    from minicluster import MiniCluster
 
     argv = [*TRAIN[3:], "--log-ranks", "all"]
 
@@ -393,10 +393,7 @@ def test_job_sh_wires_the_ranks_alike_on_real_slurm_and_minislurm(
 
     real_id, real_log = run(real_slurm, real_slurm.work_dir / "ddp-wiring", {"PYTHON": PY})
     mini = MiniCluster(tmp_path / "mini", first_job_id=real_id)
-    try:
-        mini.start()
-    except MiniClusterUnavailable as exc:
-        pytest.skip(str(exc))
+    mini.start_or_skip()
     try:
         mini_id, mini_log = run(mini, mini.work_dir / "ddp-wiring",
                                 {"PYTHON": PY, "PYTHONPATH": str(JOB_SH.parents[2])})

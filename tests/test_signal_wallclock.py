@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from minicluster import MiniCluster, MiniClusterUnavailable, srun_works
+from minicluster import MiniCluster, srun_works
 
 PERIOD = 30  # slurmctld's PERIODIC_TIMEOUT
 KILL_WAIT = 5  # the reference slurm.conf
@@ -77,10 +77,7 @@ def jobs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jobs]:
     if not srun_works():
         pytest.skip("minislurm srun is not available")
     mini = MiniCluster(tmp_path_factory.mktemp("sigwall"), first_job_id=None)
-    try:
-        mini.start()
-    except MiniClusterUnavailable as exc:
-        pytest.skip(str(exc))
+    mini.start_or_skip()
     ids = {}
     try:
         for name, script, opts in (("batch_only", SIGNALLED, "--signal=B:USR1@20"),
