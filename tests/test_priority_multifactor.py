@@ -285,3 +285,36 @@ def test_incr_only_keeps_the_highest_priority_seen() -> None:
     plugin.record_usage("alice", "llm", {"cpu": 1e6}, T0 + 1)
     assert plugin.factors(job(1), T0 + 2).priority < before
     assert plugin.priority(job(1), T0 + 2) == before
+
+
+def test_one_recalculation_gives_each_job_what_priority_and_sprio_give() -> None:
+    """``priorities`` (the PriorityCalcPeriod pass) shares the work of many jobs; its
+    numbers are those of ``priority`` and of ``factors(...).priority`` (sprio's sum)."""
+    params = MultifactorParams(
+        weights=PriorityWeights(age=1000, assoc=100, fairshare=10000, job_size=1000,
+                                partition=1000, qos=1000, tres=(("gres/gpu", 1000.0),)),
+        max_age=2 * DAY,
+    )  # fmt: skip
+    plugin = MultifactorPriority(params, cluster(), assocs(), start=T0)
+    plugin.record_usage("alice", "llm", {"cpu": 3600.0 * 16}, T0 + 600)
+    jobs = [
+        job(1), job(2, user="dave", account="eval", partition="debug"),
+        job(3, num_nodes=2, num_cpus=8, qos="high", nice=10, tres_req={"gres/gpu": 4}),
+        job(4, hold=True), job(5, eligible_time=None, accrue_time=None),
+        job(6, submit_time=T0 + DAY, eligible_time=T0 + DAY, accrue_time=T0 + DAY),
+        job(7, eligible_time=T0 - 3 * DAY, accrue_time=T0 - 3 * DAY),  # age capped at 1
+    ]  # fmt: skip
+    for now in (T0 + 900, T0 + DAY + 7, T0 + 5 * DAY):
+        batch = plugin.priorities(jobs, now)
+        assert batch == [plugin.priority(j, now) for j in jobs]
+        assert batch == [0 if j.hold else plugin.factors(j, now).priority for j in jobs]
+    assert len(set(plugin.priorities(jobs, T0 + DAY + 7))) >= 5  # the factors matter
+
+
+def test_a_recalculation_with_incr_only_never_lowers_a_priority() -> None:
+    params = MultifactorParams(PriorityWeights(fairshare=1000), flags=frozenset({"INCR_ONLY"}))
+    plugin = MultifactorPriority(params, cluster(), assocs(), start=T0)
+    (before,) = plugin.priorities([job(1)], T0)
+    plugin.record_usage("alice", "llm", {"cpu": 1e6}, T0 + 1)
+    assert plugin.factors(job(1), T0 + 2).priority < before
+    assert plugin.priorities([job(1)], T0 + 2) == [before]

@@ -47,6 +47,10 @@ from .submit_api import SubmitMixin
 #: Priority plugins that read a ``PriorityView`` instead of a whole ``JobRecord``.
 _VIEW_PLUGINS = (BasicPriority, MultifactorPriority)
 
+
+def _first(pair: tuple[tuple[int, int, int, int], Job]) -> tuple[int, int, int, int]:
+    return pair[0]
+
 #: Default simulated epoch: 2026-01-05T08:00:00 UTC.
 DEFAULT_EPOCH = 1767600000
 
@@ -314,6 +318,22 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         view = job.priority_view() if isinstance(plugin, _VIEW_PLUGINS) else job.snapshot()
         job.priority = int(plugin.priority(view, self.now))  # type: ignore[attr-defined]
 
+    def recalc_priorities(self) -> None:
+        """``PriorityCalcPeriod``: every pending job's priority anew (multifactor's decay
+        thread); priority/basic's numbers never change, so it has nothing to redo."""
+        plugin = self.priority_plugin
+        if isinstance(plugin, BasicPriority):
+            return
+        jobs = list(self._pending.values())
+        if isinstance(plugin, MultifactorPriority):
+            prios = plugin.priorities([j.priority_view() for j in jobs], self.now)
+            for job, prio in zip(jobs, prios, strict=True):
+                job.priority = prio
+        else:
+            for job in jobs:
+                self.set_priority(job)
+        self._order_dirty = True
+
     def _key(self, job: Job) -> tuple[int, int, int, int]:
         """Scheduling order: PriorityTier of the partition, priority, submit time, id."""
         return (-self._tier(job), -job.priority, job.submit_time, job.job_id)
@@ -325,10 +345,12 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
             live = list(dict.fromkeys(j for j in self._order if pending.get(j.job_id) is j))
             live += [j for j in pending.values() if j.job_id not in self._order_ids]
             self._order_ids = {j.job_id for j in live}
+            keys = [self._key(j) for j in live]
             if self._order_dirty:
-                live.sort(key=self._key)
+                pairs = sorted(zip(keys, live, strict=True), key=_first)
+                keys, live = [k for k, _ in pairs], [j for _, j in pairs]
             self._order = live
-            self._order_keys = [self._key(j) for j in live]
+            self._order_keys = keys
             self._order_dirty = False
         return _OrderWalk(self, self._order)
 

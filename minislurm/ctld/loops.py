@@ -127,9 +127,7 @@ class LoopsMixin:
                 self._prio_wake = None
                 continue
             yield self.env.timeout(self._prio_period)
-            for job in self._pending.values():
-                self.set_priority(job)
-            self._order_dirty = True
+            self.recalc_priorities()
 
 
 __all__ = ["LoopsMixin"]

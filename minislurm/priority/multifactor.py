@@ -283,7 +283,7 @@ class MultifactorPriority:
         self._rows_at: int | None = None
         self._rows_version = -1
         self._highest: dict[int, int] = {}
-        self._static: dict[int, tuple[tuple[Any, ...], PriorityFactors]] = {}
+        self._static: dict[int, tuple[tuple[Any, ...], PriorityFactors, float]] = {}
         self._no_age = replace(params, weights=replace(params.weights, age=0))
         self._accrue_always = params.has("ACCRUE_ALWAYS")
 
@@ -363,43 +363,68 @@ class MultifactorPriority:
         a job are kept (per job id, while the fields they read stay the same) and the
         weighted sum is taken in the same order as ``PriorityFactors.priority``.
         """
-        if getattr(job, "hold", False):
-            return 0
-        w = self.params.weights
-        fs = 0.0
-        if w.fairshare:
-            fs = job_fairshare(self.share_rows(now), self.associations, job.user, job.account)
-        static = self._static_factors(job, now)
-        age = 0.0
-        if w.age:
-            accrue = job.accrue_time if job.accrue_time is not None else job.eligible_time
-            age = age_factor(now, accrue_time=accrue, submit_time=job.submit_time,
-                             max_age=self.params.max_age, accrue_always=self._accrue_always)
-        total = (static.site + age * w.age + static.weighted_assoc + fs * w.fairshare
-                 + static.weighted_job_size + static.weighted_part + static.weighted_qos
-                 + self._tres_sum(static) - static.nice)  # fmt: skip
-        if total < 1:
-            total = 1
-        prio = int(min(total, MAX_PRIORITY))
-        if self.params.has("INCR_ONLY"):  # PriorityFlags=INCR_ONLY: never decreases
-            prio = max(prio, self._highest.get(job.job_id, 0))
-            self._highest[job.job_id] = prio
-        return prio
+        return self.priorities((job,), now)[0]
 
-    def _static_factors(self, job: Any, now: int) -> PriorityFactors:
-        """The factors of ``job`` that do not change with time (age and fair share 0)."""
+    def priorities(self, jobs: Iterable[Any], now: int) -> list[int]:
+        """``priority(job, now)`` of each of ``jobs``: one ``PriorityCalcPeriod`` pass.
+
+        The decay thread of priority/multifactor recomputes every pending job at once;
+        the shared work is done once: the fair-share rows are read once, each
+        association's factor is looked up once, and the time-independent factors of a
+        job (with their TRES sum) are kept while the fields they read stay the same.
+        """
+        w, params = self.params.weights, self.params
+        rows = self.share_rows(now) if w.fairshare else None
+        fs_of: dict[tuple[str, str], float] = {}
+        w_age, w_fs, max_age = w.age, w.fairshare, params.max_age
+        always, incr_only = self._accrue_always, params.has("INCR_ONLY")
+        out: list[int] = []
+        for job in jobs:
+            if getattr(job, "hold", False):
+                out.append(0)
+                continue
+            fs = 0.0
+            if rows is not None:
+                user, account = job.user, job.account
+                hit = fs_of.get((user, account))
+                if hit is None:
+                    hit = fs_of[(user, account)] = job_fairshare(
+                        rows, self.associations, user, account)
+                fs = hit
+            static, tres_sum = self._static_factors(job, now)
+            age = 0.0
+            if w_age:  # age_factor, inline
+                use = job.submit_time if always else (
+                    job.accrue_time if job.accrue_time is not None else job.eligible_time)
+                if use or always:
+                    diff = max(0, now - (use or 0))
+                    age = diff / max_age if diff < max_age else 1.0
+            total = (static.site + age * w_age + static.weighted_assoc + fs * w_fs
+                     + static.weighted_job_size + static.weighted_part + static.weighted_qos
+                     + tres_sum - static.nice)  # fmt: skip
+            prio = int(min(total, MAX_PRIORITY)) if total >= 1 else 1
+            if incr_only:  # PriorityFlags=INCR_ONLY: never decreases
+                prio = max(prio, self._highest.get(job.job_id, 0))
+                self._highest[job.job_id] = prio
+            out.append(prio)
+        return out
+
+    def _static_factors(self, job: Any, now: int) -> tuple[PriorityFactors, float]:
+        """The factors of ``job`` that do not change with time (age and fair share 0), and
+        the sum of its weighted TRES."""
         key: tuple[Any, ...] = (job.partition, job.num_nodes, job.num_cpus, job.time_limit, job.qos,
                job.account, job.user, job.nice, getattr(job, "site_factor", 0))  # fmt: skip
         if self.params.weights.tres:
             key += (tuple(sorted((job.tres_alloc or job.tres_req).items())),)
         hit = self._static.get(job.job_id)
         if hit is not None and hit[0] == key:
-            return hit[1]
+            return hit[1], hit[2]
         if len(self._static) > _STATIC_CACHE:
             self._static.clear()
         factors = job_factors(job, now, self._no_age, self.cluster, self.associations, 0.0)
-        self._static[job.job_id] = (key, factors)
-        return factors
+        tres_sum = self._tres_sum(factors)
+        self._static[job.job_id] = (key, factors, tres_sum)
+        return factors, tres_sum
 
     @staticmethod
     def _tres_sum(static: PriorityFactors) -> float:
