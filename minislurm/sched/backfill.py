@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minislurm.job import Allocation, NodeAlloc
+from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext
 from minislurm.sched.node_space import FitKey, NodeSpaceMap, fit_key, fit_now
 from minislurm.select.cons_tres import ResourceRequest, order_nodes, spread_node_estimate
@@ -89,8 +89,8 @@ class Running:
 
 def _hold(
     table: NodeTable, nodes: np.ndarray, count: int, free_cpu: IntArray | None = None
-) -> Allocation:
-    """The whole nodes a reservation holds: the first ``count`` of ``nodes``.
+) -> IntArray:
+    """The whole nodes a reservation holds: the first ``count`` of ``nodes`` (indices).
 
     Slurm 22.05's node-space map is a node *bitmap* per time slice:
     ``_add_reservation`` clears the reserved job's nodes from every slice of its
@@ -101,12 +101,7 @@ def _hold(
     if free_cpu is not None:  # the nodes as they were (a postponed reservation)
         table = copy.copy(table)
         table.free_cpu = free_cpu
-    chosen = order_nodes(table, nodes)[:count]
-    out = []
-    for i in sorted(int(x) for x in chosen):
-        gpus = ((None, -1),) * int(table.gpus[i])
-        out.append(NodeAlloc(table.names[i], int(table.cpus[i]), int(table.mem[i]), gpus))
-    return Allocation(tuple(out))
+    return order_nodes(table, nodes)[:count]
 
 
 @dataclass(slots=True)
@@ -211,8 +206,8 @@ def _reserve(
     if start == space.now:  # fits in the map but select said no: try one slot later
         start += space.resolution
     b.job.est_start = start
-    hold = _hold(table, np.flatnonzero(nodes_ok), b.count, free_cpu)
-    space.reserve(hold, start, start + b.duration)
+    space.hold_nodes(_hold(table, np.flatnonzero(nodes_ok), b.count, free_cpu), start,
+                     start + b.duration)
     if first and b.job.reason in (Reason.NONE, Reason.PRIORITY):
         b.job.reason = Reason.RESOURCES
 

@@ -203,6 +203,23 @@ class NodeSpaceMap:
 
         ``end=None`` means "until the end of the window".
         """
+        index = self.table.index
+        idx = np.fromiter((index[na.node] for na in alloc.nodes), dtype=np.int64)
+        cpus = np.fromiter((na.cpus for na in alloc.nodes), dtype=np.int64)
+        mems = np.fromiter((na.mem_mb for na in alloc.nodes), dtype=np.int64)
+        gpus = np.fromiter((len(na.gpus) for na in alloc.nodes), dtype=np.int64)
+        self._add_cells(idx, cpus, mems, gpus, start, end, sign)
+
+    def hold_nodes(self, idx: IntArray, start: int, end: int) -> None:
+        """Hold the *whole* nodes ``idx`` from ``start`` to ``end`` (a reservation:
+        ``_add_reservation`` clears them from the bitmap of every slice it covers)."""
+        t = self.table
+        self._add_cells(idx, t.cpus[idx], t.mem[idx], t.gpus[idx], start, end, -1)
+
+    def _add_cells(
+        self, idx: IntArray, cpus: IntArray, mems: IntArray, gpus: IntArray, start: int,
+        end: int | None, sign: int,
+    ) -> None:
         start = self.round_up(start)
         if start >= self.horizon:
             return
@@ -213,17 +230,12 @@ class NodeSpaceMap:
             self._bounds.clear()
         s0 = self._split(start)
         s1 = self._split(stop) if stop < self.horizon else len(self.times)
-        index = self.table.index
-        idx = np.fromiter((index[na.node] for na in alloc.nodes), dtype=np.int64)
         usable = self.table.usable[idx].astype(np.int64) * sign
-        cpus = np.fromiter((na.cpus for na in alloc.nodes), dtype=np.int64) * usable
-        mems = np.fromiter((na.mem_mb for na in alloc.nodes), dtype=np.int64) * usable
-        gpus = np.fromiter((len(na.gpus) for na in alloc.nodes), dtype=np.int64) * usable
         rows = np.asarray(self._order[s0:s1], dtype=np.int64)
         cells = (rows[:, None], idx[None, :])
-        self._cpu[cells] += cpus
-        self._mem[cells] += mems
-        self._gpu[cells] += gpus
+        self._cpu[cells] += cpus * usable
+        self._mem[cells] += mems * usable
+        self._gpu[cells] += gpus * usable
         for key, entry in self._fits.items():  # keep the cached fits up to date
             fit, valid = entry
             assert isinstance(fit, np.ndarray) and isinstance(valid, int)
