@@ -35,7 +35,7 @@ from minislurm.errors import ControllerUnavailable, HostlistError, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.getopt import GetoptError, HasArg
 from minislurm.rpc import CONNECT_HINT
-from minislurm.timespec import parse_begin, parse_time_limit
+from minislurm.timespec import parse_begin, parse_time_limit, time_str2secs
 
 PROG = "scontrol"
 INVALID_JOB_ID = "Invalid job id specified"
@@ -403,7 +403,7 @@ def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
         elif tag_is(tag, "TimeLimit", 5):
             sign = val[:1] if val[:1] in ("+", "-") else ""  # +N / -N: relative
             try:
-                changes["time_limit"] = parse_time_limit(val[len(sign):])
+                changes["time_limit"] = _update_time_limit(val[len(sign):])
             except SlurmError:
                 s.error(f"{PROG}: error: Invalid TimeLimit value")
                 return
@@ -444,6 +444,19 @@ def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
             ctl.update_job(job_id, uid=s.ctx.uid, **changes)
         except SlurmError as exc:
             s.error(exc.message)
+
+
+def _update_time_limit(text: str) -> int | None:
+    """``TimeLimit=`` minutes as scontrol sends them (``time_str2mins``; None: UNLIMITED).
+
+    Unlike sbatch's ``--time=0``, ``TimeLimit=0`` is not UNLIMITED but 0 minutes: a
+    running job's end becomes the update's time (measured on 22.05.8: ``TimeLimit=00:00:00
+    EndTime=`` the update, TIMEOUT at the next periodic check).
+    """
+    minutes = parse_time_limit(text)
+    if minutes is None and time_str2secs(text) == 0:
+        return 0
+    return minutes
 
 
 def _relative_limit(ctl: object, job_id: int, sign: str, minutes: object) -> int | None:

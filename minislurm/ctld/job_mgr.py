@@ -83,6 +83,9 @@ class Job:
         self.est_start: int | None = None
         self.time_limit: int | None = None
         self.time_min: int | None = None
+        #: A running attempt's ``end_time`` once ``scontrol update TimeLimit=`` moved it
+        #: (None: start + TimeLimit); at least the update's time (job_update.py).
+        self.limit_end: int | None = None
         self.last_sched_eval: int | None = None
         self.scheduler = ""
         self.request = ResourceRequest()
@@ -207,7 +210,8 @@ class Job:
         EligibleTime, AccrueTime and StartTime (capture c2 15_scontrol_show_job_pending,
         job ``later``: slurmctld packs ``details->begin_time`` as the eligible time); a
         job with a start, running or expected, shows start + TimeLimit as EndTime
-        (one year for UNLIMITED), as ``job_ptr->end_time`` holds it.
+        (one year for UNLIMITED), as ``job_ptr->end_time`` holds it, or, for a running
+        job whose limit ``scontrol update`` changed, the end that update set.
         """
         eligible, start, end = self.eligible_time, self.start_time, self.end_time
         if self.state is JobState.PENDING:
@@ -217,6 +221,8 @@ class Job:
                 eligible = self.begin_time
             if waits and self.begin_time is not None and (start is None or start < self.begin_time):
                 start = self.begin_time
+        if end is None and self.limit_end is not None and self.state is JobState.RUNNING:
+            end = self.limit_end  # moved by scontrol update TimeLimit= (job_update.py)
         if end is None and start is not None and not self.state.is_terminal:
             limit = self.time_limit
             end = start + (365 * 86400 if limit is None or limit < 0 else time_limit_secs(limit))

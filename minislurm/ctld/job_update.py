@@ -4,8 +4,8 @@ The fields minislurm models, with Slurm 22.05's rules:
 
 * ``TimeLimit=``: any job not yet ended; only an operator (uid 0) may raise it, a
   user may lower it (``Access/permission denied``).  A running job's end moves
-  with it (``end_time -= old limit; end_time += new limit``) and it ends TIMEOUT at
-  the first periodic check at or after ``start + new limit``.
+  with it (``end_time -= old limit; end_time += new limit``, but not before now)
+  and it ends TIMEOUT at the first periodic check at or after that end.
 * ``Partition=``: pending jobs only (``Job is no longer pending execution``);
   ``Invalid partition name specified`` for an unknown one.
 * ``NumNodes=``: pending jobs only; the partition limits apply again.
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from minislurm.errors import SlurmError
 from minislurm.states import JobState, Reason
+from minislurm.timespec import UINT32, time_limit_secs
 
 from . import lifecycle
 from .job_mgr import Job
@@ -134,23 +135,47 @@ def _minutes(limit: int | None) -> int:
 
 
 def _set_time_limit(ctl: Controller, job: Job, limit: int | None) -> None:
-    """A new limit; a running job gets a new periodic check (``lifecycle.arm_time_limit``).
+    """A new limit; a running job gets a new end and periodic check (``arm_time_limit``).
 
-    ``_update_job`` moves ``end_time`` by the change (``end_time = end_time - old * 60 +
-    new * 60``, at least now); ``job_time_limit`` then times the job out at the first
-    periodic check (every 30 s from slurmctld's start) at or after that.  Measured on
-    22.05.8 (checks at :14 and :44, jobs started 19:51:41, updated 15 s later):
-    ``--time=1`` raised to 2 -> TIMEOUT 19:53:44; ``--time=3`` lowered to 1 -> TIMEOUT
-    19:52:44; ``--time=2`` lowered to 1 after 70 s -> EndTime=19:52:51 (the update),
-    TIMEOUT at the next check, 19:53:14; raised to UNLIMITED -> never.  An identical
-    limit changes nothing.
+    ``_update_job`` moves ``end_time`` by the change (``end_time += (new - old) * 60``,
+    UNLIMITED counting as a year; raised to UNLIMITED: ``now`` + a year), and never
+    before now; ``job_time_limit`` then times the job out at the first periodic check
+    (every 30 s from slurmctld's start) at or after that.  Measured on 22.05.8 (checks
+    at :14 and :44, jobs started 19:51:41, updated 15 s later): ``--time=1`` raised to
+    2 -> TIMEOUT 19:53:44; ``--time=3`` lowered to 1 -> TIMEOUT 19:52:44; ``--time=2``
+    lowered to 1 after 70 s -> EndTime=19:52:51 (the update), TIMEOUT at the next check,
+    19:53:14; raised to UNLIMITED -> never.  Again (checks at :19 and :49): ``--time=3``
+    lowered to 1 at 23:06:47 after 75 s -> scontrol ``TimeLimit=00:01:00
+    EndTime=23:06:47``, squeue ``%L`` INVALID and ``%e`` 23:06:47, sacct End Unknown;
+    TIMEOUT (Reason=TimeLimit) at 23:06:49, sacct End 23:06:49 Elapsed 00:01:17.  An
+    identical limit changes nothing.
     """
     if limit == job.time_limit:
         return
+    old = job.time_limit
     job.time_limit = limit
-    if job.state is JobState.RUNNING:
+    if job.state is JobState.RUNNING and job.start_time is not None:
+        now = ctl.now
+        if limit is None:
+            end = now + _YEAR_MINUTES * 60
+        else:
+            was = job.limit_end
+            if was is None:
+                was = job.start_time + (_YEAR_MINUTES * 60 if old is None
+                                        else time_limit_secs(old))
+            end = was + (_uint32_minutes(limit) - _uint32_minutes(old)) * 60
+        job.limit_end = max(end, now)
         lifecycle.arm_time_limit(ctl, job)
         lifecycle.arm_warning(ctl, job)  # --signal follows the new end (measured)
+
+
+#: ``YEAR_MINUTES``: what ``_update_job`` counts an UNLIMITED (``INFINITE``) limit as.
+_YEAR_MINUTES = 365 * 24 * 60
+
+
+def _uint32_minutes(limit: int | None) -> int:
+    """A stored limit as ``_update_job`` subtracts it (``uint32_t``; INFINITE: a year)."""
+    return _YEAR_MINUTES if limit is None else limit % UINT32
 
 
 def _recheck_partition_limits(ctl: Controller, job: Job) -> None:

@@ -75,19 +75,34 @@ def next_limit_check(ctl: Controller, deadline: int) -> int:
     return phase + k * PERIODIC_TIMEOUT
 
 
+def running_end(job: Job) -> int | None:
+    """slurmctld's ``end_time`` of a running job (None: not started, or UNLIMITED).
+
+    ``start + TimeLimit * 60`` (``job_end_time_reset``, the product in ``uint32_t``),
+    unless ``scontrol update TimeLimit=`` moved it since (``job.limit_end``, never
+    before the update: a limit lowered below the time used ends the job now).
+    """
+    limit = job.time_limit
+    if limit is None or job.start_time is None:
+        return None
+    if job.limit_end is not None:
+        return job.limit_end
+    return job.start_time + time_limit_secs(limit)
+
+
 def limit_deadline(ctl: Controller, job: Job) -> int | None:
     """``end_time + OverTimeLimit`` of a running job (None: never times out).
 
-    ``end_time`` is ``start + TimeLimit * 60`` (``job_end_time_reset``, the product in
-    ``uint32_t``).  UNLIMITED never times out, nor does a limit that was negative on the
-    command line (``--time=-5``: stored as ``2**32 - 7199`` minutes, its end 136 years
-    on; measured running on 22.05.8 in a partition without MaxTime).
+    ``end_time`` is `running_end`.  UNLIMITED never times out, nor does a limit that
+    was negative on the command line (``--time=-5``: stored as ``2**32 - 7199``
+    minutes, its end 136 years on; measured running on 22.05.8 in a partition without
+    MaxTime).
     """
-    limit = job.time_limit
-    if limit is None or is_negative_limit(limit) or job.start_time is None:
+    end = running_end(job)
+    if end is None or is_negative_limit(job.time_limit):
         return None
     over = int(getattr(ctl.config, "over_time_limit", 0) or 0)
-    return job.start_time + time_limit_secs(limit) + over * 60
+    return end + over * 60
 
 
 def arm_time_limit(ctl: Controller, job: Job) -> None:
@@ -95,9 +110,10 @@ def arm_time_limit(ctl: Controller, job: Job) -> None:
 
     Called when the job starts, when a recovered controller re-adopts it, and when
     ``scontrol update TimeLimit=`` changes its limit (job_update.py): the job then ends
-    TIMEOUT at the first check at or after ``start + new limit``, or at the next check
-    when that is already past (``_update_job`` sets ``end_time = now`` then).  A check
-    that finds the limit moved later (or UNLIMITED) does nothing.  The check fires at
+    TIMEOUT at the first check at or after its new end (`running_end`), which is the
+    update's own time when the new limit is already used up (``_update_job`` sets
+    ``end_time = now`` then; plus ``OverTimeLimit`` in both cases).  A check that finds
+    the limit moved later (or UNLIMITED) does nothing.  The check fires at
     the epoch second it stands for (``ctl.at``), also on the wall clock.
     """
     deadline = limit_deadline(ctl, job)
@@ -126,7 +142,7 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
     job.reason, job.reason_detail = Reason.NONE, ""
     job.start_time = now
     job.est_start = None
-    job.end_time = None
+    job.end_time = job.limit_end = None
     job.allocation = alloc
     job.scheduler = scheduler
     job.last_sched_eval = now
@@ -153,9 +169,9 @@ def _warning_due(ctl: Controller, job: Job, before: int) -> int | None:
     seconds earlier than specified"; measured: ``--time=2 --signal=B:USR1@60`` -> 48 s
     after start).  None when the job never times out."""
     deadline = limit_deadline(ctl, job)
-    if deadline is None or job.time_limit is None or job.start_time is None:
+    end = running_end(job)
+    if deadline is None or end is None:
         return None
-    end = job.start_time + time_limit_secs(job.time_limit)
     return next_limit_check(ctl, end - before - PERIODIC_TIMEOUT)
 
 
@@ -347,6 +363,7 @@ __all__ = [
     "limit_deadline",
     "next_limit_check",
     "requeue",
+    "running_end",
     "start_job",
     "terminate",
     "time_limit",

@@ -378,13 +378,13 @@ def _adopt(ctl: Controller, job: Job, runner: object | None, log: list[str]) -> 
 def _arm_warning(ctl: Controller, job: Job, runner: object | None) -> None:
     """``--signal=SIG@TIME`` of a re-adopted job: still to come, or late if it fell due
     while no controller ran (never twice: slurmd remembers what it sent)."""
-    if job.signal_spec is None or lifecycle.limit_deadline(ctl, job) is None:
+    end = lifecycle.running_end(job)
+    if job.signal_spec is None or lifecycle.limit_deadline(ctl, job) is None or end is None:
         return
     warned = getattr(runner, "warned", {})
     if warned.get(job.job_id) == job.restart_count:
         return
     sig, before = job.signal_spec
-    end = int(job.start_time or 0) + int(job.time_limit or 0) * 60
     phase = lifecycle.limit_check_phase(ctl)
     target = end - before - lifecycle.PERIODIC_TIMEOUT
     due = phase - (-(target - phase) // lifecycle.PERIODIC_TIMEOUT) * lifecycle.PERIODIC_TIMEOUT

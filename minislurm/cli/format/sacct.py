@@ -163,7 +163,8 @@ _JOB: dict[str, _JobValue] = {
     "StdIn": lambda j, now: j.std_in,
     "StdOut": lambda j, now: j.std_out,
     "Submit": lambda j, now: _date(j.submit_time, "Unknown"),
-    "Timelimit": lambda j, now: format_time_limit_hms(j.time_limit),
+    # 0 minutes (scontrol update TimeLimit=0) prints nothing (print.c: ``else if (timelimit)``)
+    "Timelimit": lambda j, now: format_time_limit_hms(j.time_limit) if j.time_limit != 0 else "",
     "TimelimitRaw": lambda j, now: "UNLIMITED" if j.time_limit is None else str(j.time_limit),
     "UID": lambda j, now: str(j.uid),
     "User": lambda j, now: j.user,
