@@ -168,6 +168,28 @@ def test_a_restored_controller_goes_on_exactly_like_the_original(tmp_path: Path)
     assert ids["later"] in {r.job_id for r in copy.accounting()}
 
 
+def test_an_end_moved_by_scontrol_update_survives_a_restart(tmp_path: Path) -> None:
+    """A limit lowered below the time used puts EndTime at the update (``limit_end``);
+    the restored controller shows the same end and times the job out at the same check.
+    A pending job the backfill pass tested keeps ``Scheduler=Backfill:*``."""
+    ctl = controller()
+    jid = sub(ctl, None, time_limit=3)
+    sub(ctl, None, time_limit=60, ntasks=13)  # leaves two CPUs free
+    ctl.run_for(75)
+    wide = sub(ctl, 60, name="wide", ntasks=4, time_limit=5)
+    ctl.update_job(jid, time_limit=1)
+    ctl.run_for(2)  # the backfill pass after the submission tested ``wide``
+    assert ctl.job(jid).end_time == ctl.now - 2
+    assert ctl.job(wide).scheduler == "Backfill"
+    copy = restarted(ctl, tmp_path)
+    assert copy.job(jid) == ctl.job(jid)
+    assert copy.job(wide).scheduler == "Backfill"
+    for c in (ctl, copy):
+        c.run_for(60)
+    assert copy.job(jid) == ctl.job(jid)
+    assert copy.job(jid).state is JobState.TIMEOUT and copy.job(jid).end_time == 1767600000 + 90
+
+
 def test_node_reasons_partitions_and_fair_share_usage_survive(tmp_path: Path) -> None:
     ctl = controller()
     sub(ctl, 600, user="root", time_limit=20, nodes_min=4)

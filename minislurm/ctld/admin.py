@@ -131,12 +131,18 @@ class AdminMixin:
         return job
 
     def hold(self: Controller, job_id: int, *, user: bool = False) -> None:  # type: ignore[misc]
-        """``scontrol hold`` (admin, JobHeldAdmin) or ``scontrol uhold`` (JobHeldUser)."""
+        """``scontrol hold`` (admin, JobHeldAdmin) or ``scontrol uhold`` (JobHeldUser).
+
+        Like every successful job update, it queues a main-scheduler run (jobs behind
+        the held one may start; the held job shows ``Scheduler=Main`` at once, measured
+        on 22.05.8 after backfill had tested it).
+        """
         job = self._pending_job(job_id)
         job.hold = "user" if user else "admin"
         job.reason = Reason.JOB_HELD_USER if user else Reason.JOB_HELD_ADMIN
         self.set_priority(job)
         self._order_dirty = True
+        self.kick()
 
     def release(self: Controller, job_id: int) -> None:  # type: ignore[misc]
         """``scontrol release``: the job may run again (it gets a new priority)."""

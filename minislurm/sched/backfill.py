@@ -318,6 +318,7 @@ def backfill_pass(
             continue
         tested += 1
         job.last_sched_eval = now
+        job.scheduler = "Backfill"  # BACKFILL_SCHED: Scheduler=Backfill:* while it pends
         req: ResourceRequest = job.request
         duration = ctx.duration(job)
         while True:

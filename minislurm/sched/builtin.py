@@ -12,6 +12,12 @@ blocked job's is ``Resources``), so the main scheduler never jumps the queue:
 only sched/backfill may start a lower-priority job, and only where it delays no
 reservation. With ``policy='fifo'`` one blocked job blocks every partition
 (strict first come, first served: the teaching baseline).
+
+Like ``build_job_queue``, the pass clears the backfill mark of the pending jobs it
+walks (``bit_flags &= ~BACKFILL_SCHED``; sched/backfill sets it again on the jobs it
+tests): ``scontrol show job`` says ``Scheduler=Main`` until the next backfill pass
+(measured on 22.05.8, see ``cli/format/scontrol.py``).  Jobs beyond
+``default_queue_depth`` keep theirs, where slurmctld clears every pending job's.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ class SchedJob(Protocol):
     reason_detail: str
     est_start: int | None
     last_sched_eval: int | None
+    scheduler: str
 
 
 class SchedulerContext(Protocol):
@@ -93,6 +100,7 @@ def main_pass(ctx: SchedulerContext, *, policy: str = "slurm", depth: int | None
     for job in ctx.pending_in_order():
         if tested >= limit:
             break
+        job.scheduler = ""  # build_job_queue: "Remove backfill flag" (Scheduler=Main)
         why = ctx.blocker(job)
         if why is not None:
             job.reason, job.reason_detail = why, job.reason_detail if _keeps(why) else ""

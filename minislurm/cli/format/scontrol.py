@@ -78,6 +78,25 @@ def _last_sched_eval(job: JobRecord) -> str:
     return format_timestamp(job.last_sched_eval or job.submit_time)
 
 
+def _scheduler(job: JobRecord) -> str:
+    """``Scheduler=``: ``Backfill`` when the ``BACKFILL_SCHED`` flag is set, ``:*`` with
+    ``BACKFILL_LAST`` (job_info.c).
+
+    sched/backfill sets the flag on every job it tests and the job keeps it when
+    backfill starts it; every queue build clears it on the pending jobs (the main
+    scheduler's pass, ``sched/builtin.py``).  Measured on 22.05.8 (bf_interval=1): a
+    pending job shows ``Backfill:*`` after a backfill pass tested it and ``Main`` after a
+    main pass (Reason=Resources, LastSchedEval moving each time), also on a full
+    cluster; held, dependent, partition-limited jobs and jobs just requeued ``Main``; a
+    job backfill started ``Backfill`` (never ``:*``), one the main scheduler started
+    ``Main``, even if backfill had tested it while it pended.
+    """
+    name = job.scheduler or "Main"
+    if name == "Backfill" and job.state is JobState.PENDING:
+        return "Backfill:*"
+    return name
+
+
 def _end_time(job: JobRecord, now: int) -> str:
     if job.time_limit is None and job.end_time and job.end_time > now:
         return "Unknown"
@@ -160,7 +179,7 @@ def format_scontrol_job(
         "SuspendTime="
         + (format_timestamp(job.suspend_time) if job.suspend_time else "None")
         + f" SecsPreSuspend=0 LastSchedEval={_last_sched_eval(job)} "
-        f"Scheduler={job.scheduler or 'Main'}",
+        f"Scheduler={_scheduler(job)}",
         f"Partition={job.partition} AllocNode:Sid={alloc_node_sid}",
         f"ReqNodeList={_null(job.req_nodelist)} ExcNodeList={_null(job.exc_nodelist)}",
         f"NodeList={job.nodelist}",
