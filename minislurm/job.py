@@ -183,6 +183,9 @@ class JobRecord:
     dependency: str = ""  # scontrol's Dependency=, e.g. 'afterok:56(failed)'
     signal_spec: str = ""  # --signal, e.g. 'USR1@60'
     comment: str = ""
+    #: Nodes sched/backfill planned a pending job on (``sched_nodes``: squeue %Y,
+    #: scontrol's SchedNodeList=); None until a backfill reservation, and once started.
+    sched_nodes: str | None = None
     # --- accounting ---
     steps: tuple[StepRecord, ...] = ()
 

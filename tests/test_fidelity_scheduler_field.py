@@ -116,18 +116,20 @@ def test_hold_release_and_requeue() -> None:
     assert ctl.job(small).reason is Reason.BEGIN_TIME
 
 
-@pytest.mark.xfail(strict=True, reason="ctld/loops.py run_backfill skips the pass while "
-                   "no CPU is free, so no pending job is tested (real Slurm tests them)")
 def test_backfill_tests_pending_jobs_on_a_full_cluster() -> None:
     """Measured on 22.05.8: with every CPU busy, ``pend`` showed ``Backfill:*`` (and an
     expected StartTime) one second after its submission."""
     ctl = ref_controller()
-    sub(ctl, None, name="full", ntasks=16, time_limit=10)
+    full = sub(ctl, None, name="full", ntasks=16, time_limit=10)
     ctl.run_for(2)
     pend = sub(ctl, 60, name="pend", ntasks=1, time_limit=5)
+    behind = sub(ctl, 60, name="behind", ntasks=4, time_limit=5)
     ctl.run_for(2)
     assert ctl.job(pend).state is JobState.PENDING
     assert _shown(ctl, pend)[1] == "Backfill:*"
+    # the expected start of squeue --start: when full's time limit frees the CPUs
+    limit_end = ctl.job(full).start_time + 600
+    assert [ctl.job(j).start_time for j in (pend, behind)] == [limit_end, limit_end]
 
 
 # ---- the same commands on minislurm's embedded cluster and on real Slurm ---------------

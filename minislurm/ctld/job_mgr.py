@@ -88,6 +88,7 @@ class Job:
         self.limit_end: int | None = None
         self.last_sched_eval: int | None = None
         self.scheduler = ""
+        self.sched_nodes: str | None = None  # backfill's planned nodes (SchedNodeList=)
         self.request = ResourceRequest()
         self.num_nodes = 1
         self.max_nodes: int | None = None
@@ -346,6 +347,7 @@ class Job:
             dependency=self.dep_text,
             signal_spec=self.signal_text,
             comment=self.comment,
+            sched_nodes=self.sched_nodes,
             steps=tuple(self.steps),
         )
 

@@ -145,6 +145,7 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
     job.end_time = job.limit_end = None
     job.allocation = alloc
     job.scheduler = scheduler
+    job.sched_nodes = None
     job.last_sched_eval = now
     if job.eligible_time is None:
         job.eligible_time = now

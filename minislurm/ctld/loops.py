@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import simpy
 
+from minislurm.ctld.lifecycle import running_end
 from minislurm.sched.backfill import backfill_pass
 from minislurm.sched.builtin import main_pass
 
@@ -98,15 +99,17 @@ class LoopsMixin:
         from minislurm.sched.backfill import Running
 
         t = self.table
-        if not self._pending or not (t.usable & (t.free_cpu > 0)).any():
-            return 0  # nothing waits, or nothing is free: no job could start
+        if not self._pending:
+            return 0
+        if not self.bf_estimates and not (t.usable & (t.free_cpu > 0)).any():
+            return 0  # nothing is free, so no job could start, and nobody reads estimates
         self.passes["backfill"] += 1
         now = self.now
 
         def running() -> list[Running]:  # built only when the pass needs the map
-            return [
-                Running(j.allocation, None if j.time_limit is None or j.start_time is None
-                        else max(j.start_time + j.time_limit * 60, now + 1))
+            return [  # a running job's end_time (after any scontrol update TimeLimit=)
+                Running(j.allocation, None if (end := running_end(j)) is None
+                        else max(end, now + 1))
                 for j in self._running.values() if j.allocation is not None
             ]  # fmt: skip
 

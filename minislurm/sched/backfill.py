@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minislurm.hostlist import compress
 from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext
 from minislurm.sched.node_space import FitKey, NodeSpaceMap, fit_key, fit_now
@@ -206,8 +207,9 @@ def _reserve(
     if start == space.now:  # fits in the map but select said no: try one slot later
         start += space.resolution
     b.job.est_start = start
-    space.hold_nodes(_hold(table, np.flatnonzero(nodes_ok), b.count, free_cpu), start,
-                     start + b.duration)
+    held = _hold(table, np.flatnonzero(nodes_ok), b.count, free_cpu)
+    b.job.sched_nodes = compress([table.names[i] for i in sorted(held.tolist())])
+    space.hold_nodes(held, start, start + b.duration)
     if first and b.job.reason in (Reason.NONE, Reason.PRIORITY):
         b.job.reason = Reason.RESOURCES
 
@@ -310,7 +312,7 @@ def backfill_pass(
     deferred: list[_Blocked] = []
     post: _Postponed | None = None  # reservations made only once a decision needs them
     cap = None if policy == "conservative" else params.bf_max_job_test
-    full = False  # nothing is free any more: only the reasons are refreshed
+    full = False  # nothing is free any more: only reasons (and estimates) are refreshed
     for job in ctx.pending_in_order():
         if cap is not None and tested >= cap:
             break
@@ -331,7 +333,7 @@ def backfill_pass(
                 job.reason = ctx.explain(job)
                 job.est_start = None
                 break
-            if full:
+            if full and not estimates:
                 break
             may_reserve = not (
                 (policy == "easy" and reservations >= 1)
@@ -382,12 +384,12 @@ def backfill_pass(
             break
         if not full and not view.anything_free_now():
             full = True  # nothing can start any more: later reservations change no start
-    if post is not None and estimates:
-        post.materialize()  # the expected starts of squeue --start
-    if not lazy and deferred:
-        space = space_now()
-        for b in deferred:
-            _reserve(space, table, b, False)
+    if estimates and (post is not None or deferred):  # the expected starts of squeue --start
+        if post is None:
+            post = _Postponed(space_now(), table)
+        if deferred:
+            post.add_batch(deferred, reservations == len(deferred))
+        post.materialize()
     return started
 
 

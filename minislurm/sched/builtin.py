@@ -44,6 +44,7 @@ class SchedJob(Protocol):
     est_start: int | None
     last_sched_eval: int | None
     scheduler: str
+    sched_nodes: str | None
 
 
 class SchedulerContext(Protocol):

@@ -182,7 +182,8 @@ def format_scontrol_job(
         f"Scheduler={_scheduler(job)}",
         f"Partition={job.partition} AllocNode:Sid={alloc_node_sid}",
         f"ReqNodeList={_null(job.req_nodelist)} ExcNodeList={_null(job.exc_nodelist)}",
-        f"NodeList={job.nodelist}",
+        f"NodeList={job.nodelist}"
+        + (f" SchedNodeList={job.sched_nodes}" if job.sched_nodes and not job.nodelist else ""),
     ]
     if job.batch_host:
         lines.append(f"BatchHost={job.batch_host}")

@@ -36,7 +36,7 @@ DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 #: ``squeue -l``.
 LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 #: ``squeue --start`` (also implies ``--sort=S --states=PENDING``).
-START_FORMAT = "%.18i %.9P %.8j %.8u %.2t  %.19S %.6D %20Y %R"
+START_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
 
 _Value = Callable[[JobRecord, int], str]
 
@@ -158,7 +158,7 @@ _LETTERS: dict[str, tuple[str, _Value]] = {
     "x": ("EXC_NODES", lambda j, n: j.exc_nodelist),
     "X": ("CORE_SPEC", lambda j, n: "N/A"),
     "y": ("NICE", lambda j, n: str(j.nice)),
-    "Y": ("SCHEDNODES", lambda j, n: "(null)"),
+    "Y": ("SCHEDNODES", lambda j, n: j.sched_nodes or "(null)"),
     "z": ("S:C:T", lambda j, n: "*:*:*"),
     "Z": ("WORK_DIR", lambda j, n: j.work_dir),
 }
