@@ -7,6 +7,15 @@ followed by ``%P`` to run at most ``P`` tasks at once: ``0-7%2``, ``1,3,5``,
 rejected).  sbatch does not check the text; slurmctld rejects a bad one with
 ``Invalid job array specification`` (capture b_sbatch_errors/38_bad_array,
 exit 1), which is the message of the `SubmitError` raised here.
+
+slurmctld reads the text with ``strtok``/``strtol``, not a grammar, and real
+22.05.8 accepts what that lets through (measured): empty items are skipped
+(``1,,3``), a ``[`` before and a ``]`` after each number are dropped
+(``[1-3]``), numbers may have leading blanks or a sign (`` 1-3``, ``+1``),
+a missing number is 0 (``%2`` is task 0, ``-`` too), anything from a ``%``
+on ends an item (``1,2%1,3`` is 1-3), and the throttle is ``atoi`` of what
+follows the first ``%`` (``1-3%`` and ``1-3%0`` are unthrottled, ``%2x`` is 2).
+A step must be below ``MaxArraySize`` as well.
 """
 
 from __future__ import annotations
@@ -23,7 +32,23 @@ INVALID_ARRAY = "Invalid job array specification"
 NO_ARRAY_TASK = 4294967294
 """What ``%a`` expands to outside an array (NO_VAL - 1; capture f4 03)."""
 
-_ITEM = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$")
+_LONG = 2**63
+_STRTOL = re.compile(r"[ \t\n\v\f\r]*([+-]?\d+)")
+
+
+def _strtol(text: str, pos: int) -> tuple[int, int]:
+    """C ``strtol(text + pos, &end, 10)`` into a ``long``: (value, end); (0, pos)
+    without digits; saturated at the ``long`` range."""
+    m = _STRTOL.match(text, pos)
+    if m is None:
+        return 0, pos
+    return max(-_LONG, min(_LONG - 1, int(m.group(1)))), m.end()
+
+
+def _atoi(text: str) -> int:
+    """C ``atoi``: ``(int) strtol(text, NULL, 10)``."""
+    value, _ = _strtol(text, 0)
+    return (value + 2**31) % 2**32 - 2**31
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,28 +83,45 @@ class ArraySpec:
         return diffs.pop() if len(diffs) == 1 else 1
 
 
-def parse_array(s: str, max_array_size: int = 1001) -> ArraySpec:
-    """Parse an ``--array`` value; raises `SubmitError` (`INVALID_ARRAY`)."""
-    text, pct, throttle = s.partition("%")
-    max_running: int | None = None
-    if pct:
-        if not throttle.isdigit():
-            raise SubmitError(INVALID_ARRAY)
-        max_running = int(throttle)
-    if not text:
+def _parse_item(item: str, max_array_size: int) -> range:
+    """``_parse_array_tok``: one comma-separated item -> its indices."""
+    def at(pos: int) -> str:
+        return item[pos] if pos < len(item) else ""
+
+    def close(pos: int) -> int:  # a trailing "]" is dropped
+        return pos + 1 if at(pos) == "]" else pos
+
+    first, pos = _strtol(item, 1 if item.startswith("[") else 0)
+    pos = close(pos)
+    if first < 0:
         raise SubmitError(INVALID_ARRAY)
+    last, step = first, 1
+    if at(pos) == "-":
+        last, pos = _strtol(item, pos + 1)
+        pos = close(pos)
+        if at(pos) == ":":
+            step, pos = _strtol(item, pos + 1)
+            pos = close(pos)
+            if step <= 0:
+                raise SubmitError(INVALID_ARRAY)
+        if last < first:
+            raise SubmitError(INVALID_ARRAY)
+    if at(pos) not in ("", "%") or last >= max_array_size or step >= max_array_size:
+        raise SubmitError(INVALID_ARRAY)
+    return range(first, last + 1, step)
+
+
+def parse_array(s: str, max_array_size: int = 1001) -> ArraySpec:
+    """Parse an ``--array`` value; raises `SubmitError` (`INVALID_ARRAY`).
+
+    ``indices`` is empty when the text has no item at all (``,``)."""
     indices: set[int] = set()
-    for item in text.split(","):
-        m = _ITEM.match(item)
-        if m is None:
-            raise SubmitError(INVALID_ARRAY)
-        first = int(m.group(1))
-        last = int(m.group(2)) if m.group(2) is not None else first
-        step = int(m.group(3)) if m.group(3) is not None else 1
-        if last < first or step < 1 or last >= max_array_size:
-            raise SubmitError(INVALID_ARRAY)
-        indices.update(range(first, last + 1, step))
-    return ArraySpec(tuple(sorted(indices)), max_running, s)
+    for item in s.split(","):
+        if item:
+            indices.update(_parse_item(item, max_array_size))
+    pct = s.find("%")
+    throttle = _atoi(s[pct + 1:]) if pct >= 0 else 0
+    return ArraySpec(tuple(sorted(indices)), throttle if throttle > 0 else None, s)
 
 
 def format_indices(indices: Iterable[int]) -> str:

@@ -35,6 +35,10 @@ UINT32 = 2**32
 INT32_MAX = 2**31 - 1
 """A stored limit above this was a negative ``int`` on the command line."""
 
+_INFINITE = -1
+_NO_VAL = -2
+"""INFINITE (0xffffffff) and NO_VAL (0xfffffffe) as the ``int`` parse_time.c compares."""
+
 _TIMESPEC_CHARS = re.compile(r"^[0-9:-]*$")
 
 
@@ -65,6 +69,18 @@ def _is_valid_timespec(s: str) -> bool:
     return not ((colon == 1 and digit < 2) or (colon == 2 and digit < 3))
 
 
+def _int32(value: int) -> int:
+    """``value`` as a C ``int`` (two's complement, 32 bits): what Slurm's ``int``
+    arithmetic leaves when a product or a sum overflows."""
+    return (value + 2**31) % UINT32 - 2**31
+
+
+def _scanf_int(text: str) -> int:
+    """glibc's ``sscanf("%d")``: ``strtol`` (saturating at the 64-bit ``long``
+    range) stored into an ``int``, i.e. truncated to 32 bits without an error."""
+    return _int32(max(-(2**63), min(2**63 - 1, int(text))))
+
+
 def _scan_ints(s: str, seps: str) -> list[int]:
     """Emulate ``sscanf`` with ``%d`` conversions separated by literal ``seps``
     characters: returns the integers converted before the first mismatch."""
@@ -74,7 +90,7 @@ def _scan_ints(s: str, seps: str) -> list[int]:
         m = re.match(r"[+-]?\d+", s[pos:])
         if not m:
             break
-        values.append(int(m.group()))
+        values.append(_scanf_int(m.group()))
         pos += m.end()
         if index == len(seps) or pos >= len(s) or s[pos] != seps[index]:
             break
@@ -84,7 +100,12 @@ def _scan_ints(s: str, seps: str) -> list[int]:
 
 def time_str2secs(s: str) -> int | None:
     """``time_str2secs``: seconds, ``None`` for UNLIMITED; raises `ValueError`
-    where Slurm returns NO_VAL."""
+    where Slurm returns NO_VAL.
+
+    Slurm computes in ``int``: each number is read by ``sscanf("%d")`` (truncated
+    to 32 bits) and ``d*86400 + h*3600 + m*60 + s`` wraps, so a huge value comes
+    out small or negative (``--time=99999-0`` is 578-11:04:00, measured), and a
+    sum that lands on -1 (INFINITE) or -2 (NO_VAL) means UNLIMITED or invalid."""
     if not s:
         raise ValueError(s)
     if s.lower() in ("-1", "infinite", "unlimited"):
@@ -102,7 +123,12 @@ def time_str2secs(s: str) -> int | None:
         else:
             vals += [0, 0]
             m, sec = vals[0] * 60, vals[1]
-    return d + h + m + sec
+    total = _int32(_int32(d) + _int32(h) + _int32(m) + sec)
+    if total == _INFINITE:
+        return None
+    if total == _NO_VAL:
+        raise ValueError(s)
+    return total
 
 
 def parse_time_limit(s: str) -> int | None:
@@ -115,7 +141,8 @@ def parse_time_limit(s: str) -> int | None:
     prints ``TimeLimit=2982611-04:17:00``, sacct ``TimelimitRaw=4294960097``, squeue
     ``%l`` ``INVALID`` (more than a year); the job pends ``PartitionTimeLimit`` under
     a partition ``MaxTime`` and runs (never timed out) in a partition without one.
-    ``0`` (and ``-0``) is UNLIMITED, as is ``-1``.
+    ``0`` (and ``-0``) is UNLIMITED, as is ``-1``.  Huge values wrap in ``int`` as
+    in `time_str2secs` (``--time=71582789`` is 00:01:00, ``--time=4294967296`` UNLIMITED).
 
     Raises `OptionError` ``Invalid --time specification`` (without the
     program prefix, which the front end adds).
@@ -126,9 +153,12 @@ def parse_time_limit(s: str) -> int | None:
         raise OptionError("Invalid --time specification") from None
     if secs is None:
         return None
-    # C integer division truncates towards zero.
-    minutes = int((secs + 59) / 60)
-    if minutes == 0:
+    # C integer division (of an int that may wrap) truncates towards zero.
+    total = _int32(secs + 59)
+    minutes = -(-total // 60) if total < 0 else total // 60
+    if minutes == _NO_VAL:
+        raise OptionError("Invalid --time specification")
+    if minutes in (0, _INFINITE):
         return None
     return minutes % UINT32
 

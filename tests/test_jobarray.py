@@ -23,8 +23,24 @@ def test_array_syntaxes(text: str, indices: tuple[int, ...], throttle: int | Non
     assert parse_array(text, 1001) == ArraySpec(indices, throttle, text)
 
 
-@pytest.mark.parametrize("text", ["abc", "", "1-", "-3", "3-1", "1-5:0", "1,,2", "0-7%",
-                                  "0-7%x", "1000-1001", "1001", "1.5"])
+@pytest.mark.parametrize(("text", "indices", "throttle"), [
+    ("1,,2", (1, 2), None),           # strtok skips the empty item
+    ("0-7%", tuple(range(8)), None),  # atoi("") = 0: no throttle
+    ("0-7%x", tuple(range(8)), None),
+    ("%3", (0,), 3),                  # strtol of nothing is 0
+    ("1,2%1,3", (1, 2, 3), 1),        # a "%" ends an item; the throttle is atoi after the first
+    (" 1-3", (1, 2, 3), None),
+    ("[1-3]:2", (1, 3), None),
+])
+def test_what_slurmctld_lets_through(text: str, indices: tuple[int, ...],
+                                     throttle: int | None) -> None:
+    """Measured on 22.05.8 (ArrayTaskId of ``sbatch -H --array=TEXT``); more in
+    test_fidelity_option_values.py."""
+    assert parse_array(text, 1001) == ArraySpec(indices, throttle, text)
+
+
+@pytest.mark.parametrize("text", ["abc", "1-", "-3", "3-1", "1-5:0", "1-3 ", "0-10:1001",
+                                  "1000-1001", "1001", "1.5"])
 def test_invalid_arrays(text: str) -> None:
     """MaxArraySize=1001: ``--array=1000-1001`` is rejected (capture f3 09)."""
     with pytest.raises(SubmitError) as e:

@@ -46,24 +46,36 @@ def parse_int(name: str, val: str, positive: bool) -> int:
 
 
 def str_to_mbytes(arg: str) -> int | None:
-    """``str_to_mbytes``: ``N[K|M|G|T]`` in MB (default unit M, K rounds up);
-    ``None`` where Slurm returns NO_VAL64 (invalid)."""
+    """``str_to_mbytes``: ``N[K|M|G|T][B]`` in MB (default unit M, K rounds up);
+    ``None`` where Slurm returns NO_VAL64 (invalid).
+
+    ``strtoll`` must read digits and must not overflow (``LLONG_MAX`` itself is
+    fine); the unit may be followed by ``B``/``b`` and nothing else (``_end_on_byte``:
+    ``1GB`` is 1024, ``1Kx``, ``2M2``, ``G`` and the empty string are invalid; measured
+    on 22.05.8). The ``long long`` product wraps like C's.
+    """
     value, rest = strtol(arg)
-    result = 0 if value is None else value
-    if value is None:
-        rest = arg
-    unit = rest[:1]
-    if unit in ("", "m", "M"):
-        pass
-    elif unit in ("k", "K"):
-        result = -((-result) // 1024) if result >= 0 else -1
-    elif unit in ("g", "G"):
-        result *= 1024
-    elif unit in ("t", "T"):
-        result *= 1024 * 1024
-    else:
+    if value is None or not -(2**63) <= value < 2**63 or value < 0:
         return None
-    return None if result < 0 else result
+    units = {"k": 0, "m": 1, "g": 1024, "t": 1024 * 1024}
+    if rest:
+        factor = units.get(rest[0].lower())
+        if factor is None or rest[1:] not in ("", "B", "b"):
+            return None
+        # K: (result + 1023) / 1024 in long long, truncating towards zero
+        value = _c_div(_int64(value + 1023), 1024) if factor == 0 else _int64(value * factor)
+    return value % 2**64
+
+
+def _c_div(a: int, b: int) -> int:
+    """C integer division (truncates towards zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _int64(value: int) -> int:
+    """``value`` as a C ``long long`` (64-bit two's complement wrap)."""
+    return (value + 2**63) % 2**64 - 2**63
 
 
 def _str_to_nodes(s: str) -> tuple[int, str]:
