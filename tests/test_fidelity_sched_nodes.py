@@ -12,7 +12,9 @@ held job none::
                      5     debug     held     root PD                 N/A      1 (null)               (JobHeldUser)
 
 ``scontrol show job`` prints ``NodeList= SchedNodeList=n[3-4]`` for a planned pending
-job; a running job shows its ``NodeList`` only, and ``%Y`` is ``(null)`` for it.
+job; a running job shows its ``NodeList`` only, and ``%Y`` is ``(null)`` for it.  A job
+held then shows ``StartTime=Unknown EndTime=Unknown`` and, once a backfill pass with
+jobs to test has run, no ``SchedNodeList`` (the pass clears every pending job's).
 The replay runs the same commands on minislurm's embedded cluster and on real Slurm.
 """  # noqa: E501
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from captures import checked_stdout, reference_cluster
+from ctld_helpers import ref_controller, sub
 
 START = """\
              JOBID PARTITION     NAME     USER ST          START_TIME  NODES SCHEDNODES           NODELIST(REASON)
@@ -53,9 +56,21 @@ def _scene(run: Callable[[str], str], pause: Callable[[float], None]) -> dict[st
             "full": re.findall(r"^ +(NodeList=.*)$", run(f"scontrol show job {ids['full']}"),
                                re.M),
             "Y": run(f"squeue -h -j {ids['full']},{ids['two']} -o '%i %Y' --sort=i").split(),
+            "held": _held(run, pause, ids["pend"]),
         }
     finally:
         run("scancel " + " ".join(ids.values()) if ids else "true")
+
+
+def _held(run: Callable[[str], str], pause: Callable[[float], None], job: str) -> list[str]:
+    """After ``scontrol hold``: StartTime=Unknown; the next backfill pass (other jobs
+    pend) clears every pending job's estimates (``_clear_job_estimates``) and the held
+    job gets none back."""
+    run(f"scontrol hold {job}")
+    pause(2)
+    shown = run(f"scontrol show job {job}")
+    return [*re.findall(r"^ +(StartTime=\S+ EndTime=\S+)|^ +(NodeList=.*)$", shown, re.M),
+            run(f"squeue -h --start -j {job} -o '%S %Y %r'").strip()]
 
 
 def _check(got: dict[str, object]) -> None:
@@ -65,6 +80,22 @@ def _check(got: dict[str, object]) -> None:
     assert got["two"] == ["NodeList= SchedNodeList=n[3-4]"]
     assert got["full"] == ["NodeList=n[1-4]"]
     assert got["Y"] == [ids["full"], "(null)", ids["two"], "n[3-4]"]
+    assert got["held"] == [("StartTime=Unknown EndTime=Unknown", ""), ("", "NodeList="),
+                           "N/A (null) JobHeldAdmin"]
+
+
+def test_a_held_job_alone_keeps_its_planned_nodes() -> None:
+    """Measured on 22.05.8: ``pend`` (the only other job) held shows StartTime=Unknown
+    but still ``SchedNodeList=n1``: a pass with no job to test clears nothing."""
+    ctl = ref_controller()
+    sub(ctl, None, name="full", ntasks=16, time_limit=10)
+    ctl.run_for(1)
+    pend = sub(ctl, 60, name="pend", ntasks=1, time_limit=5)
+    ctl.run_for(3)
+    assert (ctl.job(pend).start_time is not None, ctl.job(pend).sched_nodes) == (True, "n1")
+    ctl.hold(pend)
+    ctl.run_for(40)
+    assert (ctl.job(pend).start_time, ctl.job(pend).sched_nodes) == (None, "n1")
 
 
 def test_sched_nodes_on_minislurm(tmp_path: Path) -> None:

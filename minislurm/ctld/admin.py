@@ -140,6 +140,7 @@ class AdminMixin:
         job = self._pending_job(job_id)
         job.hold = "user" if user else "admin"
         job.reason = Reason.JOB_HELD_USER if user else Reason.JOB_HELD_ADMIN
+        job.est_start = None  # StartTime=Unknown (SchedNodeList= stays), as 22.05.8
         self.set_priority(job)
         self._order_dirty = True
         self.kick()

@@ -94,7 +94,7 @@ class SubmitMixin:
 
     def submit_invocation(self: Controller, inv: Any, **kw: Any) -> int:  # type: ignore[misc]
         """``submit`` for an ``SbatchInvocation`` (options, script text, name, args)."""
-        path = inv.script_path or inv.script_name
+        path = inv.script_path  # --wrap and a script on stdin: Command=(null), as 22.05.8
         cmd = " ".join([path, *inv.script_args]) if path else ""
         kw.setdefault("command", cmd)
         return self.submit(inv.options, inv.script_text, name=inv.job_name, **kw)

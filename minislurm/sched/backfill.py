@@ -297,6 +297,8 @@ def backfill_pass(
     if lazy is None:
         lazy = policy != "conservative"
     now = ctx.now
+    if estimates:
+        _clear_estimates(ctx)
     view = _PassView(ctx, table)
     space_box: list[NodeSpaceMap] = []
 
@@ -391,6 +393,18 @@ def backfill_pass(
             post.add_batch(deferred, reservations == len(deferred))
         post.materialize()
     return started
+
+
+def _clear_estimates(ctx: SchedulerContext) -> None:
+    """``_clear_job_estimates``: a pass that has jobs to test first forgets the expected
+    start and planned nodes of every pending job (held ones too); the jobs it tests get
+    new ones.  With nothing to test, the old ones stay (a held job keeps its
+    SchedNodeList=, as measured on 22.05.8)."""
+    queue = list(ctx.pending_in_order())
+    if any(ctx.blocker(job) is None for job in queue):
+        for job in queue:
+            job.est_start = None
+            job.sched_nodes = None
 
 
 def least_share(
