@@ -297,8 +297,6 @@ def backfill_pass(
     if lazy is None:
         lazy = policy != "conservative"
     now = ctx.now
-    if estimates:
-        _clear_estimates(ctx)
     view = _PassView(ctx, table)
     space_box: list[NodeSpaceMap] = []
 
@@ -320,6 +318,8 @@ def backfill_pass(
             break
         if ctx.blocker(job) is not None:
             continue
+        if estimates and not tested:  # the pass has a job to test
+            _clear_estimates(ctx)
         tested += 1
         job.last_sched_eval = now
         job.scheduler = "Backfill"  # BACKFILL_SCHED: Scheduler=Backfill:* while it pends
@@ -400,11 +400,9 @@ def _clear_estimates(ctx: SchedulerContext) -> None:
     start and planned nodes of every pending job (held ones too); the jobs it tests get
     new ones.  With nothing to test, the old ones stay (a held job keeps its
     SchedNodeList=, as measured on 22.05.8)."""
-    queue = list(ctx.pending_in_order())
-    if any(ctx.blocker(job) is None for job in queue):
-        for job in queue:
-            job.est_start = None
-            job.sched_nodes = None
+    for job in ctx.pending_in_order():
+        job.est_start = None
+        job.sched_nodes = None
 
 
 def least_share(
