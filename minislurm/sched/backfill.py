@@ -114,6 +114,7 @@ class _Blocked:
     allowed: BoolArray
     count: int
     duration: int
+    named: bool = True  # record the planned nodes (sched_nodes)
 
 
 class _Postponed:
@@ -208,7 +209,8 @@ def _reserve(
         start += space.resolution
     b.job.est_start = start
     held = _hold(table, np.flatnonzero(nodes_ok), b.count, free_cpu)
-    b.job.sched_nodes = compress([table.names[i] for i in sorted(held.tolist())])
+    if b.named:  # SchedNodeList= (not kept where nobody reads it: simulate())
+        b.job.sched_nodes = compress([table.names[i] for i in sorted(held.tolist())])
     space.hold_nodes(held, start, start + b.duration)
     if first and b.job.reason in (Reason.NONE, Reason.PRIORITY):
         b.job.reason = Reason.RESOURCES
@@ -345,10 +347,10 @@ def backfill_pass(
             test_shape, test_count = (shape, count) if least is None else least
             if lazy and not view.fits_now(test_shape, allowed, akey, test_count):
                 if may_reserve:
-                    deferred.append(_Blocked(job, shape, allowed, count, duration))
+                    deferred.append(_Blocked(job, shape, allowed, count, duration, estimates))
                     reservations += 1
                 break
-            blocked = _Blocked(job, shape, allowed, count, duration)
+            blocked = _Blocked(job, shape, allowed, count, duration, estimates)
             space = space_now()
             if post is None:
                 post = _Postponed(space, table)
