@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from minislurm.ctld.runner import JobBody
+from minislurm.ctld.runner import JobBody, SimStep
 from minislurm.timespec import time_str2secs
 
 #: Run time of a simulated script that states none (seconds).
@@ -40,9 +40,19 @@ def _sleep_seconds(words: list[str]) -> float | None:
 
 
 def script_body(script: str) -> JobBody:
-    """The simulated run time and exit code a batch script implies."""
+    """The simulated run time, exit code and srun steps a batch script implies.
+
+    Each ``srun ...`` line is a step (``JobBody.steps``) starting when the sleeps
+    before it are over and lasting its own ``sleep``.  Another program (``srun python
+    train.py``) takes no time when later lines do; as the script's last work, or in
+    the background, it runs until the job ends (its length is the script's: the sleeps,
+    ``#MINISLURM runtime=`` or the default).  A line ending in ``&`` runs in the
+    background (the script goes on at once) until a ``wait`` line waits for it.
+    """
     runtime: float | None = None
     slept = 0.0
+    background = 0.0  # when the last background line ends
+    steps: list[SimStep] = []
     exit_code = 0
     for raw in script.splitlines():
         line = raw.strip()
@@ -62,15 +72,34 @@ def script_body(script: str) -> JobBody:
             words = shlex.split(line, comments=True)
         except ValueError:
             continue
+        detached = bool(words) and words[-1] == "&"
+        if detached:
+            words = words[:-1]
+        if words == ["wait"]:
+            slept = max(slept, background)
         seconds = _sleep_seconds(words)
+        if words[:1] == ["srun"]:
+            length = None if seconds is None and detached else round(seconds or 0)
+            steps.append(SimStep(round(slept), length, tuple(words[1:])))
         if seconds is not None:
-            slept += seconds
+            if detached:
+                background = max(background, slept + seconds)
+            else:
+                slept += seconds
         if words[:1] == ["exit"] and len(words) > 1 and words[1].lstrip("-").isdigit():
             exit_code = int(words[1]) & 0xFF
             break
     if runtime is None:
         runtime = slept if slept > 0 else DEFAULT_RUNTIME
-    return JobBody(run_time=round(runtime), exit_code=exit_code)
+    for k, step in enumerate(steps):  # a program that is the script's last work
+        if step.duration == 0 and step.offset == round(slept) and _program(step.argv):
+            steps[k] = SimStep(step.offset, None, step.argv)
+    return JobBody(run_time=round(runtime), exit_code=exit_code, steps=tuple(steps))
+
+
+def _program(argv: tuple[str, ...]) -> bool:
+    """True if the srun line runs something other than ``sleep``."""
+    return "sleep" not in argv
 
 
 def _runtime_seconds(value: str) -> float | None:

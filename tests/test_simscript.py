@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from minislurm.ctld.runner import JobBody
+from minislurm.ctld.runner import JobBody, SimStep
 from minislurm.simscript import DEFAULT_RUNTIME, script_body
 
 
@@ -22,7 +22,8 @@ def _body(*lines: str) -> JobBody:
 
 def test_sleeps_add_up_including_those_run_by_srun() -> None:
     assert _body("#SBATCH -N2", "sleep 600", "srun -N2 --ntasks-per-node=1 sleep 60") == \
-        JobBody(run_time=660, exit_code=0)
+        JobBody(run_time=660, exit_code=0,
+                steps=(SimStep(600, 60, ("-N2", "--ntasks-per-node=1", "sleep", "60")),))
 
 
 @pytest.mark.parametrize(("line", "seconds"), [
@@ -90,3 +91,23 @@ def test_an_unreadable_mark_is_ignored_like_any_comment() -> None:
 
 def test_trailing_comments_do_not_count() -> None:
     assert _body("sleep 20  # then sleep 1000").run_time == 20
+
+
+def test_every_srun_line_is_a_step_in_script_order() -> None:
+    body = _body("srun hostname", "sleep 10", "srun -n1 sleep 3", "srun -l env")
+    assert body.steps == (SimStep(0, 0, ("hostname",)), SimStep(10, 3, ("-n1", "sleep", "3")),
+                          SimStep(13, None, ("-l", "env")))  # ends with the job
+    assert body.run_time == 13
+
+
+def test_background_steps_run_together_until_wait() -> None:
+    body = _body("srun -n1 sleep 30 &", "srun -n1 sleep 20 &", "wait", "srun sleep 5")
+    assert [(s.offset, s.duration) for s in body.steps] == [(0, 30), (0, 20), (30, 5)]
+    assert body.run_time == 35
+
+
+def test_a_program_that_is_the_scripts_last_work_runs_until_the_job_ends() -> None:
+    body = _body("#MINISLURM runtime=20", "srun hostname", "sleep 5",
+                 "srun python train.py", "srun -n1 python eval.py &", "wait")
+    assert [(s.offset, s.duration) for s in body.steps] == [(0, 0), (5, None), (5, None)]
+    assert body.run_time == 20 * 60

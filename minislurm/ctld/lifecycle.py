@@ -33,7 +33,8 @@ from minislurm.timespec import is_negative_limit, time_limit_secs
 
 from .accounting import batch_step
 from .job_mgr import Job
-from .runner import SIGKILL, SIGTERM
+from .runner import SIGKILL, SIGTERM, SimulatedRunner
+from .sim_steps import arm_steps, end_steps
 
 if TYPE_CHECKING:
     from .controller import Controller
@@ -155,6 +156,8 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
     attempt = job.attempt
     done = ctl.runner.start(job.snapshot(), alloc, job.body)
     done.callbacks.append(lambda ev: body_ended(ctl, job, attempt, ev.value))
+    if isinstance(ctl.runner, SimulatedRunner):
+        arm_steps(ctl, job, attempt)  # the script's srun lines as steps .0, .1, ...
     arm_time_limit(ctl, job)
     arm_warning(ctl, job)
     return job
@@ -288,6 +291,7 @@ def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> N
     job.exit_code, job.signal = code, sig
     if job.end_time is None or state in (JobState.COMPLETED, JobState.FAILED):
         job.end_time = now
+    end_steps(job, job.end_time, sig)
     step = batch_step(job.snapshot(), job.end_time, code, sig)
     if step is not None:
         job.steps.append(step)
@@ -310,6 +314,7 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
         job.end_time = now
         # scontrol requeue: the batch step ends CANCELLED 0:15 (measured on 22.05.8)
         sig = SIGTERM if logged_as is JobState.REQUEUED else SIGKILL
+        end_steps(job, now, sig)
         step = batch_step(job.snapshot(), now, 0, sig)
         if step is not None:
             job.steps.append(step)

@@ -27,14 +27,27 @@ SIGKILL = 9
 
 
 @dataclass(frozen=True, slots=True)
+class SimStep:
+    """One ``srun`` line of a script: it starts ``offset`` seconds into the job and
+    runs ``duration`` seconds, or until the job ends (``None``); `minislurm.ctld.sim_steps`
+    plays it."""
+
+    offset: int
+    duration: int | None
+    argv: tuple[str, ...]  # srun's arguments: options, then the command
+
+
+@dataclass(frozen=True, slots=True)
 class JobBody:
     """What a simulated job does: run ``run_time`` seconds, then exit ``exit_code``.
 
-    ``run_time=None`` runs until killed (a job that always hits its time limit).
+    ``run_time=None`` runs until killed (a job that always hits its time limit);
+    ``steps``: the script's srun steps, shown by sacct as ``JOBID.0``, ``JOBID.1``...
     """
 
     run_time: int | None = 60
     exit_code: int = 0
+    steps: tuple[SimStep, ...] = ()
 
 
 class JobRunner(Protocol):
@@ -84,4 +97,4 @@ class SimulatedRunner:
             done.succeed((0, signal))
 
 
-__all__ = ["SIGKILL", "SIGTERM", "JobBody", "JobRunner", "SimulatedRunner"]
+__all__ = ["SIGKILL", "SIGTERM", "JobBody", "JobRunner", "SimStep", "SimulatedRunner"]
