@@ -193,9 +193,9 @@ def test_start_lists_pending_jobs_by_expected_start_with_schednodes() -> None:
     jobs = c2_after_submit()
     out = format_squeue(jobs, start=True, now=ts("13:27:41")).splitlines()
     assert out[0] == (
-        "             JOBID PARTITION     NAME     USER ST           START_TIME"
+        "             JOBID PARTITION     NAME     USER ST          START_TIME"
         "  NODES SCHEDNODES           NODELIST(REASON)"
-    )
+    )  # one space before %.19S: measured on 22.05.8 (test_fidelity_sched_nodes)
     # increasing start time; a job without one sorts after all others (22.05.8 measured:
     # squeue --start lists 61 (20:09:52), 63 (20:11:52), then held 58 and 62 with N/A)
     assert out[1].split()[0] == "51" and "2026-12-02T14:27:39" in out[1]
