@@ -17,7 +17,6 @@ so "today", "noon" and ``HH:MM`` are read in UTC (Slurm uses local time).
 
 from __future__ import annotations
 
-import calendar
 import re
 import time as _time
 from datetime import UTC, datetime, timedelta
@@ -249,7 +248,44 @@ class _Prob(Exception):
 
 
 def _ch(s: str, i: int) -> str:
-    return s[i] if 0 <= i < len(s) else "\0"
+    """``time_str[i]``: the string, its terminating NUL, then whatever follows it in
+    memory (the next command-line word): never NUL again, so a scan that steps over
+    the end fails there. parse_time's ``now`` adds an absolute index to ``pos``
+    (``pos += i``), which does that: 22.05.8 answers ``--begin=' now'`` with
+    ``Invalid time specification (pos=5)`` and ``'tomorrow now'`` with ``pos=21``."""
+    if 0 <= i < len(s):
+        return s[i]
+    return "\0" if i == len(s) or i < 0 else "\x01"
+
+
+def _wrap64(value: int) -> int:
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (any year; ``d`` may
+    run past the month, as ``mktime`` lets it)."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468 + d - 1
+
+
+def _gmtime(t: int) -> tuple[int, int, int, int, int, int]:
+    """``gmtime``: (year, month 1-12, day, hour, minute, second) for any epoch time."""
+    days, secs = divmod(t, 86400)
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    y = yoe + era * 400 + (m <= 2)
+    return y, m, d, secs // 3600, secs % 3600 // 60, secs % 60
 
 
 def _exactly_two_digits(s: str, o: int, maximum: int) -> tuple[int, int]:
@@ -282,10 +318,10 @@ def _get_delta(s: str, pos: int) -> tuple[int, int]:
                      if s[offset:offset + len(n)].lower() == n), None)
         if unit is not None:
             offset += len(unit[0])
-            cnt *= unit[1]
+            cnt = _wrap64(cnt * unit[1])
             break
         if _isdigit(c):
-            cnt = cnt * 10 + int(c)
+            cnt = _wrap64(cnt * 10 + int(c))
             digit += 1
             offset += 1
             continue
@@ -416,7 +452,7 @@ def parse_begin(s: str, now: int) -> int:
     pos = 0
     try:
         while _ch(s, pos) not in ("\0", "\n"):
-            c = s[pos]
+            c = _ch(s, pos)
             low = s[pos:].lower()
             if c in " \t-T":
                 pos += 1
@@ -455,9 +491,12 @@ def parse_begin(s: str, now: int) -> int:
                         break
                     pos += i
                     raise _Prob(pos)
-                t = now_tm + timedelta(seconds=delta)
-                month, mday, year = t.month - 1, t.day, t.year - 1900
-                hour, minute, second = t.hour, t.minute, t.second
+                # time_t arithmetic; a year beyond tm_year's int leaves localtime_r
+                # failing and the fields at "now" (22.05.8: now+1e21seconds is now)
+                y, mo, d, hour, minute, second = _gmtime(_wrap64(now + delta))
+                if not -(2**31) <= y - 1900 < 2**31:
+                    y, mo, d, hour, minute, second = _gmtime(now)
+                month, mday, year = mo - 1, d, y - 1900
                 pos += 1
                 continue
             if not _isdigit(c):
@@ -490,6 +529,5 @@ def _resolve(now_tm: datetime, hour: int, minute: int, second: int, month: int,
                                                  now_tm.hour, now_tm.minute)
         year = now_tm.year - 1900 + (0 if later else 1)
     # mktime normalises out-of-range days (Feb 31 -> Mar 3).
-    base = datetime(year + 1900, month + 1, 1, tzinfo=UTC)
-    result = base + timedelta(days=mday - 1, hours=hour, minutes=minute, seconds=second)
-    return calendar.timegm(result.utctimetuple())
+    days = _days_from_civil(year + 1900, month + 1, mday)
+    return days * 86400 + hour * 3600 + minute * 60 + second

@@ -13,6 +13,16 @@ what real Slurm printed. Slurm reads these values with C, and the C shows:
 * ``--array`` (slurmctld ``_valid_array_inx``): ``strtok``/``strtol`` scanning, with a
   ``%`` ending each item and ``atoi`` of what follows the first ``%`` as throttle.
 * ``--dependency`` (slurmctld ``update_job_dependency``): see minislurm/dependency.py.
+* counts (``parse_int``, ``verify_node_count``): ``strtol`` into ``int`` (``-n
+  2147483648`` is -2147483648, refused by ``_opt_verify``), "to big" only at
+  ``LONG_MAX``; ``_opt_verify`` then checks the counts, makes ``-w`` raise the node
+  count, and warns and lowers the node count when there are fewer tasks than nodes.
+* option values sbatch checks itself: ``--hint``, ``--profile``, ``--propagate``,
+  ``--get-user-env``, ``--delay-boot``, ``--switches``, ``--gres-flags`` (one word),
+  ``--gpu-bind``, the ``parse_int`` of ``--ntasks-per-socket`` and the like; an
+  empty value of an optional-argument option is no value (``--nice=`` is 100);
+  ``-D`` is appended to the current directory as written; the long options and the
+  order glibc lists them in when a prefix is ambiguous are 22.05.8's.
 
 Each case is ``sbatch -H <options> ok.sh`` (held: nothing runs; with a hold slurmctld
 skips its node-configuration test, so only values that fit the nodes are used) and
@@ -23,6 +33,7 @@ same tables on real Slurm.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,11 +44,14 @@ from realslurm.harness import parse_show_one_liner
 from realslurm.replay import case_dir
 
 from minislurm.dependency import parse_dependency
+from minislurm.errors import OptionError
+from minislurm.options.srun import parse_srun
 
 OK_SH = "#!/bin/bash\necho hi\n"
 INVALID_TIME = "sbatch: error: Invalid --time specification\n"
 INVALID_ARRAY = "sbatch: error: Batch job submission failed: Invalid job array specification\n"
 DEPENDENCY_PROBLEM = "sbatch: error: Batch job submission failed: Job dependency problem\n"
+NNODES_1_OF_2 = "sbatch: Warning: can't run 1 processes on 2 nodes, setting nnodes to 1"
 
 #: sbatch options -> (exit code, stderr, scontrol show job fields), real 22.05.8.
 CASES: dict[str, tuple[int, str, dict[str, str]]] = {
@@ -89,6 +103,89 @@ CASES: dict[str, tuple[int, str, dict[str, str]]] = {
     "--array=0-10:1001": (1, INVALID_ARRAY, {}),
     "--array=4294967296": (1, INVALID_ARRAY, {}),
     "--array=1-3:%2": (1, INVALID_ARRAY, {}),
+    # counts: parse_int, verify_node_count, _opt_verify
+    "-n 2147483648": (1, "sbatch: error: invalid number of tasks (-n -2147483648)\n", {}),
+    "-n 9223372036854775807": (
+        1, "sbatch: error: Numeric argument (9223372036854775807) to big for --ntasks.\n", {}),
+    "-c 4294967296": (1, "sbatch: error: invalid number of cpus per task (-c 0)\n", {}),
+    "--ntasks-per-node=65537": (0, "", {"NtasksPerN:B:S:C": "1:0:*:*"}),
+    "--ntasks-per-node=4294967296": (0, "", {"NtasksPerN:B:S:C": "0:0:*:*"}),
+    "-N 2-": (255, "sbatch: error: Maximum node count -1 is less than minimum node count 2\n",
+              {}),
+    "-N ''": (255, 'sbatch: error: "" is not a valid node count\n', {}),
+    "-N 2147483648": (255, 'sbatch: error: "2147483648" is not a valid node count\n', {}),
+    "-N 1km": (0, "", {"NumNodes": "1073741824-1073741824"}),
+    "-N2 -n1": (0, f"{NNODES_1_OF_2}\n", {"NumNodes": "1-1"}),
+    "-N2-4 -n3": (0, "", {"NumNodes": "2-3"}),
+    "-w 'n[1-2]' -n1": (0, f"{NNODES_1_OF_2}\n", {"ReqNodeList": "n1"}),
+    "-w 'n[1-3]' -N2 -n1": (1, "sbatch: error: invalid number of nodes (-N 3-2)\nsbatch: "
+                            "Warning: can't run 1 processes on 3 nodes, setting nnodes to 1\n",
+                            {}),
+    "-w n1,n2 -N1": (1, "sbatch: error: invalid number of nodes (-N 2-1)\n", {}),
+    "-w 'n[]'": (1, "sbatch: error: _parse_single_range: Invalid range: `'\n"
+                 "sbatch: error: memory allocation failure\n", {}),
+    "--ntasks-per-socket=0": (
+        1, 'sbatch: error: Invalid numeric value "0" for --ntasks-per-socket.\n', {}),
+    "--threads-per-core=2x": (
+        1, 'sbatch: error: Invalid numeric value "2x" for --threads-per-core.\n', {}),
+    "--ntasks-per-tres=x": (1, 'sbatch: error: Invalid numeric value "x" for --ntasks-per-tres.\n',
+                            {}),
+    # values sbatch checks itself
+    "--hint=compute_bound,abc": (
+        1, 'sbatch: error: unrecognized --hint argument "abc", see --hint=help\n', {}),
+    "--profile=abc": (255, "sbatch: error: invalid --profile=abc option\n", {}),
+    "--profile=task,abc": (0, "", {}),
+    "--propagate=CPU,abc": (1, "sbatch: error: Bad rlimit name: abc\n"
+                            "sbatch: error: --propagate=CPU,abc is not valid.\n", {}),
+    "--propagate=as": (1, "sbatch: error: Bad rlimit name: as\n"
+                       "sbatch: error: --propagate=as is not valid.\n", {}),
+    "--get-user-env=10x": (255, "sbatch: error: Invalid --get-user-env specification\n", {}),
+    "--delay-boot=abc": (255, "sbatch: error: Invalid --delay-boot specification\n", {}),
+    "--switches=@5": (1, 'sbatch: error: Invalid numeric value "" for --switches.\n', {}),
+    "--gres-flags=enforce-binding,disable-binding": (
+        255, "sbatch: error: Invalid --gres-flags specification\n", {}),
+    "--exclusive=topo": (255, "sbatch: error: Invalid --exclusive specification\n", {}),
+    "--nice=": (0, "", {"Nice": "100"}),
+    "--no-kill=": (0, "", {}),
+    "--gpu-bind=map_gpu:x": (255, "sbatch: error: Failed to validate x, offending character is x"
+                             "\nsbatch: error: Invalid --gpu-bind argument: gpu:map_gpu:x\n", {}),
+    "--gpu-bind=verbose": (255, "sbatch: error: Invalid --gpu-bind argument: gpu:verbose\n", {}),
+    "--gpu-bind=closest+gpu:x": (0, "", {}),
+    "--begin=' now'": (255, "Invalid time specification (pos=5):  now\n"
+                       "sbatch: error: Invalid --begin specification\n", {}),
+    "--begin='tomorrow now'": (255, "Invalid time specification (pos=21): tomorrow now\n"
+                               "sbatch: error: Invalid --begin specification\n", {}),
+    "--begin=now+999999999999999999999seconds": (0, "", {}),
+    "-D ..": (0, "", {"WorkDir": "{cwd}/.."}),
+    "-D ''": (0, "", {"WorkDir": "{cwd}/"}),
+    # the option table: no --autocomplete, --context and --ntasks-per-tres, glibc's order
+    "--autocomplete=x": (255, "sbatch: unrecognized option '--autocomplete=x'\n"
+                         'Try "sbatch --help" for more information\n', {}),
+    "--context=x": (0, "", {}),
+    "--b=x": (255, "sbatch: option '--b=x' is ambiguous; possibilities: '--batch' '--begin' '--bb'"
+              " '--bbf'\nTry \"sbatch --help\" for more information\n", {}),
+    "--nt=1": (255, "sbatch: option '--nt=1' is ambiguous; possibilities: '--ntasks' "
+               "'--ntasks-per-core' '--ntasks-per-gpu' '--ntasks-per-node' '--ntasks-per-socket' "
+               "'--ntasks-per-tres'\nTry \"sbatch --help\" for more information\n", {}),
+}
+
+#: srun command lines -> (exit code, stderr), real 22.05.8 (the command is ``true``).
+SRUN_CASES: dict[str, tuple[int, str]] = {
+    "srun -N2 -n1 true": (0, "srun: Warning: can't run 1 processes on 2 nodes, setting nnodes "
+                          "to 1\n"),
+    "srun -n 2147483648 true": (1, "srun: error: invalid number of tasks (-n -2147483648)\n"),
+    "srun --ntasks-per-node=4294967296 true": (1, "srun: error: ntasks-per-node is 0\n"),
+    "srun -w n1,n2 -N1 true": (0, "srun: error: Required nodelist includes more nodes than "
+                               "permitted by max-node count (2 > 1). Eliminating nodes from the "
+                               "nodelist.\n"),
+    "srun -N2": (1, "srun: fatal: No command given to execute.\n"),
+    "srun --x11 true": (255, "srun: error: No DISPLAY variable set, cannot setup x11 "
+                        "forwarding.\n"),
+    "srun --x11=foo true": (0, ""),
+    "srun --send-libs=1 true": (255, "srun: error: Invalid --send-libs specification\n"),
+    "srun --cp=1 true": (255, "srun: option '--cp=1' is ambiguous; possibilities: '--cpu-bind' "
+                         "'--cpu-freq' '--cpus-per-gpu' '--cpus-per-task'\n"
+                         'Try "srun --help" for more information\n'),
 }
 
 #: ``--dependency`` on two held jobs ``{j}`` and ``{k}``: (exit code, stderr,
@@ -136,6 +233,11 @@ def _submit(run: Run, options: str) -> tuple[int, str, dict[str, str]]:
     return rc, err, record
 
 
+def _cwd_free(record: dict[str, str], cwd: Path) -> dict[str, str]:
+    """The record with the folder the command ran in written ``{cwd}``."""
+    return {k: v.replace(str(cwd), "{cwd}") for k, v in record.items()}
+
+
 def _held_jobs(run: Run) -> dict[str, str]:
     """Two held jobs to depend on: {"j": id, "k": id}."""
     return {name: run("sbatch -H --parsable ok.sh")[0].strip() for name in "jk"}
@@ -145,23 +247,23 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def _mini(tmp_path: Path) -> Run:
+def _mini(tmp_path: Path) -> tuple[Run, Path]:
     cluster = reference_cluster(tmp_path)
     cluster.write("ok.sh", OK_SH)
 
     def run(cmd: str) -> tuple[str, str, int]:
         result = cluster.run(cmd)
         return result.stdout, result.stderr, result.returncode
-    return run
+    return run, cluster.workdir
 
 
-def _real(real_slurm: RealSlurm, folder: str) -> Run:
+def _real(real_slurm: RealSlurm, folder: str) -> tuple[Run, Path]:
     work = case_dir(real_slurm, folder, files={"ok.sh": OK_SH})
 
     def run(cmd: str) -> tuple[str, str, int]:
         result = real_slurm.run(cmd, cwd=work, timeout=30)
         return result.stdout, result.stderr, result.rc
-    return run
+    return run, work
 
 
 def _view(rc: int, err: str, record: dict[str, str], fields: dict[str, str]) -> object:
@@ -171,7 +273,23 @@ def _view(rc: int, err: str, record: dict[str, str], fields: dict[str, str]) -> 
 @pytest.mark.parametrize("options", sorted(CASES))
 def test_option_value_like_slurm(tmp_path: Path, options: str) -> None:
     rc, err, fields = CASES[options]
-    assert _view(*_submit(_mini(tmp_path), options), fields) == (rc, err, fields)
+    run, cwd = _mini(tmp_path)
+    got_rc, got_err, record = _submit(run, options)
+    assert _view(got_rc, got_err, _cwd_free(record, cwd), fields) == (rc, err, fields)
+
+
+@pytest.mark.parametrize("cmd", sorted(SRUN_CASES))
+def test_srun_options_like_slurm(cmd: str) -> None:
+    """srun's own checks and warnings (``parse_srun``: what srun prints before asking
+    for an allocation; the commands run ``true``, which prints nothing)."""
+    rc, err = SRUN_CASES[cmd]
+    argv = shlex.split(cmd)[1:]
+    try:
+        inv = parse_srun(argv, env={}, cwd="/tmp")
+    except OptionError as e:
+        assert (e.exit_code, e.message + "\n") == (rc, err)
+    else:
+        assert (0, "".join(f"{w}\n" for w in inv.warnings)) == (rc, err)
 
 
 @pytest.mark.parametrize("spec", sorted(DEPENDENCIES))
@@ -179,7 +297,7 @@ def test_dependency_like_slurm(tmp_path: Path, spec: str) -> None:
     """Accepted or refused as by slurmctld; the conditions kept are those real Slurm
     lists (scontrol's ``(unfulfilled)`` state aside)."""
     rc, err, shown = DEPENDENCIES[spec]
-    run = _mini(tmp_path)
+    run, _ = _mini(tmp_path)
     ids = _held_jobs(run)
     got_rc, got_err, _ = _submit(run, f"--dependency={_quoted(spec.format(**ids))}")
     assert (got_rc, got_err) == (rc, err)
@@ -192,15 +310,24 @@ def test_dependency_like_slurm(tmp_path: Path, spec: str) -> None:
 @pytest.mark.parametrize("options", sorted(CASES))
 def test_real_slurm_still_reads_the_option_so(real_slurm: RealSlurm, options: str) -> None:
     rc, err, fields = CASES[options]
-    run = _real(real_slurm, "option-values")
-    assert _view(*_submit(run, options), fields) == (rc, err, fields)
+    run, cwd = _real(real_slurm, "option-values")
+    got_rc, got_err, record = _submit(run, options)
+    assert _view(got_rc, got_err, _cwd_free(record, cwd), fields) == (rc, err, fields)
+
+
+@pytest.mark.realslurm
+@pytest.mark.parametrize("cmd", sorted(SRUN_CASES))
+def test_real_srun_still_says_so(real_slurm: RealSlurm, cmd: str) -> None:
+    run, _ = _real(real_slurm, "srun-values")
+    _, err, rc = run(cmd)
+    assert (rc, err) == SRUN_CASES[cmd]
 
 
 @pytest.mark.realslurm
 @pytest.mark.parametrize("spec", sorted(DEPENDENCIES))
 def test_real_slurm_still_reads_the_dependency_so(real_slurm: RealSlurm, spec: str) -> None:
     rc, err, shown = DEPENDENCIES[spec]
-    run = _real(real_slurm, "dependency-values")
+    run, _ = _real(real_slurm, "dependency-values")
     ids = _held_jobs(run)
     got_rc, got_err, record = _submit(run, f"--dependency={_quoted(spec.format(**ids))}")
     run("scancel " + " ".join(ids.values()))

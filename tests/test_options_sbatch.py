@@ -33,7 +33,8 @@ def error(*args: str, script: bytes = OK, env: dict[str, str] | None = None) -> 
 # --- resources -----------------------------------------------------------------
 
 @pytest.mark.parametrize(("arg", "lo", "hi"), [("2", 2, 2), ("2-4", 2, 4), ("1k", 1024, 1024),
-                                              ("0", 0, None), ("0-3", 1, 3)])
+                                              ("0", 0, None), ("0-3", 0, 3), ("-3", 1, 3),
+                                              ("1km", 2**30, 2**30), ("3-2k", 3, 2048)])
 def test_node_counts(arg: str, lo: int, hi: int | None) -> None:
     opts = sbatch(f"-N{arg}").options
     assert (opts.nodes_min, opts.nodes_max) == (lo, hi)
@@ -179,7 +180,7 @@ def test_bad_signals(arg: str) -> None:
     (("--priority=-1",), "Priority must be >= 0"),
     (("--mail-type=LUNCH",), "Invalid --mail-type specification"),
     (("--kill-on-invalid-dep=maybe",), "Invalid --kill-on-invalid-dep specification"),
-    (("--gres-flags=bogus",), "Invalid --gres-flags specification: bogus"),
+    (("--gres-flags=bogus",), "Invalid --gres-flags specification"),
 ])
 def test_value_errors_exit_255(args: tuple[str, ...], message: str) -> None:
     assert error(*args) == (255, f"sbatch: error: {message}")

@@ -44,9 +44,10 @@ def test_srun_specific_options() -> None:
 
 
 def test_srun_without_a_command() -> None:
+    """22.05.8: ``srun -n2`` -> ``srun: fatal: No command given to execute.``, exit 1."""
     with pytest.raises(OptionError) as e:
         parse_srun(["-n2"], env={})
-    assert (e.value.exit_code, e.value.message) == (1, "srun: error: must supply remote command")
+    assert (e.value.exit_code, e.value.message) == (1, "srun: fatal: No command given to execute.")
 
 
 def test_sbatch_only_options_are_unknown_to_srun() -> None:

@@ -28,6 +28,8 @@ def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
     inv = parse_or_info(ctx, lambda: parse_salloc(argv, env=ctx.env, cwd=ctx.cwd))
     if isinstance(inv, int):
         return inv
+    for line in inv.warnings:
+        ctx.err(line)
     command = list(inv.command) or [ctx.env.get("SHELL") or "/bin/sh"]
     try:
         sock = sock or socket_path(dict(ctx.env))

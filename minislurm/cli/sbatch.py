@@ -41,6 +41,8 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     except ControllerUnavailable:
         return fail(ctx, unavailable(PROG, "Batch job submission failed"))
     opts = inv.options
+    for line in inv.warnings:
+        ctx.err(line)
     try:
         if opts.test_only:
             return _test_only(inv, controller, ctx)

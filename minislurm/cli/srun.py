@@ -154,6 +154,8 @@ def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
     inv = parse_or_info(ctx, lambda: parse_srun(argv, env=ctx.env, cwd=ctx.cwd))
     if isinstance(inv, int):
         return inv
+    for line in inv.warnings:
+        ctx.err(line)
     try:
         sock = sock or socket_path(dict(ctx.env))
         inside = inv.options.jobid is not None or "SLURM_JOB_ID" in ctx.env

@@ -33,6 +33,8 @@ class OptionBuilder:
         self.values: dict[str, Any] = {}
         self.origin: dict[str, str] = {}
         self.other: dict[str, str | None] = {}
+        self.warnings: tuple[str, ...] = ()
+        """Lines the command prints on stderr before going on (``Warning: ...``)."""
 
     # -- setting ---------------------------------------------------------
     def set(self, name: str, value: Any) -> None:

@@ -137,8 +137,10 @@ def _long(
         if not cands:
             raise GetoptError(f"{prog}: unrecognized option '--{text}'")
         first = cands[0]
-        if any((o.has_arg, o.key) != (first.has_arg, first.key) for o in cands[1:]):
-            names = " ".join(f"'--{o.name}'" for o in cands)
+        # glibc lists the first match and every later one that differs from it
+        others = [o for o in cands[1:] if (o.has_arg, o.key) != (first.has_arg, first.key)]
+        if others:
+            names = " ".join(f"'--{o.name}'" for o in [first, *others])
             raise GetoptError(f"{prog}: option '--{text}' is ambiguous; possibilities: {names}")
         opt = first
     if eq:

@@ -231,7 +231,9 @@ class SbatchInvocation:
     no ``-J`` is given: the script's base name, ``sbatch`` for a script read
     from standard input and ``wrap`` for ``--wrap`` (capture f2 07/08).
     ``script_path`` is the absolute path of the script file (``None`` for stdin
-    and ``--wrap``).  ``job_name`` is the name the job gets.
+    and ``--wrap``).  ``job_name`` is the name the job gets.  ``warnings`` are
+    the lines sbatch prints on stderr before submitting (``sbatch: Warning:
+    can't run 1 processes on 2 nodes, setting nnodes to 1``).
     """
 
     options: JobOptions
@@ -239,6 +241,7 @@ class SbatchInvocation:
     script_name: str
     script_args: tuple[str, ...] = ()
     script_path: str | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def job_name(self) -> str:
@@ -255,6 +258,8 @@ class SrunInvocation:
 
     options: JobOptions
     command: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    """Lines srun prints on stderr first (see `SbatchInvocation.warnings`)."""
 
     @property
     def job_name(self) -> str:
@@ -274,6 +279,8 @@ class SallocInvocation:
 
     options: JobOptions
     command: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    """Lines salloc prints on stderr first (see `SbatchInvocation.warnings`)."""
 
     @property
     def job_name(self) -> str:

@@ -23,11 +23,13 @@ import posixpath
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from minislurm.errors import OptionError, SbatchError
+from minislurm import hostlist
+from minislurm.errors import HostlistError, OptionError, SbatchError
+from minislurm.options import values as V
 from minislurm.options.builder import CLI, SCRIPT, OptionBuilder
 from minislurm.options.directives import parse_directives
 from minislurm.options.env import apply_env
-from minislurm.options.getopt import GetoptError, ParsedOption, getopt_long
+from minislurm.options.getopt import GetoptError, HasArg, ParsedOption, getopt_long
 from minislurm.options.model import SbatchInvocation
 from minislurm.options.table import OptionSpec, by_key, getopt_tables
 
@@ -65,7 +67,16 @@ def apply_options(b: OptionBuilder, parsed: Sequence[ParsedOption],
     for p in parsed:
         spec = specs[p.key]
         if early is None or spec.early == early:
-            spec.setter(b, p.arg)
+            spec.setter(b, option_arg(spec, p))
+
+
+def option_arg(spec: OptionSpec, parsed: ParsedOption) -> str | None:
+    """The argument a setter gets: an empty one of an optional-argument option is
+    no argument (22.05.8: ``--nice=`` is nice 100, ``--exclusive=`` and ``--no-kill=``
+    are the bare flags)."""
+    if spec.has_arg is HasArg.OPTIONAL and parsed.arg == "":
+        return None
+    return parsed.arg
 
 
 def _default_read(path: str) -> bytes:
@@ -175,8 +186,8 @@ def parse_sbatch(
     apply_options(b, parsed, specs, early=False)
 
     # 4. verification
-    _verify(b)
-    return SbatchInvocation(b.build(), text, name, script_args[1:], script_path)
+    warnings = _verify(b)
+    return SbatchInvocation(b.build(), text, name, script_args[1:], script_path, warnings)
 
 
 def _exists_with(reader: ReadFile) -> Callable[[str], bool]:
@@ -192,18 +203,133 @@ def _exists_with(reader: ReadFile) -> Callable[[str], bool]:
     return exists
 
 
-def _verify(b: OptionBuilder) -> None:
-    """``_opt_verify`` and ``validate_options_salloc_sbatch_srun``."""
+def _verify(b: OptionBuilder) -> tuple[str, ...]:
+    """``_opt_verify`` and ``validate_options_salloc_sbatch_srun``; returns the
+    ``Warning:`` lines sbatch prints (``info()``), in order.
+
+    Like Slurm, the checks that only mark the options unverified go on, and
+    their errors and warnings come out together before sbatch exits 1
+    (``-w n[1-3] -N2 -n1``: the node count error, then the nnodes warning)."""
     b.validate_memory()
+    lines: list[str] = []
+    failed = False
     if b.get("quiet") and b.get("verbose"):
-        b.fail("don't specify both --verbose (-v) and --quiet (-Q)", 1)
-    begin, deadline = b.get("begin"), b.get("deadline")
-    if begin and deadline and deadline < begin:
-        b.fail("Incompatible begin and deadline time specification", 1)
+        lines.append(f"{b.prog}: error: don't specify both --verbose (-v) and --quiet (-Q)")
+        failed = True
+    verify_hint(b)
     base = b.get("chdir") or b.cwd
     for field in ("output", "error", "input"):
         value = b.get(field)
-        if value is not None and not value.startswith("/"):
+        if value is not None and not value.startswith("/"):  # _fullpath: "<dir>/<name>"
             origin = b.origin[field]
-            b.set(field, posixpath.join(base, value))
+            b.set(field, f"{base}/{value}")
             b.origin[field] = origin
+    failed = verify_counts(b, lines) or failed
+    if failed:
+        raise OptionError("\n".join(lines), 1)
+    begin, deadline = b.get("begin"), b.get("deadline")
+    if begin and deadline and deadline < begin:
+        b.fail("Incompatible begin and deadline time specification", 1)
+    to_job_desc_uint16(b)
+    return tuple(lines)
+
+
+def verify_counts(b: OptionBuilder, lines: list[str]) -> bool:
+    """The node and task counts of ``_opt_verify`` (sbatch, srun and salloc alike,
+    except where noted); appends error and ``Warning:`` lines to ``lines`` and
+    returns whether one was an error. Measured on 22.05.8:
+
+    * ``-w`` makes the minimum node count at least the number of distinct hosts
+      (srun first cuts a list longer than ``-N``'s maximum, with an error line);
+    * ``invalid number of tasks (-n N)``, ``invalid number of cpus per task (-c N)``,
+      ``invalid number of nodes (-N min-max)`` (the ``int`` values; srun also
+      ``ntasks-per-node is 0``);
+    * with both counts, the maximum node count is at most the task count, and fewer
+      tasks than nodes give ``Warning: can't run 1 processes on 2 nodes, setting
+      nnodes to 1`` (srun inside a 2-node job too) and shrink a ``-w`` list."""
+    hosts = _nodes_from_nodelist(b, lines)
+    failed = False
+
+    def error(message: str) -> None:
+        nonlocal failed
+        failed = True
+        lines.append(f"{b.prog}: error: {message}")
+
+    ntasks, cpus = b.get("ntasks"), b.get("cpus_per_task")
+    lo, hi = b.get("nodes_min"), b.get("nodes_max") or 0
+    if ntasks is not None and ntasks < 0:
+        error(f"invalid number of tasks (-n {ntasks})")
+    if cpus is not None and cpus <= 0:
+        error(f"invalid number of cpus per task (-c {cpus})")
+    if lo is not None and (lo < 0 or hi < 0 or (hi and lo > hi)):
+        error(f"invalid number of nodes (-N {lo}-{hi})")
+    if b.prog == "srun" and b.get("ntasks_per_node") == 0:
+        error("ntasks-per-node is 0")
+    if lo is not None and ntasks is not None:  # "massage the numbers"
+        if ntasks < hi:
+            b.set("nodes_max", ntasks)
+        if ntasks < lo:
+            lines.append(f"{b.prog}: Warning: can't run {ntasks} processes on {lo} nodes, "
+                         f"setting nnodes to {ntasks}")
+            b.set("nodes_min", ntasks)
+            b.set("nodes_max", ntasks)
+            if len(hosts) > ntasks > 0:  # the -w list shrinks to the first hosts
+                b.set("nodelist", hostlist.compress(hosts[:ntasks]))
+    return failed
+
+
+UINT16_FIELDS = ("cpus_per_task", "ntasks_per_node", "ntasks_per_gpu", "mincpus")
+"""Options ``job_desc_msg_t`` carries as ``uint16_t`` (cpus_per_task,
+ntasks_per_node, ntasks_per_tres, pn_min_cpus)."""
+
+
+def to_job_desc_uint16(b: OptionBuilder) -> None:
+    """``fill_job_desc_from_opts``: the ``int`` options go into ``uint16_t`` fields,
+    0 meaning unset (22.05.8: ``--ntasks-per-node=65537`` is 1, ``=4294967296`` and
+    ``=2147483648`` none at all, ``-c 65536`` the default 1)."""
+    for field in UINT16_FIELDS:
+        value = b.get(field)
+        if value is not None and not 0 < value < 2**16:
+            if value % 2**16:
+                b.set(field, value % 2**16)
+            else:
+                b.reset(field)
+
+
+def verify_hint(b: OptionBuilder) -> None:
+    """``verify_hint`` (exit 1), unless ``validate_hint_option`` drops ``--hint``
+    for ``--ntasks-per-core``, ``--threads-per-core`` or ``-B`` given with it."""
+    hint = b.other.get("hint")
+    if hint is None or any(o in b.other for o in ("ntasks-per-core", "threads-per-core",
+                                                   "extra-node-info")):
+        return
+    try:
+        V.verify_hint(hint)
+    except OptionError as e:
+        b.fail(e.message, e.exit_code)
+
+
+def _nodes_from_nodelist(b: OptionBuilder, lines: list[str]) -> list[str]:
+    """``-w``: at least as many nodes as the list names, duplicates counted once
+    (``hostlist_create``/``hostlist_uniq``; a list it cannot read ends the command
+    with the hostlist error and ``memory allocation failure``, exit 1); srun cuts
+    a list longer than ``-N``'s maximum. Returns the hosts, sorted and unique."""
+    nodelist = b.get("nodelist")
+    if nodelist is None:
+        return []
+    try:
+        hosts = hostlist.expand(hostlist.ranged(nodelist, uniq=True))
+    except HostlistError as e:
+        errors = [f"{b.prog}: {ln}" for ln in e.message.splitlines() if ln.startswith("error:")]
+        errors.append(f"{b.prog}: error: memory allocation failure")
+        raise OptionError("\n".join(errors), 1) from None
+    hi = b.get("nodes_max")
+    if b.prog == "srun" and hi and len(hosts) > hi:
+        lines.append(f"{b.prog}: error: Required nodelist includes more nodes than permitted "
+                     f"by max-node count ({len(hosts)} > {hi}). Eliminating nodes from the "
+                     "nodelist.")
+        hosts = hosts[:hi]
+        b.set("nodelist", hostlist.compress(hosts))
+    lo = b.get("nodes_min")
+    b.set("nodes_min", len(hosts) if lo is None else max(len(hosts), lo))
+    return hosts

@@ -8,7 +8,6 @@ where Slurm's helper calls ``exit(1)`` (``parse_int``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from minislurm import timespec
@@ -144,7 +143,7 @@ def set_signal(b: OptionBuilder, arg: str | None) -> None:
 
 def set_exclusive(b: OptionBuilder, arg: str | None) -> None:
     value = "exclusive" if arg is None else arg.lower()
-    if value not in ("exclusive", "oversubscribe", "user", "mcs", "topo"):
+    if value not in ("exclusive", "oversubscribe", "user", "mcs"):
         b.fail("Invalid --exclusive specification")
     b.set("exclusive", value)
 
@@ -158,8 +157,10 @@ def set_path(field: str) -> Setter:
 
 
 def set_chdir(b: OptionBuilder, arg: str | None) -> None:
+    """``arg_set_chdir``/``make_full_path``: a relative directory is appended to the
+    current one as written (22.05.8: ``-D ..`` is ``<cwd>/..``, ``-D ''`` ``<cwd>/``)."""
     value = arg or ""
-    b.set("chdir", value if value.startswith("/") else os.path.normpath(os.path.join(b.cwd, value)))
+    b.set("chdir", value if value.startswith("/") else f"{b.cwd}/{value}")
 
 
 def set_open_mode(b: OptionBuilder, arg: str | None) -> None:
@@ -233,10 +234,47 @@ def set_verbose(b: OptionBuilder, arg: str | None) -> None:
 
 
 def set_gres_flags(b: OptionBuilder, arg: str | None) -> None:
-    for tok in (arg or "").split(","):
-        if tok.lower() not in ("disable-binding", "enforce-binding"):
-            b.fail(f"Invalid --gres-flags specification: {tok}")
+    """One of ``disable-binding``/``enforce-binding`` (any case), not a list."""
+    if (arg or "").lower() not in ("disable-binding", "enforce-binding"):
+        b.fail("Invalid --gres-flags specification")
     b.set_other("gres-flags", arg)
+
+
+def set_gpu_bind(b: OptionBuilder, arg: str | None) -> None:
+    """``arg_set_gpu_bind``: ``tres_bind_verify_cmdline`` (exit 255)."""
+    errors = V.gpu_bind_errors(arg or "")
+    if errors is not None:
+        lines = [*errors, f"Invalid --gpu-bind argument: gpu:{arg}"]
+        b.fail(f"\n{b.prog}: error: ".join(lines))
+    b.set_other("gpu-bind", arg)
+
+
+def set_delay_boot(b: OptionBuilder, arg: str | None) -> None:
+    """``arg_set_delay_boot``: a time limit (``time_str2secs``)."""
+    try:
+        timespec.time_str2secs(arg or "")
+    except ValueError:
+        b.fail("Invalid --delay-boot specification")
+    b.set_other("delay-boot", arg)
+
+
+def set_switches(b: OptionBuilder, arg: str | None) -> None:
+    """``count[@max-time]``: the count is ``parse_int``; a bad time is ignored."""
+    count, _, _ = (arg or "").partition("@")
+    try:
+        V.parse_int("--switches", count, True)
+    except V.NumericError as e:
+        b.fail(e.message, 1)
+    b.set_other("switches", arg)
+
+
+def set_propagate(b: OptionBuilder, arg: str | None) -> None:
+    """``arg_set_propagate``: ``Bad rlimit name: as`` + ``--propagate=as is not
+    valid.`` (exit 1)."""
+    bad = None if arg is None else V.bad_rlimit(arg)
+    if bad is not None:
+        b.fail(f"Bad rlimit name: {bad}\n{b.prog}: error: --propagate={arg} is not valid.", 1)
+    b.set_other("propagate", arg)
 
 
 def set_wait_all_nodes(b: OptionBuilder, arg: str | None) -> None:
@@ -249,18 +287,37 @@ def set_wait_all_nodes(b: OptionBuilder, arg: str | None) -> None:
     b.set_other("wait-all-nodes", arg)
 
 
+def set_send_libs(b: OptionBuilder, arg: str | None) -> None:
+    """srun ``--send-libs[=yes|no]`` (``y``/``n`` too, any case)."""
+    if arg is not None and arg.lower() not in ("y", "yes", "n", "no"):
+        b.fail("Invalid --send-libs specification")
+    b.set_other("send-libs", arg)
+
+
+X11_TARGETS = ("all", "batch", "first", "last")
+
+
+def set_x11(b: OptionBuilder, arg: str | None) -> None:
+    """``--x11[=all|batch|first|last]`` (checked once the command line is read:
+    `check_x11`)."""
+    b.set_other("x11", arg)
+
+
+def check_x11(b: OptionBuilder, display: bool) -> None:
+    """Without ``DISPLAY`` Slurm 22.05.8 refuses ``--x11`` (``No DISPLAY variable set,
+    cannot setup x11 forwarding.``, exit 255); an unknown target word is ignored."""
+    if "x11" not in b.other:
+        return
+    arg = b.other["x11"]
+    if (arg is None or arg.lower() in X11_TARGETS) and not display:
+        b.fail("No DISPLAY variable set, cannot setup x11 forwarding.")
+
+
 def set_info(kind: str) -> Setter:
-    """--help, --usage, --version and the hidden --autocomplete (bash
-    completion: the long options starting with the argument, one a line)."""
+    """--help, --usage and --version (22.05.8 has no --autocomplete)."""
     def setter(b: OptionBuilder, arg: str | None) -> None:
         if kind == "version":
             raise InfoExit(VERSION + "\n")
-        if kind == "autocomplete":
-            from minislurm.options.table import options_for
-            query = arg or ""
-            hits = [f"--{o.name}" + ("=" if o.has_arg.value else "")
-                    for o in options_for(b.prog) if f"--{o.name}".startswith(query)]
-            raise InfoExit("".join(f"{h}\n" for h in hits) + ("\n" if hits else ""))
         from minislurm.options.usage import help_text, usage_text
         raise InfoExit(help_text(b.prog) if kind == "help" else usage_text(b.prog))
     return setter

@@ -12,10 +12,19 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 
+from minislurm.errors import OptionError
 from minislurm.options.builder import OptionBuilder
 from minislurm.options.env import apply_env
 from minislurm.options.model import SallocInvocation, SrunInvocation
-from minislurm.options.sbatch import apply_options, run_getopt
+from minislurm.options.sbatch import (
+    apply_options,
+    option_arg,
+    run_getopt,
+    to_job_desc_uint16,
+    verify_counts,
+    verify_hint,
+)
+from minislurm.options.setters import check_x11
 from minislurm.options.table import by_key
 
 
@@ -29,13 +38,19 @@ def _parse(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
                   specs, early=None)
     apply_env(b, command, env)
     for p in parsed:
-        specs[p.key].setter(b, p.arg)
+        specs[p.key].setter(b, option_arg(specs[p.key], p))
         if command == "srun" and specs[p.key].name == "mem":
             # arg_set_mem: "srun silently stomps on any --mem-per-cpu setting"
             b.reset("mem_per_cpu_mb")
     b.validate_memory()
     if b.get("quiet") and b.get("verbose"):
         b.fail("don't specify both --verbose (-v) and --quiet (-Q)", 1)
+    verify_hint(b)
+    lines: list[str] = []
+    if verify_counts(b, lines):
+        raise OptionError("\n".join(lines), 1)
+    to_job_desc_uint16(b)
+    b.warnings = tuple(lines)
     return b, tuple(argv[optind:])
 
 
@@ -49,12 +64,14 @@ def parse_srun(argv: Sequence[str], *, env: Mapping[str, str], cwd: str = "/",
     """
     b, command = _parse("srun", argv, env, cwd, now)
     if not command and not b.get("test_only"):
-        b.fail("must supply remote command", 1)
-    return SrunInvocation(b.build(), command)
+        b.fatal("No command given to execute.")
+    check_x11(b, bool(env.get("DISPLAY")))
+    return SrunInvocation(b.build(), command, b.warnings)
 
 
 def parse_salloc(argv: Sequence[str], *, env: Mapping[str, str], cwd: str = "/",
                  now: int | None = None) -> SallocInvocation:
     """Parse ``salloc`` arguments; without a command salloc runs a shell."""
     b, command = _parse("salloc", argv, env, cwd, now)
-    return SallocInvocation(b.build(), command)
+    check_x11(b, bool(env.get("DISPLAY")))
+    return SallocInvocation(b.build(), command, b.warnings)

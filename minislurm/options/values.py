@@ -22,27 +22,43 @@ class NumericError(OptionError):
 
 def strtol(s: str) -> tuple[int | None, str]:
     """C ``strtol(s, &end, 10)``: (value or None when no digits, rest)."""
-    m = re.match(r"\s*([+-]?\d+)", s)
+    m = re.match(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", s)
     if not m:
         return None, s
     return int(m.group(1)), s[m.end():]
 
 
+LONG_MAX = 2**63 - 1
+
+
+def c_long(value: int) -> int:
+    """``strtol``'s result: saturated at the 64-bit ``long`` range (ERANGE)."""
+    return max(-LONG_MAX - 1, min(LONG_MAX, value))
+
+
+def c_int(value: int) -> int:
+    """A ``long`` stored into an ``int``: the low 32 bits, signed."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
 def parse_int(name: str, val: str, positive: bool) -> int:
     """``parse_int``: a decimal integer, > 0 if ``positive`` else >= 0.
 
-    ``Invalid numeric value "0" for --ntasks.`` / ``Numeric argument (N) too
-    large for NAME.`` (both exit 1).
+    ``Invalid numeric value "0" for --ntasks.`` / ``Numeric argument (N) to big
+    for NAME.`` (both exit 1; Slurm's spelling).  Only ``LONG_MAX`` (or an
+    overflowing ``strtol``) is "to big": the ``long`` is returned as an ``int``,
+    so ``-n 99999999999`` is 1215752191 tasks and ``-n 2147483648`` is -2147483648
+    (which sbatch's verification then refuses), as measured on 22.05.8.
     """
     value, rest = strtol(val)
-    result = 0 if value is None else value
+    result = 0 if value is None else c_long(value)
     if (val if value is None else rest) != "":
         raise NumericError(f'Invalid numeric value "{val}" for {name}.')
     if result < 0 or (positive and result <= 0):
         raise NumericError(f'Invalid numeric value "{val}" for {name}.')
-    if result > 2**31 - 1:
-        raise NumericError(f"Numeric argument ({result}) too large for {name}.")
-    return result
+    if result == LONG_MAX:
+        raise NumericError(f"Numeric argument ({result}) to big for {name}.")
+    return c_int(result)
 
 
 def str_to_mbytes(arg: str) -> int | None:
@@ -79,38 +95,42 @@ def _int64(value: int) -> int:
 
 
 def _str_to_nodes(s: str) -> tuple[int, str]:
-    """``_str_to_nodes``: a count with optional ``k``/``m`` multiplier."""
+    """``_str_to_nodes``: a count with an optional ``k`` then ``m`` multiplier
+    (``1km`` is 2**30), as an ``int``; -1 and the whole text when there are no digits."""
     value, rest = strtol(s)
     if value is None:
-        return 0, s
+        return -1, s
+    value = c_long(value)
     if rest[:1] in ("k", "K"):
-        value *= 1024
-        rest = rest[1:]
-    elif rest[:1] in ("m", "M"):
-        value *= 1024 * 1024
-        rest = rest[1:]
-    return value, rest
+        value, rest = value * 1024, rest[1:]
+    if rest[:1] in ("m", "M"):
+        value, rest = value * 1024 * 1024, rest[1:]
+    return c_int(value), rest
 
 
 def verify_node_count(arg: str) -> tuple[int, int]:
     """``verify_node_count``: ``N`` or ``min-max`` -> (min, max).
 
-    ``-N0`` passes the client (Slurm 22.05 allows 0 nodes for steps/hetjobs)
-    and is rejected by slurmctld (``Node count specification invalid``).
+    The counts are ``int``: ``-N 99999999999`` is 1215752191 nodes, ``-N
+    2147483648`` (negative) is not a valid node count.  A missing minimum is 1
+    (``-N -3``), a missing maximum -1 (``-N 2-``: "Maximum node count -1 is less
+    than minimum node count 2"); all measured on 22.05.8.  ``-N0`` passes the
+    client (Slurm 22.05 allows 0 nodes for steps/hetjobs) and is rejected by
+    slurmctld (``Node count specification invalid``).
     """
     if "-" in arg:
         min_str, _, max_str = arg.partition("-")
         lo, left = _str_to_nodes(min_str)
         if left.strip():
             raise OptionError(f'"{min_str}" is not a valid node count')
-        if lo == 0:
+        if lo < 0:
             lo = 1
         hi, left = _str_to_nodes(max_str)
         if left.strip():
             raise OptionError(f'"{max_str}" is not a valid node count')
     else:
         lo, left = _str_to_nodes(arg)
-        if left.strip():
+        if left.strip() or lo < 0:
             raise OptionError(f'"{arg}" is not a valid node count')
         hi = lo
     if hi != 0 and hi < lo:
@@ -226,7 +246,90 @@ def parse_nice(arg: str | None) -> int:
         value = 100
     else:
         parsed, _ = strtol(arg)
-        value = parsed or 0
-    if abs(value) > NICE_LIMIT:
+        value = c_long(parsed or 0)
+    # llabs(LLONG_MIN) overflows to itself: -9223372036854775809 passes as nice 0
+    if abs(value) > NICE_LIMIT and value != -LONG_MAX - 1:
         raise OptionError(f"Invalid --nice value, out of range (+/- {NICE_LIMIT})")
-    return value
+    return c_int(value)
+
+
+HINTS = ("compute_bound", "memory_bound", "multithread", "nomultithread", "help")
+"""``verify_hint`` keywords (any case)."""
+
+
+def verify_hint(arg: str) -> None:
+    """``verify_hint``: comma-separated `HINTS`; the first unknown one is named
+    (``unrecognized --hint argument "abc", see --hint=help``, exit 1)."""
+    for tok in arg.split(",") if arg else [""]:
+        if tok.lower() not in HINTS:
+            raise OptionError(f'unrecognized --hint argument "{tok}", see --hint=help', 1)
+
+
+PROFILES = ("none", "all", "energy", "task", "lustre", "network")
+"""``acct_gather_profile_from_string`` keywords (any case)."""
+
+
+def verify_profile(arg: str) -> None:
+    """``acct_gather_profile_from_string``: at least one known keyword in the
+    comma list (unknown ones are ignored: ``task,abc`` is fine, ``abc`` is not)."""
+    if not any(tok.lower() in PROFILES for tok in arg.split(",")):
+        raise OptionError(f"invalid --profile={arg} option")
+
+
+RLIMITS = ("CPU", "FSIZE", "DATA", "STACK", "CORE", "RSS", "NPROC", "NOFILE", "MEMLOCK", "AS")
+"""``get_slurm_rlimits_info`` names (exact case, ``RLIMIT_`` prefix optional)."""
+
+
+def bad_rlimit(arg: str) -> str | None:
+    """``parse_rlimits``: ``ALL``, ``NONE`` or a comma list of `RLIMITS`; the
+    first name that is none of them (without its ``RLIMIT_``), else None."""
+    if arg in ("ALL", "NONE"):
+        return None
+    for tok in (t for t in arg.split(",") if t):
+        name = tok[7:] if tok.startswith("RLIMIT_") else tok
+        if name not in RLIMITS:
+            return name
+    return None
+
+
+def verify_get_user_env(arg: str) -> None:
+    """``arg_set_get_user_env``: ``[timeout][S|L...]`` (only the first character
+    after the number is looked at)."""
+    _, rest = strtol(arg)
+    if rest[:1] not in ("", "s", "S", "l", "L"):
+        raise OptionError("Invalid --get-user-env specification")
+
+
+def _gpu_bind_num_list(text: str, hex_digits: bool) -> list[str]:
+    """``_valid_num_list``: comma-separated ids (``map_gpu``) or masks (``mask_gpu``,
+    an optional ``0x`` each), ``*`` allowed; the error line for the first bad character."""
+    valid = "0123456789abcdefABCDEF*" if hex_digits else "0123456789*"
+    for tok in (t for t in text.split(",") if t):
+        if hex_digits and tok.startswith("0x"):
+            tok = tok[2:]
+        bad = next((c for c in tok if c not in valid), None)
+        if bad is not None:
+            return [f"Failed to validate {tok}, offending character is {bad}"]
+    return []
+
+
+def gpu_bind_errors(arg: str) -> list[str] | None:
+    """``tres_bind_verify_cmdline("gpu:" + arg)``/``_valid_gpu_bind`` as 22.05.8
+    applies them: None when valid, else the error lines before ``Invalid --gpu-bind
+    argument``. Only the first letter of ``closest`` and ``none`` is looked at
+    (``closest+gpu:x`` passes), ``verbose,`` may come first, ``per_task:``/``single:``
+    refuse a negative count only."""
+    if arg[:8].lower() == "verbose,":
+        arg = arg[8:]
+    low = arg.lower()
+    if low[:1] in ("c", "n"):
+        return None
+    if low.startswith("map_gpu:") or low.startswith("mask_gpu:"):
+        hex_digits = low.startswith("mask_gpu:")
+        errors = _gpu_bind_num_list(arg[9 if hex_digits else 8:], hex_digits)
+        return errors or None
+    for prefix in ("per_task:", "single:"):
+        if low.startswith(prefix):
+            value, _ = strtol(arg[len(prefix):])
+            return [] if value is not None and value < 0 else None
+    return []
