@@ -169,6 +169,18 @@ CASES: dict[str, tuple[int, str, dict[str, str]]] = {
                "'--ntasks-per-tres'\nTry \"sbatch --help\" for more information\n", {}),
 }
 
+#: ``#SBATCH`` line of ``job.sh`` -> (exit code, stderr of ``sbatch -H sub/job.sh``), real
+#: 22.05.8: a fatal() names the script by its base name; the first word is looked for
+#: past the blanks, a later one right after the word before it.
+DIRECTIVES: dict[str, tuple[int, str]] = {
+    '#SBATCH -J "a b': (1, 'sbatch: fatal: job.sh: line 2: Unmatched `"` in [ "a b]\n'),
+    "#SBATCH -J x 'y": (1, "sbatch: fatal: job.sh: line 2: Unmatched `'` in [ 'y]\n"),
+    '#SBATCH "a b': (1, 'sbatch: fatal: job.sh: line 2: Unmatched `"` in ["a b]\n'),
+    "#SBATCH  :": (1, "sbatch: fatal: job.sh: line 2: Unexpected `:` in [:]\n"),
+    "#SBATCH : -J x": (1, "sbatch: fatal: job.sh: line 2: Unexpected `:` in [: -J x]\n"),
+    "#SBATCH -J x  :y": (1, "sbatch: fatal: job.sh: line 2: Unexpected `:` in [  :y]\n"),
+}
+
 #: srun command lines -> (exit code, stderr), real 22.05.8 (the command is ``true``).
 SRUN_CASES: dict[str, tuple[int, str]] = {
     "srun -N2 -n1 true": (0, "srun: Warning: can't run 1 processes on 2 nodes, setting nnodes "
@@ -278,6 +290,15 @@ def test_option_value_like_slurm(tmp_path: Path, options: str) -> None:
     assert _view(got_rc, got_err, _cwd_free(record, cwd), fields) == (rc, err, fields)
 
 
+@pytest.mark.parametrize("line", sorted(DIRECTIVES))
+def test_directive_errors_like_slurm(tmp_path: Path, line: str) -> None:
+    run, cwd = _mini(tmp_path)
+    (cwd / "sub").mkdir()
+    (cwd / "sub" / "job.sh").write_text(f"#!/bin/bash\n{line}\necho\n")
+    _, err, rc = run("sbatch -H sub/job.sh")
+    assert (rc, err) == DIRECTIVES[line]
+
+
 @pytest.mark.parametrize("cmd", sorted(SRUN_CASES))
 def test_srun_options_like_slurm(cmd: str) -> None:
     """srun's own checks and warnings (``parse_srun``: what srun prints before asking
@@ -313,6 +334,16 @@ def test_real_slurm_still_reads_the_option_so(real_slurm: RealSlurm, options: st
     run, cwd = _real(real_slurm, "option-values")
     got_rc, got_err, record = _submit(run, options)
     assert _view(got_rc, got_err, _cwd_free(record, cwd), fields) == (rc, err, fields)
+
+
+@pytest.mark.realslurm
+@pytest.mark.parametrize("line", sorted(DIRECTIVES))
+def test_real_slurm_still_reads_the_directive_so(real_slurm: RealSlurm, line: str) -> None:
+    run, cwd = _real(real_slurm, "directive-values")
+    (cwd / "sub").mkdir()
+    (cwd / "sub" / "job.sh").write_text(f"#!/bin/bash\n{line}\necho\n")
+    _, err, rc = run("sbatch -H sub/job.sh")
+    assert (rc, err) == DIRECTIVES[line]
 
 
 @pytest.mark.realslurm

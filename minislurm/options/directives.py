@@ -93,7 +93,9 @@ def parse_directives(script_text: str, *, filename: str = "(null)",
         lowered = line.lower()
         if "hetjob" in lowered or "packjob" in lowered:
             break
-        rest = line[len(MAGIC):]
+        # the first word is looked for past the blanks (an error quotes the rest from
+        # there: "Unexpected `:` in [:]"), a later one right after the word before it
+        rest = line[len(MAGIC):].lstrip(" \t\n\v\f\r")
         words: list[str] = []
         while True:
             word, used = _get_argument(filename, lineno, rest, prog)

@@ -179,7 +179,8 @@ def parse_sbatch(
             data = stdin.encode() if isinstance(stdin, str) else (stdin or b"")
             name = "sbatch"
         text = check_script(data)
-        _directives(b, text, script_path or "(null)", specs)
+        # fatal() names the script by its base name, or "stdin" (22.05.8)
+        _directives(b, text, posixpath.basename(script_path) if script_path else "stdin", specs)
 
     # 3. environment, then the command line again
     apply_env(b, PROG, env)
