@@ -192,13 +192,14 @@ def requeue(sc: Scenario) -> Trace:
         down = sc.squeue()
         shows = {label: sc.show_job(label) for label in ("rq", "norq")}
         # Real 22.05 has shown "mix test" here a moment after the update (2 of ~6 loaded
-        # runs; by hand it reads "down test" every 0.5 s from the first): the sample waits
-        # up to 5 s for the node to show DOWN, and keeps whatever it shows then.
+        # runs; by hand it reads "down test" every 0.5 s from the first; once more after 5 s
+        # beside a busy machine): the sample waits up to 15 s for the node to show DOWN,
+        # and keeps whatever it shows then.
         def sinfo_n1() -> str:
             return sc.run('sinfo -h -n n1 -p debug -o "%t %E"').strip()
 
         with contextlib.suppress(TimeoutError):
-            sc.side.wait_until(lambda: sinfo_n1().startswith("down"), 5)
+            sc.side.wait_until(lambda: sinfo_n1().startswith("down"), 15)
         extra["sinfo n1"] = sinfo_n1()
     finally:
         sc.run("scontrol update nodename=n1 state=resume")
