@@ -173,6 +173,8 @@ PATTERN_CASES = {
     "node-name-N": "-o 'h-%N.out' --wrap 'echo x'",
     "non-array-A-a": "-o 'na-%A-%a.out' --wrap 'echo x'",
     "zero-padding": "-o 'pad-%4A-%3a-%5j.out' --wrap 'echo x'",
+    # fname.c: width at most 10, the batch step's %J is the job id, no %b in 22.05
+    "pattern-quirks": "-o 'q-%12345j-%J-%b.out' --wrap 'echo x'",
     "default-name": "--wrap 'echo out; echo err >&2'",
     "error-to-output": "-o both-%j.txt --wrap 'echo out; echo err >&2'",
     "array": "--array=0-3 -o 'arr-%A_%a.out' --wrap 'echo task $SLURM_ARRAY_TASK_ID'",

@@ -27,17 +27,22 @@ def test_array_tasks() -> None:
     """Capture f3: ``slurm-%A_%a.out``; the task's own job id is %j."""
     assert expand_pattern("slurm-%A_%a.out", job_id=111, array_job_id=108,
                           array_task_id=2) == "slurm-108_2.out"
-    assert expand_pattern("%j-%b", job_id=111, array_job_id=108, array_task_id=13) == "111-3"
+    # 22.05.8 has no %b (array task id modulo 10): it stays as written
+    assert expand_pattern("%j-%b", job_id=111, array_job_id=108, array_task_id=13) == "111-%b"
 
 
 def test_zero_padding() -> None:
     assert expand_pattern("%4A-%3a-%5j", job_id=9, array_job_id=7, array_task_id=2) == (
         "0007-002-00009")
     assert expand_pattern("t%2t.%3n", job_id=1, task_id=3, node_index=1) == "t03.001"
+    # fname.c MAX_WIDTH: measured on 22.05.8, o-%12345j -> o-0000104545
+    assert expand_pattern("o-%12345j", job_id=104545) == "o-0000104545"
 
 
 def test_steps_and_jobstep() -> None:
     assert expand_pattern("%J.out", job_id=5, step_id=0) == "5.0.out"
+    # the batch step's %J is the bare job id (22.05.8: sbatch -o o-%J -> o-<jobid>)
+    assert expand_pattern("o-%J", job_id=5) == "o-5"
     assert expand_pattern("%s", job_id=5, step_id=2) == "2"
 
 
