@@ -181,6 +181,14 @@ DIRECTIVES: dict[str, tuple[int, str]] = {
     "#SBATCH -J x  :y": (1, "sbatch: fatal: job.sh: line 2: Unexpected `:` in [  :y]\n"),
 }
 
+#: sbatch's input environment variables -> (exit code, stderr of ``sbatch -H ok.sh``).
+ENV_CASES: dict[tuple[str, str], tuple[int, str]] = {
+    ("SBATCH_REQ_SWITCH", "abc"): (
+        1, 'sbatch: error: Invalid numeric value "abc" for --switches.\n'),
+    ("SBATCH_THREADS_PER_CORE", ""): (
+        1, 'sbatch: error: Invalid numeric value "" for --threads-per-core.\n'),
+}
+
 #: srun command lines -> (exit code, stderr), real 22.05.8 (the command is ``true``).
 SRUN_CASES: dict[str, tuple[int, str]] = {
     "srun -N2 -n1 true": (0, "srun: Warning: can't run 1 processes on 2 nodes, setting nnodes "
@@ -230,7 +238,7 @@ DEPENDENCIES: dict[str, tuple[int, str, str]] = {
     "afterok:{j}_[]": (1, DEPENDENCY_PROBLEM, ""),
 }
 
-Run = Callable[[str], tuple[str, str, int]]
+Run = Callable[..., tuple[str, str, int]]
 
 
 def _submit(run: Run, options: str) -> tuple[int, str, dict[str, str]]:
@@ -263,8 +271,8 @@ def _mini(tmp_path: Path) -> tuple[Run, Path]:
     cluster = reference_cluster(tmp_path)
     cluster.write("ok.sh", OK_SH)
 
-    def run(cmd: str) -> tuple[str, str, int]:
-        result = cluster.run(cmd)
+    def run(cmd: str, env: dict[str, str] | None = None) -> tuple[str, str, int]:
+        result = cluster.run(cmd, env=env)
         return result.stdout, result.stderr, result.returncode
     return run, cluster.workdir
 
@@ -272,8 +280,8 @@ def _mini(tmp_path: Path) -> tuple[Run, Path]:
 def _real(real_slurm: RealSlurm, folder: str) -> tuple[Run, Path]:
     work = case_dir(real_slurm, folder, files={"ok.sh": OK_SH})
 
-    def run(cmd: str) -> tuple[str, str, int]:
-        result = real_slurm.run(cmd, cwd=work, timeout=30)
+    def run(cmd: str, env: dict[str, str] | None = None) -> tuple[str, str, int]:
+        result = real_slurm.run(cmd, cwd=work, env=env, timeout=30)
         return result.stdout, result.stderr, result.rc
     return run, work
 
@@ -297,6 +305,13 @@ def test_directive_errors_like_slurm(tmp_path: Path, line: str) -> None:
     (cwd / "sub" / "job.sh").write_text(f"#!/bin/bash\n{line}\necho\n")
     _, err, rc = run("sbatch -H sub/job.sh")
     assert (rc, err) == DIRECTIVES[line]
+
+
+@pytest.mark.parametrize("var", sorted(ENV_CASES))
+def test_environment_like_slurm(tmp_path: Path, var: tuple[str, str]) -> None:
+    run, _ = _mini(tmp_path)
+    _, err, rc = run("sbatch -H ok.sh", env=dict([var]))
+    assert (rc, err) == ENV_CASES[var]
 
 
 @pytest.mark.parametrize("cmd", sorted(SRUN_CASES))
@@ -344,6 +359,16 @@ def test_real_slurm_still_reads_the_directive_so(real_slurm: RealSlurm, line: st
     (cwd / "sub" / "job.sh").write_text(f"#!/bin/bash\n{line}\necho\n")
     _, err, rc = run("sbatch -H sub/job.sh")
     assert (rc, err) == DIRECTIVES[line]
+
+
+@pytest.mark.realslurm
+@pytest.mark.parametrize("var", sorted(ENV_CASES))
+def test_real_slurm_still_reads_the_environment_so(real_slurm: RealSlurm,
+                                                    var: tuple[str, str]) -> None:
+    run, _ = _real(real_slurm, "environment-values")
+    _, err, rc = run("sbatch -H ok.sh", env=dict([var]))
+    run("scancel -u root")
+    assert (rc, err) == ENV_CASES[var]
 
 
 @pytest.mark.realslurm

@@ -37,9 +37,11 @@ SBATCH_ENV: tuple[tuple[str, str], ...] = (
     ("SBATCH_NO_REQUEUE", "no-requeue"), ("SBATCH_OPEN_MODE", "open-mode"),
     ("SBATCH_OUTPUT", "o"), ("SBATCH_OVERCOMMIT", "O"), ("SBATCH_PARTITION", "p"),
     ("SBATCH_POWER", "power"), ("SBATCH_PROFILE", "profile"), ("SBATCH_QOS", "q"),
+    ("SBATCH_REQ_SWITCH", "switches"),
     ("SBATCH_REQUEUE", "requeue"), ("SBATCH_RESERVATION", "reservation"),
     ("SBATCH_SIGNAL", "signal"), ("SBATCH_SPREAD_JOB", "spread-job"),
-    ("SBATCH_THREAD_SPEC", "thread-spec"), ("SBATCH_TIMELIMIT", "t"),
+    ("SBATCH_THREAD_SPEC", "thread-spec"), ("SBATCH_THREADS_PER_CORE", "threads-per-core"),
+    ("SBATCH_TIMELIMIT", "t"),
     ("SBATCH_USE_MIN_NODES", "use-min-nodes"), ("SBATCH_WAIT", "W"),
     ("SBATCH_WAIT_ALL_NODES", "wait-all-nodes"), ("SBATCH_WCKEY", "wckey"),
 )
