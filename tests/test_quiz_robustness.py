@@ -83,8 +83,15 @@ def test_timestamps_are_bounded_to_years_1970_to_9999(banks, sources):
     assert parse_submission(json.dumps(ok), banks).submitted_at == MAX_EPOCH
 
 
-def test_an_answer_that_crashes_the_sbatch_parser_scores_zero_with_a_reason(banks):
-    outcome = grade_response(banks["02-sbatch"], "ada", "nodes-and-tasks", CRASHER)
+def test_an_answer_that_crashes_the_sbatch_parser_scores_zero_with_a_reason(banks, monkeypatch):
+    import minislurm.options
+
+    def crash(*_a, **_k):  # the parser's own crashes (once --begin=now+99999999999days)
+        raise OverflowError("date value out of range")
+
+    monkeypatch.setattr(minislurm.options, "parse_sbatch", crash)
+    answer = CRASHER + "\n#SBATCH -J crash"  # not an answer parsed (and cached) before
+    outcome = grade_response(banks["02-sbatch"], "ada", "nodes-and-tasks", answer)
     assert outcome.score == 0
     assert outcome.feedback.startswith("This answer cannot be read as an sbatch request")
 
