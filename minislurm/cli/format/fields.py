@@ -22,6 +22,12 @@ each carry a copy of:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from minislurm.states import Reason
+
+if TYPE_CHECKING:
+    from minislurm.job import JobRecord
 
 #: sinfo's MIN_NODE_FIELD_SIZE / MIN_PART_FIELD_SIZE for ``%#N`` / ``%#P``.
 MIN_HASH_FIELD_SIZE = 9
@@ -76,6 +82,32 @@ def pad(value: str, width: int, right: bool, cut: bool = True) -> str:
     else:
         text = value[:width]
     return text.ljust(width)
+
+
+def print_str(value: str | None, width: int, right: bool, cut: bool = True) -> str:
+    """squeue's ``_print_str`` to the letter, ``value=None`` being a NULL ``char *``.
+
+    Width 0 prints the value whole.  Right-justified (``%Ns``) pads on the left and
+    cuts to the width only when ``cut``.  Left-justified is ``%.Ns``: always cut,
+    and glibc prints a NULL as ``(null)`` only when the precision holds it (6), else
+    as nothing; then blanks up to the width.  A negative width (``-O name:-3``,
+    ``strtol`` reads the sign) prints the value and one blank (measured on 22.05.8).
+
+    >>> [print_str(None, 2, False), print_str(None, 2, True), print_str(None, 6, False)]
+    ['  ', '(n', '(null)']
+    >>> print_str("n[1-2]", 2, True, cut=False), print_str("run1", -3, False)
+    ('n[1-2]', 'run1 ')
+    """
+    if width == 0:
+        return "(null)" if value is None else value
+    if width < 0:
+        return ("(null)" if value is None else value) + " "
+    if right:
+        text = ("(null)" if value is None else value).rjust(width)
+        return text[:width] if cut else text
+    if value is None:
+        value = "(null)" if width >= 6 else ""
+    return value[:width].ljust(width)
 
 
 def parse_percent_format(fmt: str, *, allow_hash: bool = False) -> FormatSpec:
@@ -141,14 +173,32 @@ def parse_long_format(fmt: str, *, default_width: int = LONG_FORMAT_DEFAULT_WIDT
             if rest.startswith("."):
                 right = True
                 rest = rest[1:]
-            digits = ""
-            while rest and rest[0].isdigit():
-                digits += rest[0]
-                rest = rest[1:]
-            width = int(digits) if digits else 0
-            suffix = rest
+            width, suffix = _strtol(rest)
         fields.append(FieldSpec(key=name, width=width, right=right, suffix=suffix, raw=token))
     return FormatSpec(prefix="", fields=tuple(fields))
+
+
+def _strtol(text: str) -> tuple[int, str]:
+    """C ``strtol(text, &end, 10)``: leading blanks, a sign, digits; (value, rest).
+    Without digits nothing is consumed: (0, text)."""
+    i = len(text) - len(text.lstrip(" \t\n\v\f\r"))
+    j = i + 1 if text[i:i + 1] in ("+", "-") else i
+    k = j
+    while k < len(text) and "0" <= text[k] <= "9":
+        k += 1
+    if k == j:
+        return 0, text
+    return int(text[i:k]), text[k:]
+
+
+def eligible_time(job: JobRecord) -> int | None:
+    """The eligible time commands show: none for an array's pending remainder held back
+    by its ``%`` throttle (``JobArrayTaskLimit``): 22.05.8's scontrol prints
+    ``EligibleTime=Unknown``, sacct ``Unknown``, squeue ``-O EligibleTime`` ``N/A``
+    (measured) while its started tasks show a time."""
+    if job.array_task_str is not None and job.reason is Reason.JOB_ARRAY_TASK_LIMIT:
+        return None
+    return job.eligible_time
 
 
 def print_secs(seconds: int) -> str:
@@ -209,10 +259,12 @@ __all__ = [
     "MIN_HASH_FIELD_SIZE",
     "FieldSpec",
     "FormatSpec",
+    "eligible_time",
     "mem_unit",
     "pad",
     "parse_long_format",
     "parse_percent_format",
     "print_secs",
+    "print_str",
     "tres_string",
 ]

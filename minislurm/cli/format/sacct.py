@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from minislurm.cli.format.fields import mem_unit, tres_string
+from minislurm.cli.format.fields import eligible_time, mem_unit, tres_string
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord, StepRecord
 from minislurm.states import JobState
@@ -133,7 +133,7 @@ _JOB: dict[str, _JobValue] = {
     "DerivedExitCode": lambda j, now: f"{j.derived_exit_code}:0",
     "Elapsed": lambda j, now: format_elapsed(_elapsed(j.start_time, j.end_time, now)),
     "ElapsedRaw": lambda j, now: str(_elapsed(j.start_time, j.end_time, now)),
-    "Eligible": lambda j, now: _date(j.eligible_time, "Unknown"),
+    "Eligible": lambda j, now: _date(eligible_time(j), "Unknown"),
     "End": lambda j, now: _date(j.end_time, "Unknown"),
     "ExitCode": lambda j, now: f"{j.exit_code}:{j.signal}",
     "GID": lambda j, now: str(j.gid),

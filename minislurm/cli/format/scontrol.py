@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from minislurm import hostlist
-from minislurm.cli.format.fields import mem_unit, tres_string
+from minislurm.cli.format.fields import eligible_time, mem_unit, tres_string
 from minislurm.cli.format.hostinfo import NodeHost
 from minislurm.job import JobRecord
 from minislurm.jobarray import format_indices
@@ -172,7 +172,7 @@ def format_scontrol_job(
         f"RunTime={format_elapsed(run_time)} TimeLimit={_time_limit(job.time_limit)} "
         f"TimeMin={time_min}",
         f"SubmitTime={format_timestamp(job.submit_time)} "
-        f"EligibleTime={format_timestamp(job.eligible_time)}",
+        f"EligibleTime={format_timestamp(eligible_time(job))}",
         f"AccrueTime={format_timestamp(job.accrue_time)}",
         f"StartTime={format_timestamp(job.start_time)} EndTime={_end_time(job, now)} "
         "Deadline=N/A",
