@@ -46,9 +46,10 @@ def test_states_filter_and_summarize() -> None:
         "debug n1\ngpu n1\nshort n1\n")
     assert run(sinfo.run, ["-h", "-t", "idle", "-p", "debug", "-o", "%N"], ctl)[1] == (
         "n[2-4]\n")
+    # one blank before NODELIST, measured on 22.05.8 (tests/test_fidelity_formats_sinfo.py)
     assert run(sinfo.run, ["-s", "-p", "debug"], ctl)[1] == (
-        "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T)  NODELIST\n"
-        "debug*       up    1:00:00          1/3/0/4  n[1-4]\n")
+        "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n"
+        "debug*       up    1:00:00          1/3/0/4 n[1-4]\n")
 
 
 def test_drained_node_and_reasons() -> None:

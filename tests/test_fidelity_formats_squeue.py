@@ -190,7 +190,7 @@ def test_state_flags_and_the_list_of_valid_states(mini: Run) -> None:
 
 
 #: Commands whose outputs do not depend on timing: replayed on both sides.
-REPLAYED = (LETTERS, 'squeue -o "%.1N|%.1Y|%.1R|%.1j|%2k|%.2k|%6k|%.1n|%2Y|%.1l"',
+REPLAYED = (LETTERS, 'squeue -o "%.1Y|%.1j|%2k|%.2k|%6k|%.1n|%2Y|%.1l"',
             ODD, 'squeue -O nosuch', 'squeue -o ""', 'squeue -O ""',
             'squeue -O "JobID:.4,tres-alloc:.30,MaxCPUs:4,Profile:7,exit_code:3,Cluster:5,'
             'SiblingsViableRaw:.5,ResizeTime:.2|,tres-per-job:.11,Network:5" -n run1,run2,arr',
@@ -215,7 +215,10 @@ def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ig
         for cmd in REPLAYED:
             res = real_slurm.run(cmd, cwd=work)
             ours = cluster.run(cmd)
-            assert (ids_relative(res.stdout, first), res.stderr, res.rc) == (
-                ids_relative(ours.stdout, FIRST), ours.stderr, ours.returncode), cmd
+            # the order of equal-priority started tasks varies on real Slurm: lines
+            # are compared as a multiset (the order is tests/test_fidelity_squeue_order's)
+            assert (sorted(ids_relative(res.stdout, first).splitlines()), res.stderr,
+                    res.rc) == (sorted(ids_relative(ours.stdout, FIRST).splitlines()),
+                                ours.stderr, ours.returncode), cmd
     finally:
         real_slurm.cancel_all()

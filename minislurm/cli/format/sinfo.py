@@ -28,9 +28,9 @@ from minislurm.cli.format.fields import (
     MIN_HASH_FIELD_SIZE,
     FieldSpec,
     FormatSpec,
-    pad,
     parse_long_format,
     parse_percent_format,
+    print_str,
 )
 from minislurm.cli.format.fields import print_secs as _secs
 from minislurm.cli.format.hostinfo import NodeHost
@@ -66,7 +66,7 @@ class _Ctx:
         return self.hosts.get(node.name) or NodeHost.simulated(node)
 
 
-_Value = Callable[[SinfoLine, _Ctx], str]
+_Value = Callable[[SinfoLine, _Ctx], "str | None"]
 
 
 def _min_max(values: Sequence[int], long: bool) -> str:
@@ -117,7 +117,7 @@ def _nodes_ai(line: SinfoLine, ctx: _Ctx) -> str:
     return "/".join(_nodes_aiot(line, ctx).split("/")[:2])
 
 
-def _first(f: Callable[[NodeRecord], str], empty: str = "") -> _Value:
+def _first(f: Callable[[NodeRecord], str | None], empty: str | None = "") -> _Value:
     """A value of the line's first node (``empty`` for a partition without nodes)."""
     return lambda line, ctx: f(line.nodes[0]) if line.nodes else empty
 
@@ -134,11 +134,36 @@ def _part_name(p: PartitionRecord) -> str:
     return p.name + ("*" if p.default else "")
 
 
+def _part_name_in(p: PartitionRecord, width: int) -> str:
+    """``_print_partition``: the default partition's ``*`` is appended when the name
+    is narrower than the width, else it replaces the last column (``%5P``: ``debu*``,
+    measured on 22.05.8)."""
+    if not p.default:
+        return p.name
+    if width <= 0 or len(p.name) < width:
+        return p.name + "*"
+    return p.name[:width - 1] + "*"
+
+
+def _user_long(name: str) -> str:
+    """``%U``: ``root(0)``."""
+    import pwd
+
+    try:
+        return f"{name}({pwd.getpwnam(name).pw_uid})"
+    except KeyError:
+        return name
+
+
+def _uniq(names: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
 # letter -> (header, value, match key or None)
 _LETTERS: dict[str, tuple[str, _Value]] = {
     "a": ("AVAIL", _part(lambda p: p.state.lower())),
     "A": ("NODES(A/I)", _nodes_ai),
-    "b": ("ACTIVE_FEATURES", _first(lambda n: ",".join(n.features) or "(null)")),
+    "b": ("ACTIVE_FEATURES", _first(lambda n: ",".join(n.features) or None, None)),
     "B": ("MAX_CPUS_PER_NODE", _part(lambda p: "UNLIMITED")),
     "c": ("CPUS", _nodes_num(lambda n: n.cpus)),
     "C": ("CPUS(A/I/O/T)", _cpus_aiot),
@@ -147,7 +172,7 @@ _LETTERS: dict[str, tuple[str, _Value]] = {
     "e": ("FREE_MEM", lambda line, ctx: _min_max(
         [ctx.host(n).free_mem_of(n) for n in line.nodes] or [0], ctx.long)),
     "E": ("REASON", _first(lambda n: n.reason or "none")),
-    "f": ("AVAIL_FEATURES", _first(lambda n: ",".join(n.features) or "(null)")),
+    "f": ("AVAIL_FEATURES", _first(lambda n: ",".join(n.features) or None, None)),
     "F": ("NODES(A/I/O/T)", _nodes_aiot),
     "g": ("GROUPS", _part(lambda p: "all")),
     "G": ("GRES", _first(lambda n: n.gres or "(null)")),
@@ -160,26 +185,30 @@ _LETTERS: dict[str, tuple[str, _Value]] = {
     "m": ("MEMORY", _nodes_num(lambda n: n.real_memory)),
     "M": ("PREEMPT_MODE", _part(lambda p: p.preempt_mode)),
     "n": ("HOSTNAMES", lambda line, ctx: hostlist.compress(
-        [n.node_hostname or n.name for n in line.nodes])),
+        _uniq([n.node_hostname or n.name for n in line.nodes]))),
     "N": ("NODELIST", lambda line, ctx: hostlist.compress([n.name for n in line.nodes])),
     "o": ("NODE_ADDR", lambda line, ctx: hostlist.compress(
-        [n.node_addr or n.name for n in line.nodes])),
+        _uniq([n.node_addr or n.name for n in line.nodes]))),
     "O": ("CPU_LOAD", _host(lambda h: f"{h.cpu_load:.2f}")),
     "p": ("PRIO_TIER", _part(lambda p: str(p.priority_tier))),
     "P": ("PARTITION", _part(_part_name)),
     "r": ("ROOT", _part(lambda p: "no")),
     "R": ("PARTITION", _part(lambda p: p.name)),
+    "S": ("ALLOCNODES", _part(lambda p: "all")),
     "s": ("JOB_SIZE", _part(lambda p: f"{p.min_nodes or 1}-"
                             + ("infinite" if p.max_nodes is None else str(p.max_nodes)))),
     "t": ("STATE", _first(lambda n: n.state.short, "n/a")),
     "T": ("STATE", _first(lambda n: n.state.long, "n/a")),
     "u": ("USER", _first(lambda n: n.reason_user or "Unknown")),
-    "U": ("USER", _first(lambda n: n.reason_user or "Unknown")),
+    "U": ("USER", _first(lambda n: _user_long(n.reason_user) if n.reason_user else "Unknown")),
     "v": ("VERSION", _host(lambda h: h.version)),
+    "V": ("CLUSTER", lambda line, ctx: "N/A"),
     "w": ("WEIGHT", _nodes_num(lambda n: n.weight)),
     "X": ("SOCKETS", _nodes_num(lambda n: n.sockets)),
     "Y": ("CORES", _nodes_num(lambda n: n.cores_per_socket)),
     "Z": ("THREADS", _nodes_num(lambda n: n.threads_per_core)),
+    "NullComment": ("COMMENT", lambda line, ctx: None),
+    "NullExtra": ("EXTRA", lambda line, ctx: None),
     "GresUsed": ("GRES_USED", _first(lambda n: n.gres_used or "(null)")),
     "z": ("S:C:T", lambda line, ctx: ":".join(
         _min_max(v, False) for v in (
@@ -190,6 +219,7 @@ _LETTERS: dict[str, tuple[str, _Value]] = {
 
 #: ``-O/--Format`` names (case-insensitive) -> the letter (or key) printing the same.
 _LONG_NAMES: dict[str, str] = {
+    "allocnodes": "S", "cluster": "V", "comment": "NullComment", "extra": "NullExtra",
     "available": "a", "cores": "Y", "cpus": "c", "cpusload": "O", "cpusstate": "C",
     "defaulttime": "L", "disk": "d", "features": "f", "features_act": "b", "freemem": "e",
     "groups": "g", "gres": "G", "gresused": "GresUsed", "maxcpuspernode": "B", "memory": "m",
@@ -201,8 +231,28 @@ _LONG_NAMES: dict[str, str] = {
     "userlong": "U", "version": "v", "weight": "w",
 }
 
-#: Letters that print partition attributes: lines are then per partition.
-_PARTITION_LETTERS = frozenset("aBghIlLMpPrRs")
+#: Letters that print partition attributes (``_match_part_data``): partitions equal
+#: in the ones printed share lines; ``%P``/``%R`` make lines per partition.
+_PARTITION_LETTERS = frozenset("aBghIlLMpPrRsS")
+_PARTITION_NAME_LETTERS = frozenset("PR")
+#: Right-justified headers ``_print_str`` does not cut (measured on 22.05.8).
+_HEADER_UNCUT = frozenset("Nno")
+
+
+def invalid_fields(fmt: str | None = None, Format: str | None = None) -> list[str]:
+    """What sinfo prints on stderr for unknown types: ``Invalid node format
+    specification: i`` for ``-o`` (no prefix), ``sinfo: error: Invalid job format
+    specification: NAME`` for ``-O`` (sic, measured on 22.05.8)."""
+    errors = []
+    if fmt is not None:
+        for f in parse_percent_format(fmt, allow_hash=True).fields:
+            if f.key not in _LETTERS or len(f.key) > 1:
+                errors.append(f"Invalid node format specification: {f.key or chr(0)}")
+    elif Format is not None:
+        for f in parse_long_format(Format).fields:
+            if f.key.lower() not in _LONG_NAMES:
+                errors.append(f"sinfo: error: Invalid job format specification: {f.key}")
+    return errors
 
 #: Letters that force nodes of one line to agree on a value (``MATCH_FLAG_*``).
 _MATCH: dict[str, Callable[[NodeRecord], object]] = {
@@ -231,40 +281,46 @@ def _build_lines(
         pairs = [(p, by_name[name]) for p in partitions for name in p.nodes if name in by_name]
         pairs.sort(key=lambda pn: order[pn[1].name])
         return [SinfoLine(p, (n,)) for p, n in pairs]
-    per_partition = bool(letters & _PARTITION_LETTERS)
+    per_partition = bool(letters & _PARTITION_NAME_LETTERS)
+    part_letters = sorted(letters & _PARTITION_LETTERS)
+    ctx0 = _Ctx(long=False, hosts={})
     matchers = [m for key, m in _MATCH.items() if key in letters]
-    groups: list[tuple[PartitionRecord | None, list[NodeRecord]]] = []
-    seen: set[str] = set()
+    groups: list[tuple[object, PartitionRecord | None, list[NodeRecord]]] = []
     for p in partitions:
         members = sorted((by_name[x] for x in p.nodes if x in by_name), key=lambda n: order[n.name])
+        owner: object = p.name if per_partition else tuple(
+            _LETTERS[k][1](SinfoLine(p, ()), ctx0) for k in part_letters)
         for node in members:
-            if not per_partition:
-                if node.name in seen:
-                    continue
-                seen.add(node.name)
-            owner = p if per_partition else None
-            for g_part, g_nodes in groups:
-                if g_part is owner and all(m(g_nodes[0]) == m(node) for m in matchers):
-                    g_nodes.append(node)
+            for g_key, _g_part, g_nodes in groups:
+                if g_key == owner and all(m(g_nodes[0]) == m(node) for m in matchers):
+                    if all(n.name != node.name for n in g_nodes):
+                        g_nodes.append(node)
                     break
             else:
-                groups.append((owner, [node]))
-        if per_partition and not members:  # a partition without nodes still gets a line
-            groups.append((p, []))
-    lines = [SinfoLine(p, tuple(ns)) for p, ns in groups]
+                groups.append((owner, p if part_letters else None, [node]))
+        if per_partition and not members:  # a partition without (matching) nodes
+            groups.append((owner, p, []))  # still gets a line: 0 nodes, state n/a
+    lines = [SinfoLine(p, tuple(ns)) for _key, p, ns in groups]
     part_index = {p.name: i for i, p in enumerate(partitions)}
     lines.sort(key=lambda ln: -_state_number(ln.nodes[0].state) if ln.nodes else 0)
     lines.sort(key=lambda ln: part_index[ln.partition.name] if ln.partition else 0)
     return lines
 
 
-def _cell(spec: FieldSpec, line: SinfoLine | None, ctx: _Ctx, width: int) -> str:
+def _cell(spec: FieldSpec, line: SinfoLine | None, ctx: _Ctx, width: int,
+          long_names: bool = False) -> str:
     entry = _LETTERS.get(spec.key)
-    if entry is None:
-        return spec.raw
+    if entry is None:  # -o: the token verbatim; -O: only the suffix
+        return spec.suffix if long_names else spec.raw
     header, value = entry
-    text = header if line is None else value(line, ctx)
-    return pad(text, width, spec.right, cut=True) + spec.suffix
+    if line is None:
+        cut = not (spec.right and spec.key in _HEADER_UNCUT)
+        return print_str(header, width, spec.right, cut) + spec.suffix
+    if spec.key == "P" and line.partition is not None:
+        text: str | None = _part_name_in(line.partition, width)
+    else:
+        text = value(line, ctx)
+    return print_str(text, width, spec.right, True) + spec.suffix
 
 
 def format_sinfo(
@@ -295,14 +351,15 @@ def format_sinfo(
             fmt = NODE_LONG_FORMAT if long else NODE_FORMAT
         else:
             fmt = LONG_FORMAT if long else DEFAULT_FORMAT
-    if Format is not None and fmt is None:
-        long_spec = parse_long_format(Format)
+    long_names = Format is not None and fmt is None
+    if long_names:
+        long_spec = parse_long_format(Format or "")
         spec = FormatSpec("", tuple(
-            dataclasses.replace(f, key=_LONG_NAMES.get(f.key.lower(), f.key))
+            dataclasses.replace(f, key=_LONG_NAMES.get(f.key.lower(), "\0" + f.key))
             for f in long_spec.fields
         ))
-    else:
-        spec = parse_percent_format(fmt or DEFAULT_FORMAT, allow_hash=True)
+    else:  # -o "" prints empty lines (measured on 22.05.8)
+        spec = parse_percent_format(DEFAULT_FORMAT if fmt is None else fmt, allow_hash=True)
     shown = [n for n in nodes if n.is_unavailable] if reasons else list(nodes)
     lines = _build_lines(spec.fields, shown, partitions, node_oriented and not reasons)
     ctx = _Ctx(long=long, hosts=hosts or {})
@@ -324,7 +381,8 @@ def format_sinfo(
     rows: list[SinfoLine | None] = [] if noheader else [None]
     rows.extend(lines)
     for row in rows:
-        cells = (_cell(f, row, ctx, w) for f, w in zip(spec.fields, widths, strict=True))
+        cells = (_cell(f, row, ctx, w, long_names)
+                 for f, w in zip(spec.fields, widths, strict=True))
         out.append(spec.prefix + "".join(cells))
     return "".join(line + "\n" for line in out)
 
@@ -338,4 +396,5 @@ __all__ = [
     "REASONS_LONG_FORMAT",
     "SinfoLine",
     "format_sinfo",
+    "invalid_fields",
 ]
