@@ -142,7 +142,8 @@ def _slots(
     cpus_per_node: Sequence[int], cpus_per_task: int, ntasks_per_node: int | None
 ) -> list[int]:
     """Usable task slots per node: ``cpus / cpus_per_task``, capped by --ntasks-per-node."""
-    slots = [c // max(cpus_per_task, 1) for c in cpus_per_node]
+    # a node with fewer CPUs than -c still takes one task (heterogeneous allocations)
+    slots = [max(c // max(cpus_per_task, 1), 1) for c in cpus_per_node]
     if ntasks_per_node is not None:
         slots = [min(s, ntasks_per_node) for s in slots]
     return slots
@@ -175,17 +176,51 @@ def _deal_rounds(ntasks: int, slots: Sequence[int]) -> list[list[int]]:
     return placed
 
 
-def _plane(ntasks: int, num_nodes: int, plane_size: int) -> list[list[int]]:
-    """``_task_layout_plane``: blocks of ``plane_size`` tasks, node after node."""
+def _plane(ntasks: int, slots: Sequence[int], plane_size: int) -> list[list[int]]:
+    """``_task_layout_plane``: count the tasks of every node first, one task per
+    node and then up to ``plane_size`` per node and round while the node has free
+    slots (``cpus - tasks != 0``; once no node has room, all may oversubscribe),
+    then number them in blocks of ``plane_size`` node after node.
+
+    Measured on 22.05.8: ``-N2 -n4 -m plane=2`` on 3+1 CPUs gives ``0,1,3`` / ``2``,
+    ``-N2 -n5 -m plane=3`` on 4+1 CPUs ``0,1,2,4`` / ``3``.
+    """
+    num_nodes = len(slots)
+    counts = [0] * num_nodes
+    task_id = 0
+    over_subscribe = False
+    round_no = 0
+    while task_id < ntasks:
+        space_remaining = False
+        if round_no == 0:  # one task on each node first
+            for i in range(num_nodes):
+                if task_id >= ntasks:
+                    break
+                counts[i] += 1
+                task_id += 1
+        for i in range(num_nodes):
+            if task_id >= ntasks:
+                break
+            for _ in range(1 if round_no == 0 else 0, plane_size):
+                if task_id >= ntasks:
+                    break
+                if slots[i] - counts[i] != 0 or over_subscribe:
+                    counts[i] += 1
+                    task_id += 1
+                    if slots[i] - (counts[i] + 1) >= 0:
+                        space_remaining = True
+        if not space_remaining:
+            over_subscribe = True
+        round_no += 1
     placed: list[list[int]] = [[] for _ in range(num_nodes)]
     task_id = 0
     while task_id < ntasks:
         for i in range(num_nodes):
-            for _ in range(plane_size):
-                if task_id >= ntasks:
-                    break
+            k = 0
+            while k < plane_size and len(placed[i]) < counts[i] and task_id < ntasks:
                 placed[i].append(task_id)
                 task_id += 1
+                k += 1
     return placed
 
 
@@ -220,7 +255,8 @@ def distribute(
         raise ValueError("a layout needs at least one node")
     base, plane_size = distribution_base(distribution)
     if base == "plane" and plane_size is not None:
-        placed = _plane(ntasks, len(nodes), plane_size)
+        # the plane size is no --ntasks-per-node cap here (slurm_step_layout.c)
+        placed = _plane(ntasks, _slots(cpus_per_node, cpus_per_task or 1, None), plane_size)
     else:
         slots = _slots(cpus_per_node, cpus_per_task or 1, ntasks_per_node)
         dealt = _deal_rounds(ntasks, slots)
