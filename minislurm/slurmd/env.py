@@ -31,6 +31,7 @@ from minislurm.layout import (
     default_batch_ntasks,
     default_step_distribution,
     distribute,
+    distribution_base,
     tasks_per_node_string,
 )
 from minislurm.slurmd.context import JobContext, StepContext
@@ -45,12 +46,19 @@ __all__ = [
 ]
 
 
+#: Prefixes every ``--export`` passes (``env_array_merge_slurm``; MINISLURM_: see below).
+_ALWAYS_EXPORTED = ("SLURM_", "MINISLURM_")
+
+
 def exported_environment(submit_env: Mapping[str, str], export: str | None) -> dict[str, str]:
     """The part of the submitting environment a job gets (``--export``).
 
-    ``None``/``ALL``: everything; ``NONE``: only ``SLURM_*`` variables;
+    ``None``/``ALL``: everything; ``NONE``/``NIL``: only ``SLURM_*`` variables;
     ``[ALL,]VAR[=value],...``: the named variables (with their given or current
-    value) plus everything (``ALL``) or only ``SLURM_*`` variables.
+    value) plus everything (``ALL``) or only ``SLURM_*`` variables.  (sbatch then
+    adds the user's login environment underneath, `minislurm.slurmd.userenv`.)
+    ``MINISLURM_*`` variables (how minislurm's commands find their cluster, which
+    real Slurm reads from slurm.conf) always pass.
     """
     if export is None:
         return dict(submit_env)
@@ -59,9 +67,9 @@ def exported_environment(submit_env: Mapping[str, str], export: str | None) -> d
     if keep_all:
         env = dict(submit_env)
     else:
-        env = {k: v for k, v in submit_env.items() if k.startswith("SLURM_")}
+        env = {k: v for k, v in submit_env.items() if k.startswith(_ALWAYS_EXPORTED)}
     for item in items:
-        if item.upper() in ("ALL", "NONE"):
+        if item.upper() in ("ALL", "NONE", "NIL"):
             continue
         name, sep, value = item.partition("=")
         if sep:
@@ -69,6 +77,28 @@ def exported_environment(submit_env: Mapping[str, str], export: str | None) -> d
         elif name in submit_env:
             env[name] = submit_env[name]
     return env
+
+
+def distribution_variables(distribution: str) -> dict[str, str]:
+    """``SLURM_DISTRIBUTION`` (and ``SLURM_DIST_PLANESIZE``) for a ``-m`` value.
+
+    ``set_distribution`` prints a plane distribution as bare ``plane`` and the
+    size goes to ``SLURM_DIST_PLANESIZE`` (measured on 22.05.8: ``sbatch -m plane=2``
+    and ``srun -m plane=3`` give ``SLURM_DISTRIBUTION=plane``,
+    ``SLURM_DIST_PLANESIZE=2``/``3``); every other value is exported as written.
+
+    >>> distribution_variables("plane=4")
+    {'SLURM_DISTRIBUTION': 'plane', 'SLURM_DIST_PLANESIZE': '4'}
+    >>> distribution_variables("block:cyclic")
+    {'SLURM_DISTRIBUTION': 'block:cyclic'}
+    """
+    try:
+        base, size = distribution_base(distribution)
+    except Exception:  # an invalid value never reaches a job; keep it as written
+        return {"SLURM_DISTRIBUTION": distribution}
+    if base == "plane" and size is not None:
+        return {"SLURM_DISTRIBUTION": "plane", "SLURM_DIST_PLANESIZE": str(size)}
+    return {"SLURM_DISTRIBUTION": distribution}
 
 
 def _option_variables(job: JobContext) -> dict[str, str]:
@@ -83,12 +113,13 @@ def _option_variables(job: JobContext) -> dict[str, str]:
         ("SLURM_CPUS_PER_GPU", job.cpus_per_gpu),
         ("SLURM_MEM_PER_GPU", job.mem_per_gpu),
         ("SLURM_NTASKS_PER_GPU", job.ntasks_per_gpu),
-        ("SLURM_DISTRIBUTION", job.distribution),
         ("SLURM_EXPORT_ENV", job.export),
     ]
     for name, value in given:
         if value is not None:
             env[name] = str(value)
+    if job.distribution is not None:
+        env.update(distribution_variables(job.distribution))
     if job.open_mode is not None:  # sbatch --open-mode: 'a' (append) or 't' (truncate)
         env["SLURM_OPEN_MODE"] = "a" if job.open_mode.startswith("a") else "t"
     return env
@@ -239,10 +270,15 @@ def batch_environment(
     return env
 
 
-#: sbatch exports these GPU options, an srun that creates its own job does not
+#: sbatch exports these options, an srun that creates its own job does not
 #: (measured on 22.05.8: ``srun -n2 --gpus=2``, ``srun -N2 --gpus-per-node=1``,
-#: ``srun -n4 --gpus-per-task=1`` tasks have none of them).
-_SBATCH_ONLY_GPU_VARIABLES = ("SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK")
+#: ``srun -n4 --gpus-per-task=1``, ``srun --gpus=1 --cpus-per-gpu=3``,
+#: ``srun --gpus=2 --mem-per-gpu=800``, ``srun --export=ALL,FOO=bar`` tasks have
+#: none of them).
+_SBATCH_ONLY_GPU_VARIABLES = (
+    "SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK", "SLURM_CPUS_PER_GPU",
+    "SLURM_MEM_PER_GPU", "SLURM_EXPORT_ENV",
+)
 
 
 def _srun_job_variables(job: JobContext, allocation: Allocation) -> dict[str, str]:
@@ -303,14 +339,19 @@ def _step_variables(job: JobContext, allocation: Allocation, step: StepContext) 
     tpn = layout.tasks_per_node_string()
     port = str(step.launcher_port)
     env: dict[str, str] = {}
+    if step.distribution is not None:
+        env.update(distribution_variables(step.distribution))
+    elif step.inside_allocation or job.mem_per_cpu_given or job.mem_per_node is not None:
+        # launch_common_create_job_step: without -m srun leaves the distribution
+        # unknown unless it has memory options; inside an allocation it always
+        # has them (NO_VAL counts), an srun creating its own job only with
+        # --mem/--mem-per-cpu (measured on 22.05.8: ``srun --mem=1500`` -> cyclic,
+        # ``srun -n2 --mem-per-cpu=700`` -> block, plain ``srun -n2`` -> none)
+        env["SLURM_DISTRIBUTION"] = default_step_distribution(layout.ntasks, len(layout.nodes))
     if step.inside_allocation:
-        dist = step.distribution or default_step_distribution(layout.ntasks, len(layout.nodes))
-        env["SLURM_DISTRIBUTION"] = dist
         env["SLURM_JOB_CPUS_PER_NODE_PACK_GROUP_0"] = tasks_per_node_string(
             allocation.cpus_per_node
         )
-    elif step.distribution is not None:
-        env["SLURM_DISTRIBUTION"] = step.distribution
     if step.cpus_per_task is not None:
         env["SLURM_CPUS_PER_TASK"] = str(step.cpus_per_task)
     if step.ntasks_per_node is not None:
@@ -338,6 +379,24 @@ def _step_variables(job: JobContext, allocation: Allocation, step: StepContext) 
     if step.label:
         env["SLURM_LABELIO"] = "1"
     return env
+
+
+def _tres_bind(job: JobContext, step: StepContext) -> str | None:
+    """``SLURMD_TRES_BIND``: srun's ``tres_bind`` of the step.
+
+    ``--gpu-bind=X`` gives ``gpu:X``; without it ``--gpus-per-task=N`` (srun's own,
+    or the job's that srun inherits) implies ``gpu:per_task:N`` (srun's
+    launch.c).  Measured on 22.05.8: ``srun -n2 --gpus-per-task=2`` ->
+    ``gpu:per_task:2``, ``--gpu-bind=closest`` -> ``gpu:closest``, ``--gpu-bind=single:1``
+    -> ``gpu:single:1``; the batch step has none.
+    """
+    gpu_bind = getattr(step, "gpu_bind", None)
+    if gpu_bind:
+        return f"gpu:{gpu_bind}"
+    per_task = getattr(step, "gpus_per_task", None) or job.gpus_per_task
+    if per_task:
+        return f"gpu:per_task:{per_task}"
+    return None
 
 
 def _step_node_resources(
@@ -375,6 +434,18 @@ def _bound_gpus(
     return bind_task_gpus(gpus, local_id, gpus_per_task=per_task, gpu_bind=gpu_bind)
 
 
+def _srun_export(job: JobContext, step: StepContext, base_env: Mapping[str, str]) -> str | None:
+    """srun's ``--export``: its own option (``SLURM_EXPORT_ENV`` inside an allocation
+    made with ``--export``, which srun reads as the option), the job's for an srun
+    that created its own job."""
+    own = getattr(step, "export", None)
+    if own is not None:
+        return str(own)
+    if not step.inside_allocation:
+        return job.export
+    return base_env.get("SLURM_EXPORT_ENV")
+
+
 def step_task_environment(
     job: JobContext,
     allocation: Allocation,
@@ -391,7 +462,11 @@ def step_task_environment(
     ``SLURM_NODE_ALIASES``, ``HOSTNAME``, ...), the user's for an srun that
     creates its own job.  Captures a1/a2/a3 show the result.  With
     ``--gpus-per-task``/``--gpu-bind`` the task sees only its own GPUs
-    (`minislurm.slurmd.gpu.bind_task_gpus`).
+    (`minislurm.slurmd.gpu.bind_task_gpus`).  srun's ``--export`` filters
+    what srun passes (its environment and its own variables; measured on 22.05.8:
+    ``srun --export=NONE env`` shows no ``HOME``, ``PATH``, ``SRUN_DEBUG``,
+    ``--export=FOO=bar`` adds ``FOO=bar``); slurmstepd's per-node and per-task
+    variables come after it.
     """
     layout = step.layout
     node_index = layout.node_index(task_id)
@@ -406,6 +481,9 @@ def step_task_environment(
             env.setdefault(name, value)
     env.update(_step_variables(job, allocation, step))
     env.update(_identity_variables(job))
+    export = _srun_export(job, step, base_env)
+    if export is not None and export.upper() != "ALL":
+        env = exported_environment(env, export)
     local_id = layout.local_id(task_id)
     env.update(
         {
@@ -417,7 +495,17 @@ def step_task_environment(
         }
     )
     env.update(_node_variables(node))
-    gpu_env, unset = task_gpu_environment(gpus, _bound_gpus(job, step, gpus, local_id))
+    # slurmstepd's tres_bind (after srun's --export filter) and the GPU binding it
+    # implies apply only on a node that runs more than one task of the step:
+    # measured on 22.05.8, ``srun -N2 -n3 --gpus-per-task=1`` shows
+    # SLURMD_TRES_BIND=gpu:per_task:1 and one GPU per task on n1 (2 tasks), neither
+    # on n2 (1 task); ``--gpu-bind=none`` hides the GPUs of n1's tasks only.
+    shared_node = len(layout.task_ids[node_index]) > 1
+    tres_bind = _tres_bind(job, step) if shared_node else None
+    if tres_bind is not None:
+        env["SLURMD_TRES_BIND"] = tres_bind
+    bound = _bound_gpus(job, step, gpus, local_id) if shared_node else tuple(sorted(gpus))
+    gpu_env, unset = task_gpu_environment(gpus, bound)
     for name in unset:
         env.pop(name, None)
     env.update(gpu_env)

@@ -42,6 +42,7 @@ from minislurm.slurmd.stdio import StdioSpec
 from minislurm.slurmd.stepd import batch_launch
 from minislurm.slurmd.stepd_handle import Outcome, SpareStepd, StepdHandle
 from minislurm.slurmd.tasks import node_hostname
+from minislurm.slurmd.userenv import with_user_env
 
 Post = Callable[[Callable[[], Any]], Any]
 
@@ -189,7 +190,8 @@ class ProcessRunner:
         try:
             identity, task, stdio = batch_launch(
                 ctx, allocation, job.script, spool_dir=self.spool_dir,
-                base_env=exported_environment(body.submit_env, body.options.export),
+                base_env=with_user_env(exported_environment(body.submit_env, body.options.export),
+                                       body.options.export, ctx.user),
                 stdio=StdioSpec(output=body.options.output, error=body.options.error,
                                 input=body.options.input,
                                 open_mode=body.options.open_mode or "truncate"),
