@@ -89,7 +89,7 @@ def test_users_states_names() -> None:
 
 @pytest.mark.parametrize(("argv", "err"), [
     (["-o", "JobID,Bogus"], 'sacct: error: Invalid field requested: "Bogus"\n'),
-    (["-s", "bogus"], "sacct: fatal: unrecognized job state value\n"),
+    (["-s", "bogus"], "sacct: fatal: unrecognized job state value 'bogus'\n"),  # 22.05.8
     (["-j", "abc"], "sacct: fatal: Bad job/step specified: abc\n"),
     (["stray"], "sacct: error: Unknown arguments:\nsacct: error:  stray\n"),
     (["--bogus"], "sacct: unrecognized option '--bogus'\n"),  # getopt() has explained it

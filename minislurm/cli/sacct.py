@@ -151,7 +151,7 @@ def _states(text: str) -> frozenset[JobState]:
     for item in _strs(text):
         state = job_state_num(item)
         if state is None:
-            raise SlurmError(f"{PROG}: fatal: unrecognized job state value", 1)
+            raise SlurmError(f"{PROG}: fatal: unrecognized job state value '{item}'", 1)
         states.add(state)
     return frozenset(states)
 

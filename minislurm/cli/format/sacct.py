@@ -73,6 +73,20 @@ class SacctField:
     width: int
 
 
+def _atoi(text: str) -> int:
+    """C ``atoi``: leading blanks, a sign, digits; 0 without digits."""
+    text = text.lstrip(" \t\n\v\f\r")
+    sign = -1 if text[:1] == "-" else 1
+    if text[:1] in "+-":
+        text = text[1:]
+    digits = ""
+    for ch in text:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return sign * int(digits) if digits else 0
+
+
 def parse_fields(spec: str) -> list[SacctField]:
     """``--format`` as sacct reads it: ``Name[%width]``, case-insensitive prefixes.
 
@@ -88,8 +102,10 @@ def parse_fields(spec: str) -> list[SacctField]:
         if match is None or not name:
             raise SlurmError(f'sacct: error: Invalid field requested: "{name}"', 1)
         width = _WIDTHS[match]
-        if width_text.isdigit():
-            width = int(width_text) if width > 0 else -int(width_text)
+        if _:  # atoi(after '%'), measured on 22.05.8: "%8" right-justifies (JobID
+            # too), "%-4" left-justifies in 4 columns, "%0", "%", "%.3", "%x" make a
+            # column of width 0 (only its blank)
+            width = _atoi(width_text)
         out.append(SacctField(match, width))
     return out
 
@@ -207,6 +223,8 @@ _STEP: dict[str, _StepValue] = {
 def _cell(value: str, width: int) -> str:
     """``print_fields_str``: cut with a trailing ``+``, justified, then a blank."""
     size = abs(width)
+    if size == 0:  # "%0": an empty column, still followed by its blank
+        return " "
     text = value if value else " "
     if len(text) > size:
         text = text[: size - 1] + "+"
