@@ -199,7 +199,9 @@ def test_create_reservation_errors() -> None:
     assert run(scontrol.run, [*base, "users=root"], ctl) == (
         0, "Reservation created: root_1\n", "")
     rc, _, err = run(scontrol.run, [*base, "users=root", "reservationname=again"], ctl)
-    assert (rc, err) == (1, "Error creating the reservation: Requested nodes are busy\n")
+    # 22.05.8 (tests/test_fidelity_resv_admin.py): "busy" is for nodes running jobs
+    assert (rc, err) == (1, "Error creating the reservation: Requested reservation "
+                            "overlaps with another reservation\n")
 
 
 def test_interactive_mode_reads_commands_from_stdin() -> None:

@@ -20,7 +20,21 @@ from minislurm.states import JobState, Reason
 
 from . import lifecycle
 from .job_mgr import Job
-from .reservation import Reservation, check_new
+from .node_mgr import NEED_REASON
+from .reservation import (
+    BUSY,
+    CREATE_ERR,
+    DUPLICATE,
+    IN_USE,
+    INVALID_NODE,
+    INVALID_RESV,
+    INVALID_TIME,
+    OVERLAPS,
+    Reservation,
+    check_new,
+    check_time,
+    overlapping,
+)
 from .runner import SIGKILL
 
 if TYPE_CHECKING:
@@ -167,12 +181,33 @@ class AdminMixin:
     def update_node(  # type: ignore[misc]
         self: Controller, nodes: str, state: str, reason: str = "", *, user: str = "root"
     ) -> None:
-        """``scontrol update nodename=NODES state=down|drain|resume reason=...``."""
-        idx = self.nodes_mgr.names(expand(nodes))
-        killed = [i for i in idx if self.nodes_mgr.set_state(i, state, reason, user, self.now)]
-        if killed:
-            lifecycle.kill_on_nodes(self, killed, admin_down=True)
-        self.kick()
+        """``scontrol update nodename=NODES state=down|drain|resume reason=...``.
+
+        As slurmctld's ``update_node``: nodes are taken in order and an unknown name
+        stops there (the nodes before it keep their change); a state change that does
+        not apply to one node is skipped and reported at the end, the others are made.
+        ``state`` empty: only the reason changes.
+        """
+        if state.upper() in ("DOWN", "DRAIN", "FAIL") and not reason:
+            raise SlurmError(NEED_REASON, 1)
+        killed: list[int] = []
+        failure: SlurmError | None = None
+        try:
+            for name in expand(nodes):
+                i = self.nodes_mgr.names([name])[0]
+                try:
+                    if self.nodes_mgr.set_state(i, state, reason, user, self.now):
+                        killed.append(i)
+                except SlurmError as exc:
+                    failure = exc
+        except SlurmError as exc:
+            failure = exc
+        finally:
+            if killed:
+                lifecycle.kill_on_nodes(self, killed, admin_down=True)
+            self.kick()
+        if failure is not None:
+            raise failure
 
     def fail_node(self: Controller, name: str, *, repair_after: int | None = None) -> None:  # type: ignore[misc]
         """The node dies now (slurmd stops answering): DOWN*, its jobs requeued or NODE_FAIL.
@@ -232,24 +267,185 @@ class AdminMixin:
     def create_reservation(  # type: ignore[misc]
         self: Controller, name: str, start: int, duration: int, nodes: str,
         *, users: Iterable[str] = (), accounts: Iterable[str] = (),
+        flags: Iterable[str] = (), node_cnt: int | None = None, partition: str = "",
     ) -> str:
-        """``scontrol create reservation``; ``duration`` in minutes.  Returns scontrol's line."""
-        names = expand(nodes)
-        idx = tuple(self.nodes_mgr.names(names))
-        resv = Reservation(name, start, start + duration * 60, idx, tuple(names), tuple(users),
-                           tuple(accounts), int(sum(int(self.table.cpus[i]) for i in idx)))
-        check_new(self.reservations_by_name, resv)  # type: ignore[arg-type]
-        self.reservations_by_name[name] = resv
+        """``scontrol create reservation``; ``duration`` in minutes.  Returns scontrol's line.
+
+        ``name`` empty: slurmctld names it ``<first account or user>_<id>``.  ``nodes``
+        empty with ``node_cnt``: the first free nodes of ``partition`` (default: the
+        default partition).  Checks and errors in slurmctld's order (reservation.py).
+        """
+        now = self.now
+        users, accounts = tuple(users), tuple(accounts)
+        flag_set = [f.upper() for f in flags if f]
+        end = start + duration * 60
+        check_time(start, end, now)
+        probe = Reservation(name, start, end, (), (), users, accounts,
+                            flags=tuple(flag_set), created=now)
+        if nodes:
+            try:
+                names = expand(nodes)
+                idx = tuple(self.nodes_mgr.names(names))
+            except SlurmError:
+                raise SlurmError(CREATE_ERR + INVALID_NODE, 1) from None
+            flag_set.append("SPEC_NODES")
+            part_name = partition
+        else:
+            part_name = partition or self.default_partition
+            idx = self._resv_pick_nodes(probe, part_name, node_cnt or 0)
+            names = [self.table.names[i] for i in idx]
+        resv = Reservation(name, start, end, idx, tuple(names), users, accounts,
+                           int(sum(int(self.table.cpus[i]) for i in idx)),
+                           flags=tuple(flag_set), partition=part_name, created=now)
+        check_new(self.reservations_by_name, resv, now)  # type: ignore[arg-type]
+        if "IGNORE_JOBS" not in flag_set and self._resv_busy(idx, start):
+            raise SlurmError(CREATE_ERR + BUSY, 1)
+        resv.resv_id = self._resv_next_id()
+        if name:
+            if name in self.reservations_by_name:
+                raise SlurmError(CREATE_ERR + DUPLICATE, 1)
+        else:
+            key = (accounts or users or ("resv",))[0]
+            while f"{key}_{resv.resv_id}" in self.reservations_by_name:
+                resv.resv_id = self._resv_next_id()
+            resv.name = f"{key}_{resv.resv_id}"
+        self.reservations_by_name[resv.name] = resv
+        self._resv_hook()
         self._wake_at(resv.start)
         self._wake_at(resv.end)
         self.kick()
-        return f"Reservation created: {name}"
+        return f"Reservation created: {resv.name}"
+
+    def _resv_next_id(self: Controller) -> int:  # type: ignore[misc]
+        """``_generate_resv_id``: slurmctld's ``top_suffix`` + 1."""
+        top = int(getattr(self, "_resv_top_suffix", 0)) + 1
+        self._resv_top_suffix = top
+        return top
+
+    def _resv_busy(self: Controller, idx: Iterable[int], start: int) -> bool:  # type: ignore[misc]
+        """``_job_overlap``: a running job on one of the nodes ends after ``start``."""
+        wanted = {self.table.names[i] for i in idx}
+        for job in self.running_jobs():
+            alloc = job.allocation
+            end = lifecycle.running_end(job)
+            end = start + 1 if end is None else end  # UNLIMITED: always in the way
+            if alloc is not None and end > start and any(n.node in wanted for n in alloc.nodes):
+                return True
+        return False
+
+    def _resv_pick_nodes(  # type: ignore[misc]
+        self: Controller, probe: Reservation, part_name: str, count: int
+    ) -> tuple[int, ...]:
+        """``_select_nodes`` for ``NodeCnt=``: the partition's usable nodes in order, less
+        those in overlapping reservations and (without IGNORE_JOBS) busy ones; fewer
+        than ``count`` free: all of them; none: ``Requested nodes are busy``."""
+        part = self.parts.get(part_name)
+        if part is None:
+            raise SlurmError(CREATE_ERR + "Invalid partition name specified", 1)
+        taken: set[int] = set()
+        if not probe.may_overlap():
+            for other in self.reservations_by_name.values():
+                if not other.may_overlap() and other.overlaps(probe.start, probe.end):  # type: ignore[attr-defined]
+                    taken.update(other.nodes)  # type: ignore[attr-defined]
+        free = [
+            i for i in range(len(self.table))
+            if part.mask[i] and self.table.usable[i] and i not in taken and (
+                probe.has("IGNORE_JOBS") or not self._resv_busy((i,), probe.start))
+        ]  # fmt: skip
+        if not free or count <= 0:
+            raise SlurmError(CREATE_ERR + BUSY, 1)
+        return tuple(free[:count])
+
+    def _resv_hook(self: Controller) -> None:  # type: ignore[misc]
+        """Let the node manager show RESERVED/MAINT on nodes of active reservations."""
+        def flags(i: int) -> tuple[bool, bool]:
+            now, origin = self.now, self.nodes_mgr.origin
+            reserved = maint = False
+            for resv in self.reservations_by_name.values():
+                if i in resv.nodes and resv.flagged(now, origin):  # type: ignore[attr-defined]
+                    reserved = True
+                    maint = maint or resv.has("MAINT")  # type: ignore[attr-defined]
+            return reserved, maint
+        self.nodes_mgr.resv_flags = flags
+
+    def update_reservation(  # type: ignore[misc]
+        self: Controller, name: str, *, start: int | None = None, duration: int | None = None,
+        end: int | None = None, nodes: str | None = None, users: Iterable[str] | None = None,
+        accounts: Iterable[str] | None = None, flags: Iterable[str] | None = None,
+    ) -> str:
+        """``scontrol update reservationname=NAME ...`` (``duration`` in minutes; ``users``
+        entries may start with ``+``/``-`` to add or remove).  Returns
+        ``Reservation updated.``; errors are ``Error updating the reservation: ...``."""
+        resv = self.reservations_by_name.get(name)
+        err = "Error updating the reservation: "
+        if resv is None:
+            raise SlurmError(err + INVALID_RESV, 1)
+        assert isinstance(resv, Reservation)
+        now = self.now
+        new_start = resv.start if start is None else start
+        length = resv.end - resv.start
+        new_end = new_start + length
+        if duration is not None:
+            new_end = new_start + duration * 60
+        elif end is not None:
+            new_end = end
+        try:
+            check_time(new_start, new_end, now) if start is not None else None
+        except SlurmError:
+            raise SlurmError(err + INVALID_TIME, 1) from None
+        idx, names = resv.nodes, resv.node_names
+        if nodes is not None:
+            try:
+                names = tuple(expand(nodes))
+                idx = tuple(self.nodes_mgr.names(list(names)))
+            except SlurmError:
+                raise SlurmError(err + INVALID_NODE, 1) from None
+        new_flags = list(resv.flags)
+        for f in flags or ():
+            f = f.upper()
+            if f.startswith("-"):
+                new_flags = [x for x in new_flags if x != f[1:]]
+            elif f not in new_flags:
+                new_flags.append(f)
+        trial = Reservation(resv.name, new_start, new_end, idx, names, resv.users,
+                            resv.accounts, flags=tuple(new_flags))
+        if overlapping(self.reservations_by_name, trial):  # type: ignore[arg-type]
+            raise SlurmError(err + OVERLAPS, 1)
+        resv.start, resv.end, resv.nodes, resv.node_names = new_start, new_end, idx, names
+        resv.core_count = int(sum(int(self.table.cpus[i]) for i in idx))
+        resv.flags = tuple(new_flags)
+        resv.users = _edit_list(resv.users, users)
+        resv.accounts = _edit_list(resv.accounts, accounts)
+        self._wake_at(resv.start)
+        self._wake_at(resv.end)
+        self.kick()
+        return "Reservation updated."
 
     def delete_reservation(self: Controller, name: str) -> None:  # type: ignore[misc]
-        """``scontrol delete reservation=NAME``; its waiting jobs get ReservationDeleted."""
-        if self.reservations_by_name.pop(name, None) is None:
-            raise SlurmError("Error deleting the reservation: Requested reservation is invalid", 1)
+        """``scontrol delete reservation=NAME``: refused while a pending or running job
+        asks for it (``Requested reservation is in use``, measured on 22.05.8)."""
+        if name not in self.reservations_by_name:
+            raise SlurmError(INVALID_RESV, 1)
+        if any(j.reservation == name and not j.state.is_terminal for j in self._jobs.values()):
+            raise SlurmError(IN_USE, 1)
+        del self.reservations_by_name[name]
         self.kick()
+
+
+def _edit_list(current: tuple[str, ...], change: Iterable[str] | None) -> tuple[str, ...]:
+    """``Users=a,b`` replaces; ``Users=+c`` adds; ``Users=-a`` removes (update_resv)."""
+    if change is None:
+        return current
+    items = [c for c in change if c]
+    if items and all(c[0] in "+-" for c in items):
+        out = list(current)
+        for c in items:
+            if c[0] == "+" and c[1:] not in out:
+                out.append(c[1:])
+            elif c[0] == "-" and c[1:] in out:
+                out.remove(c[1:])
+        return tuple(out)
+    return tuple(items)
 
 
 __all__ = ["INVALID_JOB_ID", "AdminMixin"]

@@ -10,7 +10,7 @@ is empty) or by events (NOT_RESPONDING when slurmd stops answering, shown
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation
@@ -21,6 +21,8 @@ from minislurm.states import NodeBase, NodeFlag, NodeState
 
 #: scontrol's refusal of state=down/drain without reason= (scontrol/update_node.c).
 NEED_REASON = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
+#: slurmctld's refusal of a state change that does not apply (ESLURM_INVALID_NODE_STATE).
+INVALID_STATE = "slurm_update error: Invalid node state specified"
 
 
 class NodeInfo:
@@ -69,6 +71,10 @@ class NodeManager:
         self.table = table
         self.infos = list(infos)
         self.by_name = {n.name: n for n in self.infos}
+        #: when slurmctld started (the phase of its 5-s reservation checks)
+        self.origin = self.infos[0].boot_time if self.infos else 0
+        #: node index -> (reserved, maint) from active reservations (set by the controller)
+        self.resv_flags: Callable[[int], tuple[bool, bool]] | None = None
         self.refresh_usable()
 
     def refresh_usable(self) -> None:
@@ -88,7 +94,14 @@ class NodeManager:
             base = NodeBase.ALLOCATED
         else:
             base = NodeBase.MIXED
-        return NodeState(base, info.flags)
+        flags = info.flags
+        if self.resv_flags is not None:
+            reserved, maint = self.resv_flags(i)
+            if reserved:
+                flags |= NodeFlag.RESERVED
+            if maint:
+                flags |= NodeFlag.MAINTENANCE
+        return NodeState(base, flags)
 
     def names(self, expr_names: Sequence[str]) -> list[int]:
         """Indices of the named nodes; unknown names raise scontrol's error."""
@@ -100,28 +113,50 @@ class NodeManager:
         return out
 
     def set_state(self, i: int, state: str, reason: str, user: str, now: int) -> bool:
-        """``scontrol update nodename=... state=STATE reason=...``; True if jobs must die."""
+        """``scontrol update nodename=... state=STATE reason=...``; True if jobs must die.
+
+        As ``update_node`` in 22.05.8's node_mgr.c (measured on the reference cluster):
+        a non-empty ``reason`` is stored with user and time first, then the state must
+        be a valid change (``_valid_node_state_change``: RESUME only for a DOWN, DRAIN or
+        FAIL node, IDLE only for a DOWN or IDLE one) or the request fails with
+        ``slurm_update error: Invalid node state specified``.  At the end a node that
+        is neither DOWN, DRAIN nor FAIL loses its reason (``clusteracct_storage_g_node_up``),
+        so ``reason=`` alone only changes the reason of a drained/down node.  ``state=""``
+        changes only the reason.
+        """
         info = self.infos[i]
         state = state.upper()
         kill = False
         if state in ("DOWN", "DRAIN", "FAIL") and not reason:
             raise SlurmError(NEED_REASON, 1)
+        if reason:
+            info.reason, info.reason_user, info.reason_time = reason, user, now
+        base = self.state_of(i).base
+        drain_fail = bool(info.flags & (NodeFlag.DRAIN | NodeFlag.FAIL))
         if state == "DOWN":
             info.down = True
             kill = bool(info.jobs)
         elif state == "DRAIN":
+            info.flags &= ~NodeFlag.FAIL
             info.flags |= NodeFlag.DRAIN
         elif state == "FAIL":
+            info.flags &= ~NodeFlag.DRAIN
             info.flags |= NodeFlag.FAIL
-        elif state in ("RESUME", "IDLE", "UNDRAIN"):
+        elif state == "RESUME":
+            if not (info.down or drain_fail):
+                raise SlurmError(INVALID_STATE, 1)
             info.down = False
             info.flags &= ~(NodeFlag.DRAIN | NodeFlag.FAIL | NodeFlag.NOT_RESPONDING)
-            reason = ""
-        else:
-            raise SlurmError(f"Invalid node state specified: {state.lower()}", 1)
-        if reason:
-            info.reason, info.reason_user, info.reason_time = reason, user, now
-        elif state in ("RESUME", "IDLE", "UNDRAIN"):
+        elif state == "IDLE":
+            if not (info.down or base is NodeBase.IDLE):
+                raise SlurmError(INVALID_STATE, 1)
+            info.down = False
+            info.flags &= ~(NodeFlag.DRAIN | NodeFlag.FAIL | NodeFlag.NOT_RESPONDING)
+        elif state == "UNDRAIN":
+            info.flags &= ~NodeFlag.DRAIN
+        elif state:
+            raise SlurmError(INVALID_STATE, 1)
+        if not (info.down or info.flags & (NodeFlag.DRAIN | NodeFlag.FAIL)):
             info.reason, info.reason_user, info.reason_time = "", "", None
         self.refresh_usable()
         return kill
@@ -203,4 +238,4 @@ class NodeManager:
         )
 
 
-__all__ = ["NEED_REASON", "NodeInfo", "NodeManager"]
+__all__ = ["INVALID_STATE", "NEED_REASON", "NodeInfo", "NodeManager"]
