@@ -136,6 +136,8 @@ class JobRecord:
     start_time: int | None = None
     end_time: int | None = None
     suspend_time: int | None = None
+    preemptable_time: int | None = None  # PreemptEligibleTime= (preemption on, started)
+    preempt_time: int | None = None  # PreemptTime= (None: None)
     time_limit: int | None = None  # minutes, None = UNLIMITED
     time_min: int | None = None
     last_sched_eval: int | None = None

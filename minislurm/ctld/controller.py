@@ -129,6 +129,9 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self.qos = self._load_qos(associations)
         self.preempt_type = str(getattr(config, "preempt_type", "preempt/none"))
         self.preempt_mode = str(getattr(config, "preempt_mode", "OFF")).upper()
+        #: slurm_preemption_enabled(): a preempt plugin other than none, PreemptMode not OFF
+        self.preemption_enabled = (self.preempt_type != "preempt/none"
+                                   and not self.preempt_mode.startswith("OFF"))
         self._build_nodes(config)
         self.priority_plugin = priority if priority is not None else self._make_priority(
             config, associations
@@ -431,7 +434,7 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         """What sacct reads: every ended attempt, then the jobs still active."""
         done = list(self.accounting_store.attempts)
         active = [_with_running_batch(j.snapshot(accounting=True))
-                  for j in self._jobs.values() if not j.state.is_terminal]
+                  for j in self._jobs.values() if not j.state.is_terminal and not j.unrecorded]
         return sorted(done + active, key=lambda r: (r.job_id, r.restart_count, r.end_time or 0))
 
     def pending(self) -> Iterable[JobRecord]:

@@ -103,12 +103,21 @@ class EligibilityMixin:
                 mask[idx] = False
         return mask
 
-    def try_select(self: Controller, job: Job, allowed: BoolArray) -> Allocation | Reason:  # type: ignore[misc]
-        """select/cons_tres plus the reason squeue shows when the job does not fit."""
+    def try_select(  # type: ignore[misc]
+        self: Controller, job: Job, allowed: BoolArray, *, preempt: bool = True
+    ) -> Allocation | Reason:
+        """select/cons_tres plus the reason squeue shows when the job does not fit.
+
+        ``preempt``: when the job does not fit, preempt/qos may make room on ``allowed``.
+        The main scheduler does; the backfill pass does not (its ``allowed`` is only
+        the nodes its map found free, so preempting there would pick other victims
+        than Slurm, whose main scheduler makes room at submission on all the job's
+        nodes, as measured on 22.05.8 in tests/test_fidelity_preemption.py).
+        """
         res = select(job.request, self.table, allowed)
         if isinstance(res, Allocation):
             return res
-        preempted = self._try_preempt(job, allowed)
+        preempted = self._try_preempt(job, allowed) if preempt else None
         if preempted is not None:
             return preempted
         return self._why_not(job)

@@ -89,6 +89,11 @@ class Job:
         self.last_sched_eval: int | None = None
         self.scheduler = ""
         self.sched_nodes: str | None = None  # backfill's planned nodes (SchedNodeList=)
+        self.preemptable_time: int | None = None  # PreemptEligibleTime= (started jobs)
+        self.preempt_time: int | None = None  # PreemptTime= (when it was preempted)
+        #: The pending attempt is not in accounting yet (requeued by preemption: sacct
+        #: shows the PREEMPTED attempt until the job starts again, measured on 22.05.8)
+        self.unrecorded = False
         self.request = ResourceRequest()
         self.num_nodes = 1
         self.max_nodes: int | None = None
@@ -266,7 +271,7 @@ class Job:
         signal = self.signal
         if accounting:
             eligible, start, end = self.eligible_time, self.start_time, self.end_time
-            if self.state in (JobState.TIMEOUT, JobState.CANCELLED):
+            if self.state in (JobState.TIMEOUT, JobState.CANCELLED, JobState.PREEMPTED):
                 signal = 0  # sacct: job line 0:0, the .batch step keeps 0:15 (capture c2/25)
         else:
             eligible, start, end = self.shown_times()
@@ -304,6 +309,8 @@ class Job:
             begin_time=self.begin_time,
             start_time=start,
             end_time=end,
+            preemptable_time=self.preemptable_time,
+            preempt_time=self.preempt_time,
             time_limit=self.time_limit,
             time_min=self.time_min,
             last_sched_eval=self.last_sched_eval,

@@ -148,6 +148,10 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
     job.scheduler = scheduler
     job.sched_nodes = None
     job.last_sched_eval = now
+    job.preempt_time = None
+    job.unrecorded = False
+    # PreemptEligibleTime= (scontrol): shown for a started job while preemption is on
+    job.preemptable_time = now if ctl.preemption_enabled else None
     if job.eligible_time is None:
         job.eligible_time = now
     ctl.nodes_mgr.allocate(job.job_id, alloc, now)
@@ -312,8 +316,9 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
     if job.allocation is not None:
         job.state = logged_as
         job.end_time = now
-        # scontrol requeue: the batch step ends CANCELLED 0:15 (measured on 22.05.8)
-        sig = SIGTERM if logged_as is JobState.REQUEUED else SIGKILL
+        # scontrol requeue and preemption: the batch step ends CANCELLED 0:15 (measured
+        # on 22.05.8)
+        sig = SIGTERM if logged_as in (JobState.REQUEUED, JobState.PREEMPTED) else SIGKILL
         end_steps(job, now, sig)
         step = batch_step(job.snapshot(), now, 0, sig)
         if step is not None:
@@ -326,6 +331,8 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
     job.state = JobState.PENDING
     job.allocation = None
     job.start_time = job.end_time = None
+    job.preemptable_time = job.preempt_time = None
+    job.unrecorded = logged_as is JobState.PREEMPTED
     job.steps = []
     job.restart_count += 1
     job.exit_code = job.signal = 0

@@ -361,7 +361,7 @@ def backfill_pass(
                 post.materialize()
             found = space.earliest(test_shape, allowed, test_count, duration)
             if found is not None and found[0] == now:
-                res = ctx.try_select(job, allowed & found[1])
+                res = ctx.try_select(job, allowed & found[1], preempt=False)
                 if isinstance(res, Allocation):
                     started_job = ctx.start(job, res, "Backfill")
                     started += 1

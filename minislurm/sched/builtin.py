@@ -67,8 +67,10 @@ class SchedulerContext(Protocol):
         """Nodes the job may use for ``duration`` seconds from now (partition, state, resv)."""
         ...
 
-    def try_select(self, job: Any, allowed: BoolArray) -> Allocation | Reason:
-        """select/cons_tres on the allowed nodes, with the reason squeue should show."""
+    def try_select(self, job: Any, allowed: BoolArray, *, preempt: bool = True
+                   ) -> Allocation | Reason:
+        """select/cons_tres on the allowed nodes, with the reason squeue should show
+        (``preempt``: may preempt lower QOS jobs to make room)."""
         ...
 
     def start(self, job: Any, alloc: Allocation, scheduler: str) -> Any:

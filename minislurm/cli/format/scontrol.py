@@ -29,6 +29,15 @@ from minislurm.timespec import (
 _LINE_END = "\n   "
 
 
+
+def _preempt_line(job: JobRecord) -> tuple[str, ...]:
+    """``PreemptEligibleTime= PreemptTime=``: only for a job that started while
+    preemption is enabled (``job->preemptable_time``, see pack_job)."""
+    if not job.preemptable_time:
+        return ()
+    when = format_timestamp(job.preempt_time) if job.preempt_time else "None"
+    return (f"PreemptEligibleTime={format_timestamp(job.preemptable_time)} PreemptTime={when}",)
+
 def _null(text: str) -> str:
     """A C string that may be NULL: ``(null)``."""
     return text if text else "(null)"
@@ -176,6 +185,7 @@ def format_scontrol_job(
         f"AccrueTime={format_timestamp(job.accrue_time)}",
         f"StartTime={format_timestamp(job.start_time)} EndTime={_end_time(job, now)} "
         "Deadline=N/A",
+        *_preempt_line(job),
         "SuspendTime="
         + (format_timestamp(job.suspend_time) if job.suspend_time else "None")
         + f" SecsPreSuspend=0 LastSchedEval={_last_sched_eval(job)} "
