@@ -100,7 +100,6 @@ def test_the_plan_is_a_pure_function() -> None:
 
 
 @pytest.mark.parametrize(("argv", "why"), [
-    (("-N3",), "Requested node configuration is not available"),
     (("-n5",), "More processors requested than permitted"),
     (("-n1", "-c3"), "More processors requested than permitted"),
     (("--gpus-per-node=3",), "Requested node configuration is not available"),
@@ -112,3 +111,11 @@ def test_a_step_bigger_than_the_allocation_is_refused_with_sruns_words(
         plan_step(7, _alloc(cpus=2, gpus=2), _srun(*argv), 0)
     assert err.value.message == f"srun: error: Unable to create step for job 7: {why}"
     assert err.value.exit_code == 1
+
+
+def test_more_nodes_than_the_job_has_is_sruns_own_error() -> None:
+    """Measured on 22.05.8: ``srun -N3`` in a 2-node job (tests/test_fidelity_steps_gpus.py)."""
+    with pytest.raises(SlurmError) as err:
+        plan_step(7, _alloc(cpus=2, gpus=2), _srun("-N3"), 0)
+    assert (err.value.message, err.value.exit_code) == (
+        "srun: error: Only allocated 2 nodes asked for 3", 1)

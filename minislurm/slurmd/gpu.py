@@ -186,7 +186,11 @@ def task_gpu_environment(
 'ROCR_VISIBLE_DEVICES', 'ZE_AFFINITY_MASK', 'SLURM_STEP_GPUS'))
     """
     if not node_gpus:
-        return {}, ()
+        # gres/gpu's step_set_env for a step without GPUs on the node: measured on
+        # 22.05.8, ``srun env`` in ``sbatch --exclusive`` (batch: CUDA_VISIBLE_DEVICES=
+        # 0,1,2,3, SLURM_GPUS_ON_NODE=4) and ``CUDA_VISIBLE_DEVICES=7 srun env`` show
+        # neither; SLURM_JOB_GPUS stays.
+        return {}, (*GPU_VISIBILITY_VARS, "SLURM_STEP_GPUS", "SLURM_GPUS_ON_NODE")
     if bound is None:
         unset = (*GPU_VISIBILITY_VARS, "SLURM_STEP_GPUS")
         return {"SLURM_GPUS_ON_NODE": str(len(node_gpus))}, unset
