@@ -78,7 +78,7 @@ class StepService:
         cwd = str(req.get("cwd") or job.work_dir or "/")
         inv = parse_srun(list(req["argv"]), env=env, cwd=cwd)
         step_id = self._next_step.get(job_id, 0)
-        plan = plan_step(job_id, allocation, inv.options, step_id)
+        plan = plan_step(job_id, allocation, inv.options, step_id, job=body.options)
         self._next_step[job_id] = step_id + 1
         opts = inv.options
         step = StepContext(
@@ -87,7 +87,7 @@ class StepService:
             gpus=plan.gpus, cpus_per_task=opts.cpus_per_task,
             ntasks_per_node=opts.ntasks_per_node, distribution=opts.distribution,
             label=bool(opts.label), gpus_per_task=opts.gpus_per_task,
-            gpu_bind=dict(opts.other).get("gpu-bind"),
+            gpu_bind=dict(opts.other).get("gpu-bind"), export=opts.export,
         )
         job_ctx = self.runner.job_context(job, body)
         tasks = step_tasks(job_ctx, allocation, step, inv.command, base_env=env,

@@ -219,6 +219,8 @@ class StepContext:
     ``inside_allocation`` is ``True`` for srun inside sbatch/salloc, ``False``
     for an srun that created its own job (capture a1).  ``launcher_port`` is
     srun's listening port (``SLURM_SRUN_COMM_PORT``/``SLURM_STEP_LAUNCHER_PORT``).
+    ``export``: srun's ``--export``, which filters what the tasks get from srun's
+    environment (``--export=NONE``, ``--export=FOO=bar``), inside an allocation too.
     """
 
     step_id: int
@@ -236,3 +238,5 @@ class StepContext:
     srun_debug: int = 3
     gpus_per_task: str | None = None
     gpu_bind: str | None = None
+    export: str | None = None
+    """srun's own ``--export`` (None: not given; see ``env._srun_export``)."""
