@@ -190,11 +190,20 @@ class Job:
         return PriorityView(self)
 
     def tres_req(self) -> dict[str, int]:
-        """``ReqTRES``: ``cpu``, ``mem`` (MB), ``node``, ``billing`` and ``gres/gpu``."""
-        mem = self.min_memory_mb * self.num_nodes if self.min_memory_mb else 0
+        """``ReqTRES``: ``cpu``, ``mem`` (MB), ``node``, ``billing`` and ``gres/gpu``.
+
+        ``node`` is the node count the job asked for (``details->min_nodes``: ``-N``, the
+        ``-w`` nodes, else 1), not the estimate ``NumNodes`` shows, and ``--mem`` counts
+        once per asked node: measured on 22.05.8, ``sbatch -n16`` shows
+        ``TRES=cpu=16,mem=16000M,node=1,billing=16`` while pending (``NumNodes=4``),
+        ``-n16 --mem=1000`` ``mem=1000M,node=1``, and sacct's ReqTRES keeps these
+        values after the start (AllocTRES and a running job's TRES are the allocation's).
+        """
+        nodes = self.request.node_count
+        mem = self.min_memory_mb * nodes if self.min_memory_mb else 0
         if not mem and self.mem_per_cpu:
             mem = self.mem_per_cpu * self.num_cpus
-        tres = {"cpu": self.num_cpus, "mem": mem, "node": self.num_nodes, "billing": self.num_cpus}
+        tres = {"cpu": self.num_cpus, "mem": mem, "node": nodes, "billing": self.num_cpus}
         if self.gpus_total:
             tres["gres/gpu"] = self.gpus_total
         return tres
