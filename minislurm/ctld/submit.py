@@ -15,7 +15,7 @@ are; with ``EnforcePartLimits=NO`` (the default) they stay pending with
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -153,7 +153,8 @@ def check_request(
     spread = opts.nodes_min is None and not req_idx
     min_nodes = opts.nodes_min or max(len(req_idx), 1)
     ntasks = opts.ntasks or (min_nodes * (opts.ntasks_per_node or 1))
-    cpt = opts.cpus_per_task or 1
+    cpt = task_cpt = opts.cpus_per_task or 1
+    cpg = opts.cpus_per_gpu or 0
     usable = part.mask.copy()
     if exc_idx:
         usable[list(exc_idx)] = False
@@ -176,6 +177,9 @@ def check_request(
                 raise reject(prog, NODE_CONFIG)
         if per_job_gpu > int(table.total_gpus_of(gtype)[usable].sum()):
             raise reject(prog, NODE_CONFIG)
+    if cpg and per_task_gpu:
+        # measured: -n2 --gpus-per-task=1 --cpus-per-gpu=2 -> 4 CPUs, MinCPUsNode=2
+        cpt = max(cpt, per_task_gpu * cpg)
     mem_per_node = opts.mem_mb
     mem_per_cpu = opts.mem_per_cpu_mb
     if mem_per_node is None and mem_per_cpu is None and opts.mem_per_gpu_mb is None:
@@ -198,20 +202,24 @@ def check_request(
         exclusive=opts.exclusive == "exclusive",
         req_nodes=frozenset(req_idx),
         exc_nodes=frozenset(exc_idx),
+        cpus_per_gpu=0 if per_task_gpu else cpg,
     )
     # --- node configuration: could any node host one node's share? -------------
     one = ResourceRequest(
         ntasks=1 if spread else req.ntasks, cpus_per_task=cpt, ntasks_per_node=req.ntasks_per_node,
         min_nodes=req.node_count, mem_per_node=mem_per_node,
         mem_per_cpu=mem_per_cpu, gpus_per_node=per_node_gpu, gpu_type=gtype,
-        gpus_per_task=per_task_gpu,
+        gpus_per_task=per_task_gpu, cpus_per_gpu=0 if gpus_per_job else req.cpus_per_gpu,
     )  # fmt: skip
     if per_task_gpu and per_task_gpu * ntasks > int(table.total_gpus_of(gtype)[usable].sum()):
         raise reject(prog, NODE_CONFIG)
-    cpus_need = one.cpus_on_node(one.node_count)
-    if not (usable & (table.cpus >= cpus_need)).any():
+    # the CPUs --cpus-per-gpu adds fail as a node configuration only (measured:
+    # --gres=gpu:2 --cpus-per-gpu=3 on 4-CPU nodes)
+    plain = replace(one, cpus_per_gpu=0, cpus_per_task=task_cpt)
+    task_cpus = plain.cpus_on_node(plain.node_count)
+    if not (usable & (table.cpus >= task_cpus)).any():
         raise reject(prog, NODE_CONFIG, "CPU count per node can not be satisfied")
-    mem_ok = usable & (table.mem >= one.mem_on_node(cpus_need, 0))
+    mem_ok = usable & (table.mem >= one.mem_on_node(task_cpus, 0))
     if mem_per_node != 0 and not mem_ok.any():
         raise reject(prog, NODE_CONFIG, "Memory specification can not be satisfied")
     fits = usable & config_mask(one, table)
@@ -244,7 +252,8 @@ def check_request(
         if enforce:
             raise reject(prog, TOO_MANY_CPUS)
         static = static or Reason.PARTITION_CONFIG
-    num_cpus = max(ntasks * cpt, nodes)
+    num_cpus = max(ntasks * cpt, nodes, (per_job_gpu or 0) * cpg,
+                   nodes * req.gpus_per_node * req.cpus_per_gpu)
     if req.exclusive:
         num_cpus = max(num_cpus, int(np.sort(table.cpus[fits])[-nodes:].sum()) if fits.any() else 0)
     gpus_total = per_job_gpu if per_job_gpu is not None else per_node_gpu * nodes

@@ -131,7 +131,7 @@ def eval_nodes(
     # _select_cores: a node must hold one task (all of them for a -N1 job)
     need = req.ntasks * cpt if req.max_nodes == 1 or (
         req.max_nodes is None and not req.spread and req.node_count == 1) else cpt
-    ok = allowed & (avail >= need)
+    ok = allowed & (avail >= max(need, req.min_cpus_per_node))
     if req.gpus_per_node:
         ok &= table.free_gpus_of(req.gpu_type) >= req.gpus_per_node
     if not candidates(req, table, ok):
@@ -286,7 +286,8 @@ def eval_nodes(
         return Reason.RESOURCES
     tasks = dist_tasks(req.ntasks, [int(avail[i]) for i in picks], cpt)
     return Allocation(tuple(
-        node_alloc(table, i, req, t * cpt) for i, t in zip(picks, tasks, strict=True)
+        node_alloc(table, i, req, max(t * cpt, req.min_cpus_per_node))
+        for i, t in zip(picks, tasks, strict=True)
     ))
 
 

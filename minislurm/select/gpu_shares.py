@@ -70,7 +70,8 @@ class _Picker:
                  max_nodes: int) -> None:
         self.cpt = max(req.cpus_per_task, 1)
         self.avail, self.free = avail, free
-        self.rem_cpus = req.ntasks * self.cpt
+        # --cpus-per-gpu: the job needs GPUs x that many CPUs in all (gres_job_min_cpus)
+        self.rem_cpus = max(req.ntasks * self.cpt, req.gpus_per_job * req.cpus_per_gpu)
         self.rem_nodes, self.max_left = want, max_nodes
         self.rem_gpus = req.gpus_per_job
         self.picks: list[tuple[int, int]] = []
@@ -179,6 +180,10 @@ def eval_nodes_gpus(
     else:
         cpus = [t * cpt for t in dist_tasks(req.ntasks, [a for _, a in picks], cpt)]
     shares = job_gpu_shares([int(free[i]) for i in nodes], req.gpus_per_job)
+    if req.cpus_per_gpu:  # measured: --gpus=3 --cpus-per-gpu=2 -> 2+1 GPUs, 4,2 CPUs
+        room = usable_cpus(req, table)
+        cpus = [min(max(c, g * req.cpus_per_gpu), int(room[i]))
+                for i, c, g in zip(nodes, cpus, shares, strict=True)]
     allocs: list[NodeAlloc] = []
     for i, c, g in zip(nodes, cpus, shares, strict=True):
         mem = req.mem_on_node(c, int(table.mem[i]))
