@@ -350,9 +350,8 @@ def update_node(s: Session, pairs: list[tuple[str, str]]) -> None:
     if not state and not reason:
         s.error("No changes specified")
         return
-    if state not in _APPLIED_NODE_STATES:
-        s.error(f"{PROG}: error: minislurm: node state {state or '(reason only)'} "
-                "is not modelled")
+    if state and state not in _APPLIED_NODE_STATES:  # "": Reason= alone (update_node)
+        s.error(f"{PROG}: error: minislurm: node state {state} is not modelled")
         return
     ctl = s.controller("slurm_update error")
     try:
@@ -486,7 +485,7 @@ def update(s: Session, args: Sequence[str]) -> None:
     if any(tag_is(t, "JobId", 3) or tag_is(t, "JobName", 3) for t in tags):
         update_job(s, pairs)
     elif any(tag_is(t, "ReservationName", 3) for t in tags):
-        s.error(f"{PROG}: error: minislurm: updating reservations is not supported")
+        update_reservation(s, pairs)
     elif any(tag_is(t, "NodeName", 3) for t in tags):
         update_node(s, pairs)
     elif any(tag_is(t, "PartitionName", 3) for t in tags):
@@ -554,11 +553,136 @@ def requeue(s: Session, args: Sequence[str], *, then_hold: bool) -> None:
 
 # ---------------------------------------------------------------- reservations
 _NO_RESV = "No reservation created."
+_NO_UPDATE = "No reservation update."
+#: slurmctld's ESLURM_NODES_BUSY text (``Error creating the reservation: ...``).
+BUSY = "Requested nodes are busy"
+#: A duration of UNLIMITED: slurmctld makes the reservation a year long (measured).
+_YEAR_MINUTES = 365 * 1440
+
+#: parse_resv_flags (scontrol's create_res.c / slurm_protocol_defs.c): the name, the
+#: letters a prefix needs, the flag ``Flags=`` prints, whether ``-NAME`` is accepted
+#: (measured on 22.05.8: ``mai``/``over``/``ignore`` are accepted, ``ma`` and
+#: ``-overlap`` are not; ``static_alloc`` prints STATIC, ``license_only`` ANY_NODES).
+_RESV_FLAGS: tuple[tuple[str, int, str, bool], ...] = (
+    ("MAINTENANCE", 3, "MAINT", True), ("MAGNETIC", 3, "MAGNETIC", True),
+    ("OVERLAP", 1, "OVERLAP", False), ("FLEX", 1, "FLEX", True),
+    ("IGNORE_JOBS", 1, "IGNORE_JOBS", False), ("HOURLY", 1, "HOURLY", True),
+    ("DAILY", 1, "DAILY", True), ("WEEKDAY", 1, "WEEKDAY", False),
+    ("WEEKEND", 5, "WEEKEND", False), ("WEEKLY", 5, "WEEKLY", True),
+    ("ANY_NODES", 1, "ANY_NODES", True), ("LICENSE_ONLY", 1, "ANY_NODES", True),
+    ("STATIC_ALLOC", 1, "STATIC", True), ("PART_NODES", 2, "PART_NODES", True),
+    ("FIRST_CORES", 1, "FIRST_CORES", False), ("TIME_FLOAT", 1, "TIME_FLOAT", False),
+    ("REPLACE_DOWN", 8, "REPLACE_DOWN", False), ("REPLACE", 1, "REPLACE", False),
+    ("NO_HOLD_JOBS_AFTER_END", 1, "NO_HOLD_JOBS_AFTER_END", False),
+)  # fmt: skip
+
+
+def parse_resv_flags(text: str) -> list[str] | None:
+    """``Flags=a,b,-c``: the flags (``-NAME`` to remove one), or None when one is not
+    known (``Error parsing flags ...``).  ``PURGE_COMP[=time]`` keeps its time as
+    ``PURGE_COMP=HH:MM:SS`` (default 5 minutes)."""
+    out: list[str] = []
+    for item in text.split(","):
+        minus = item.startswith("-")
+        word, eq, val = (item[1:] if minus else item).partition("=")
+        if tag_is(word, "PURGE_COMP", 2) and word and not minus:
+            try:
+                secs = time_str2secs(val) if eq else 300
+            except ValueError:
+                return None
+            if secs is None or secs < 0:
+                return None
+            out.append(f"PURGE_COMP={secs // 3600:02d}:{secs // 60 % 60:02d}:{secs % 60:02d}")
+            continue
+        hit = next((f for f in _RESV_FLAGS if word and not eq and tag_is(word, f[0], f[1])
+                    and (f[3] or not minus)), None)
+        if hit is None:
+            return None
+        out.append(("-" if minus else "") + hit[2])
+    return out
+
+
+@dataclass
+class ResvRequest:
+    """What ``scontrol create|update reservation`` sends (``resv_desc_msg_t``)."""
+
+    name: str | None = None
+    start: int | None = None
+    end: int | None = None
+    minutes: int | None = None
+    nodes: str | None = None
+    node_cnt: int | None = None
+    users: tuple[str, ...] | None = None
+    accounts: tuple[str, ...] | None = None
+    flags: list[str] | None = None
+    partition: str | None = None
+
+
+def _resv_duration(text: str) -> int | None:
+    """``time_str2mins``: minutes (rounded up), a year for UNLIMITED, None when invalid."""
+    try:
+        secs = time_str2secs(text)
+    except ValueError:
+        return None
+    if secs is None:
+        return _YEAR_MINUTES
+    if secs < 0:
+        return None
+    return (secs + 59) // 60
+
+
+def _parse_resv(s: Session, pairs: list[tuple[str, str]], now: int, suffix: str
+                ) -> ResvRequest | str:
+    """``scontrol_parse_res_options``: the arguments in order; the first bad one is
+    reported (``scontrol: error: ... {suffix}``) and nothing is sent: then the text of
+    errno is returned (``Invalid time specified`` after parse_time, else ``No error``)."""
+    r = ResvRequest()
+    for tag, val in pairs:
+        if tag_is(tag, "ReservationName", 3) or tag_is(tag, "Reservation", 3):
+            r.name = val
+        elif tag_is(tag, "StartTime", 1) or tag_is(tag, "EndTime", 1):
+            which = "start" if tag[:1].lower() == "s" else "end"
+            try:
+                setattr(r, which, parse_begin(val, now))
+            except SlurmError as exc:
+                if exc.message:
+                    s.ctx.err(exc.message)
+                s.error(f"{PROG}: error: Invalid {which} time {tag}={val}.  {suffix}")
+                return "Invalid time specified"
+        elif tag_is(tag, "Duration", 1):
+            r.minutes = _resv_duration(val)
+            if r.minutes is None:
+                s.error(f"{PROG}: error: Invalid duration {tag}={val}.  {suffix}")
+                return "No error"
+        elif tag_is(tag, "NodeCnt", 5):
+            if not val.isdigit():
+                s.error(f"{PROG}: error: Invalid node count {val}")
+                return "No error"
+            r.node_cnt = int(val)
+        elif tag_is(tag, "Nodes", 1):
+            r.nodes = val
+        elif tag_is(tag, "Users", 1):
+            r.users = tuple(u for u in val.split(",") if u)
+        elif tag_is(tag, "Accounts", 1):
+            r.accounts = tuple(a for a in val.split(",") if a)
+        elif tag_is(tag, "Flags", 2):
+            r.flags = parse_resv_flags(val)
+            if r.flags is None:
+                s.error(f"{PROG}: error: Error parsing flags {val}.  {suffix}")
+                return "No error"
+        elif tag_is(tag, "PartitionName", 1):
+            r.partition = val
+        else:
+            s.error(f"{PROG}: error: Unknown parameter {tag}={val}.  {suffix}")
+            return "No error"
+    return r
 
 
 def create_reservation(s: Session, args: Sequence[str]) -> None:
-    """``scontrol_create_res``: ``ReservationName= StartTime= Duration=|EndTime= Nodes=
-    Users=|Accounts=``; what is missing is reported as create_res.c does."""
+    """``scontrol_create_res``: parse, then what is missing is reported as create_res.c
+    does (measured on 22.05.8, see tests/test_fidelity_resv_cli.py); without
+    ``ReservationName=`` slurmctld names it.  ``Requested nodes are busy`` comes with
+    scontrol's note about partitions on stdout."""
     if args and "=" not in args[0]:  # "create reservation key=value ..."
         args = args[1:]
     pairs = _pairs(s, args)
@@ -566,56 +690,58 @@ def create_reservation(s: Session, args: Sequence[str]) -> None:
         return
     ctl = s.controller("Error creating the reservation")
     now = int(ctl.now)  # type: ignore[attr-defined]
-    v: dict[str, str] = {}
-    for tag, val in pairs:
-        for key, n in (("ReservationName", 1), ("StartTime", 1), ("EndTime", 1),
-                       ("Duration", 1), ("Nodes", 1), ("Users", 1), ("Accounts", 1),
-                       ("Flags", 1)):
-            if tag_is(tag, key, n):
-                v[key] = val
-                break
-        else:
-            s.error(f"{PROG}: error: Unknown parameter {tag}={val}.  {_NO_RESV}")
-            return
-    try:
-        start = parse_begin(v["StartTime"], now) if "StartTime" in v else None
-        end = parse_begin(v["EndTime"], now) if "EndTime" in v else None
-        minutes = parse_time_limit(v["Duration"]) if "Duration" in v else None
-    except SlurmError as exc:
-        s.error(f"{PROG}: error: {exc.message}.  {_NO_RESV}"
-                if not exc.message.startswith(PROG) else exc.message)
+    r = _parse_resv(s, pairs, now, _NO_RESV)
+    if isinstance(r, str):
         return
-    users = tuple(u for u in v.get("Users", "").split(",") if u)
-    accounts = tuple(a for a in v.get("Accounts", "").split(",") if a)
-    if start is None:
-        s.error(f"{PROG}: error: A start time must be specified.  {_NO_RESV}")
-    elif end is None and minutes is None:
-        s.error(f"{PROG}: error: An end time or duration must be specified.  {_NO_RESV}")
-    elif "Nodes" not in v:
-        s.error(f"{PROG}: error: Nodes, NodeCnt, CoreCnt, TRES, or Watts must be "
-                f"specified.  {_NO_RESV}")
-    elif not users and not accounts:
+    if r.start is None:
+        s.error(f"{PROG}: error: A start time must be given.  {_NO_RESV}")
+    elif r.end is None and r.minutes is None:
+        s.error(f"{PROG}: error: An end time or duration must be given.  {_NO_RESV}")
+    elif r.end is not None and r.start > r.end:
+        s.error(f"{PROG}: error: Start time cannot be after end time.  {_NO_RESV}")
+    elif not r.nodes and not r.node_cnt:
+        s.error(f"{PROG}: error: CoreCnt, Nodes, NodeCnt, BurstBuffer, Licenses or Watts "
+                f"must be specified.  {_NO_RESV}")
+    elif not r.users and not r.accounts:
         s.error(f"{PROG}: error: Either Users/Groups and/or Accounts must be specified.  "
                 f"{_NO_RESV}")
     else:
-        duration = minutes if minutes is not None else max(0, ((end or start) - start) // 60)
-        name = v.get("ReservationName") or _resv_name(ctl, (accounts or users)[0])
+        duration = r.minutes if r.minutes is not None else ((r.end or r.start) - r.start) // 60
         try:
             line = ctl.create_reservation(  # type: ignore[attr-defined]
-                name, start, duration, v["Nodes"], users=users, accounts=accounts)
+                r.name or "", r.start, duration, r.nodes or "", users=r.users or (),
+                accounts=r.accounts or (), flags=[f for f in r.flags or () if f[0] != "-"],
+                node_cnt=r.node_cnt, partition=r.partition or "")
         except SlurmError as exc:
+            if exc.message.endswith(BUSY):
+                s.ctx.out("Note, unless nodes are directly requested a reservation must "
+                          "exist in a single partition.\nIf no partition is requested the "
+                          "default partition is assumed.")
             s.error(exc.message)
             return
         s.ctx.out(line)
 
 
-def _resv_name(ctl: object, key: str) -> str:
-    """slurmctld's ``_generate_resv_name``: ``<account or user>_<n>``."""
-    taken = {r.name for r in ctl.reservations()}  # type: ignore[attr-defined]
-    n = 1
-    while f"{key}_{n}" in taken:
-        n += 1
-    return f"{key}_{n}"
+def update_reservation(s: Session, pairs: list[tuple[str, str]]) -> None:
+    """``scontrol_update_res``: ``Reservation updated.``; a parse error is reported with
+    ``No reservation update.`` and ``slurm_update error: No error`` (errno is 0; a bad
+    time leaves parse_time's ``Invalid time specified``), the controller's refusal as
+    ``Error updating the reservation: X`` then ``slurm_update error: X`` (measured)."""
+    ctl = s.controller("slurm_update error")
+    r = _parse_resv(s, pairs, int(ctl.now), _NO_UPDATE)  # type: ignore[attr-defined]
+    if isinstance(r, str):
+        s.error("slurm_update error: " + r)
+        return
+    try:
+        line = ctl.update_reservation(  # type: ignore[attr-defined]
+            r.name or "", start=r.start, end=r.end, duration=r.minutes, nodes=r.nodes,
+            users=r.users, accounts=r.accounts, flags=r.flags, node_cnt=r.node_cnt,
+            partition=r.partition)
+    except SlurmError as exc:
+        s.error(exc.message)
+        s.error("slurm_update error: " + exc.message.split(": ", 1)[-1])
+        return
+    s.ctx.out(line)
 
 
 def delete(s: Session, args: Sequence[str]) -> None:

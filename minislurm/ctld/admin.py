@@ -151,6 +151,10 @@ class AdminMixin:
         the held one may start; the held job shows ``Scheduler=Main`` at once, measured
         on 22.05.8 after backfill had tested it).
         """
+        queued = self._jobs.get(job_id)
+        if queued is not None and queued.requeue_after is not None:  # requeuehold while the
+            queued.requeue_after = (queued.requeue_after[0], "user" if user else "admin")
+            return  # requeued attempt completes: held once it is PENDING again
         job = self._pending_job(job_id)
         job.hold = "user" if user else "admin"
         job.reason = Reason.JOB_HELD_USER if user else Reason.JOB_HELD_ADMIN
@@ -334,27 +338,31 @@ class AdminMixin:
         return False
 
     def _resv_pick_nodes(  # type: ignore[misc]
-        self: Controller, probe: Reservation, part_name: str, count: int
+        self: Controller, probe: Reservation, part_name: str, count: int,
+        skip: Iterable[int] = (),
     ) -> tuple[int, ...]:
         """``_select_nodes`` for ``NodeCnt=``: the partition's usable nodes in order, less
-        those in overlapping reservations and (without IGNORE_JOBS) busy ones; fewer
-        than ``count`` free: all of them; none: ``Requested nodes are busy``."""
+        those in overlapping reservations (and ``skip``); fewer than ``count`` left: all of
+        them.  Without IGNORE_JOBS that many must be free of jobs running past the start,
+        else ``Requested nodes are busy`` (measured on 22.05.8: n1 reserved, a job on n4,
+        NodeCnt=5 and NodeCnt=3 are busy, NodeCnt=2 takes n[2-3]; n[1-3] reserved,
+        NodeCnt=5 takes n4)."""
         part = self.parts.get(part_name)
         if part is None:
             raise SlurmError(CREATE_ERR + "Invalid partition name specified", 1)
-        taken: set[int] = set()
+        taken: set[int] = set(skip)
         if not probe.may_overlap():
             for other in self.reservations_by_name.values():
                 if not other.may_overlap() and other.overlaps(probe.start, probe.end):  # type: ignore[attr-defined]
                     taken.update(other.nodes)  # type: ignore[attr-defined]
-        free = [
-            i for i in range(len(self.table))
-            if part.mask[i] and self.table.usable[i] and i not in taken and (
-                probe.has("IGNORE_JOBS") or not self._resv_busy((i,), probe.start))
-        ]  # fmt: skip
-        if not free or count <= 0:
+        avail = [i for i in range(len(self.table))
+                 if part.mask[i] and self.table.usable[i] and i not in taken]
+        count = min(count, len(avail))
+        if not probe.has("IGNORE_JOBS"):
+            avail = [i for i in avail if not self._resv_busy((i,), probe.start)]
+        if count <= 0 or len(avail) < count:
             raise SlurmError(CREATE_ERR + BUSY, 1)
-        return tuple(free[:count])
+        return tuple(avail[:count])
 
     def _resv_hook(self: Controller) -> None:  # type: ignore[misc]
         """Let the node manager show RESERVED/MAINT on nodes of active reservations."""
@@ -372,9 +380,11 @@ class AdminMixin:
         self: Controller, name: str, *, start: int | None = None, duration: int | None = None,
         end: int | None = None, nodes: str | None = None, users: Iterable[str] | None = None,
         accounts: Iterable[str] | None = None, flags: Iterable[str] | None = None,
+        node_cnt: int | None = None, partition: str | None = None,
     ) -> str:
         """``scontrol update reservationname=NAME ...`` (``duration`` in minutes; ``users``
-        entries may start with ``+``/``-`` to add or remove).  Returns
+        entries may start with ``+``/``-`` to add or remove; ``flags`` ``-NAME`` removes
+        one; ``node_cnt`` adds the first free nodes or drops the last ones).  Returns
         ``Reservation updated.``; errors are ``Error updating the reservation: ...``."""
         resv = self.reservations_by_name.get(name)
         err = "Error updating the reservation: "
@@ -400,6 +410,21 @@ class AdminMixin:
                 idx = tuple(self.nodes_mgr.names(list(names)))
             except SlurmError:
                 raise SlurmError(err + INVALID_NODE, 1) from None
+        part_name = resv.partition if partition is None else partition
+        if partition and partition not in self.parts:
+            raise SlurmError(err + "Invalid partition name specified", 1)
+        if node_cnt is not None and node_cnt < len(idx):
+            idx, names = idx[:max(node_cnt, 1)], names[:max(node_cnt, 1)]
+        elif node_cnt is not None and node_cnt > len(idx):
+            probe = Reservation(resv.name, new_start, new_end, idx, names, resv.users,
+                                resv.accounts, flags=resv.flags)
+            try:
+                more = self._resv_pick_nodes(probe, part_name or self.default_partition,
+                                             node_cnt - len(idx), skip=idx)
+            except SlurmError as exc:
+                raise SlurmError(err + exc.message.removeprefix(CREATE_ERR), 1) from None
+            idx = tuple(sorted((*idx, *more)))
+            names = tuple(self.table.names[i] for i in idx)
         new_flags = list(resv.flags)
         for f in flags or ():
             f = f.upper()
@@ -414,6 +439,7 @@ class AdminMixin:
         resv.start, resv.end, resv.nodes, resv.node_names = new_start, new_end, idx, names
         resv.core_count = int(sum(int(self.table.cpus[i]) for i in idx))
         resv.flags = tuple(new_flags)
+        resv.partition = part_name
         resv.users = _edit_list(resv.users, users)
         resv.accounts = _edit_list(resv.accounts, accounts)
         self._wake_at(resv.start)
