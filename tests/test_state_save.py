@@ -302,3 +302,24 @@ def test_no_state_at_all_is_a_fresh_start(tmp_path: Path) -> None:
     loaded = StateFiles(tmp_path / "none").load()
     assert loaded.empty
     assert loaded.log == [f"No job state file ({tmp_path / 'none' / 'job_state'}) to recover"]
+
+
+def test_restored_reservations_show_reserved_and_ids_go_on(tmp_path: Path) -> None:
+    """slurmctld restarted (measured on 22.05.8 by killing and starting it again): the
+    nodes of a restored active reservation are RESERVED again (``resv`` once the 5-s
+    check ran), and reservation ids go on from the saved top_suffix even when every
+    reservation was deleted (root_27 deleted, restart, the next unnamed one root_28)."""
+    ctl = controller()
+    ctl.create_reservation("keep", ctl.now, 60, "n2", users=["root"])
+    assert ctl.create_reservation("", ctl.now, 60, "n3", users=["root"]) \
+        == "Reservation created: root_2"
+    ctl.delete_reservation("root_2")
+    ctl.run_for(10)
+    fresh = restarted(ctl, tmp_path)
+    fresh.run_for(10)
+    n2 = next(n for n in fresh.nodes() if n.name == "n2")
+    assert n2.state.has(NodeFlag.RESERVED) and n2.state.short == "resv"
+    fresh.delete_reservation("keep")
+    again = restarted(fresh, tmp_path / "again")
+    assert again.create_reservation("", again.now, 60, "n3", users=["root"]) \
+        == "Reservation created: root_3"

@@ -151,6 +151,8 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self._active_names: dict[tuple[str, str], set[int]] = {}
         self._user_running: dict[tuple[str, str], list[int]] = {}  # (qos, user) -> [jobs, gpus]
         self.reservations_by_name: dict[str, object] = {}
+        #: nodes of active reservations show RESERVED, those restored from saved state too
+        self._resv_hook()
         self._main_scheduled = False
         self._bf_dirty = False
         self._bf_wake: simpy.Event | None = None

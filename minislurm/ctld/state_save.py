@@ -203,7 +203,8 @@ def dump_state(ctl: Controller, *, steps: object | None = None, runner: object |
         "usage": [[list(k), dict(v)] for k, v in store.usage.items()],
     }
     return {"job_state": job_state_text, "node_state": nodes, "part_state": parts,
-            "resv_state": encode(list(ctl.reservations_by_name.values())),
+            "resv_state": {"top_suffix": int(getattr(ctl, "_resv_top_suffix", 0)),
+                           "resvs": encode(list(ctl.reservations_by_name.values()))},
             "assoc_usage": _dump_usage(ctl), "accounting": accounting}
 
 
@@ -253,7 +254,13 @@ def load_state(ctl: Controller, parts: dict[str, Any], *, steps: object | None =
     for name, state in (parts.get("part_state") or {}).items():
         if name in ctl.parts:
             ctl.parts[name] = dataclasses.replace(ctl.parts[name], state=str(state))
-    resvs = decode(parts.get("resv_state") or [])
+    resv_state = parts.get("resv_state") or []
+    if isinstance(resv_state, dict):  # slurmctld keeps top_suffix: ids go on after a restart
+        ctl._resv_top_suffix = int(resv_state.get("top_suffix", 0))
+        resv_state = resv_state.get("resvs") or []
+    resvs = decode(resv_state)
+    ctl._resv_top_suffix = max([int(getattr(ctl, "_resv_top_suffix", 0)),
+                                *(int(r.resv_id) for r in resvs)])
     for resv in resvs:
         ctl.reservations_by_name[resv.name] = resv
         ctl._wake_at(resv.start)
@@ -346,7 +353,7 @@ def _adopt(ctl: Controller, job: Job, runner: object | None, log: list[str]) -> 
             job.allocation = None
             lifecycle.finish(ctl, job, JobState.NODE_FAIL, 0, 0)
         elif job.state is JobState.COMPLETING:
-            lifecycle.finish(ctl, job, job.final_state, job.exit_code, job.signal)
+            lifecycle.completed(ctl, job)
         elif job.requeue and job.batch_flag and job.job_id in ctl._running:
             lifecycle.requeue(ctl, job, JobState.NODE_FAIL)
         else:
@@ -370,7 +377,7 @@ def _adopt(ctl: Controller, job: Job, runner: object | None, log: list[str]) -> 
             if job.attempt == attempt and job.state is JobState.COMPLETING:
                 ctl.runner.kill(job.job_id, SIGKILL)
                 if job.state is JobState.COMPLETING and job.attempt == attempt:
-                    lifecycle.finish(ctl, job, job.final_state, job.exit_code, job.signal)
+                    lifecycle.completed(ctl, job)
 
         ctl.env.timeout(max(due, 0)).callbacks.append(force)
 
