@@ -69,14 +69,17 @@ class Job:
         self.partition = ""
         self.qos = "normal"
         self.state = JobState.PENDING
-        self.reason = Reason.NONE
+        self._reason = Reason.NONE
         self.reason_detail = ""
         self.static_reason: Reason | None = None  # partition limit reasons (EnforcePartLimits=NO)
         self.priority = 0
         self.base_priority = 0
         self.nice = 0
         self.hold: str | None = None  # None | 'user' | 'admin'
-        self.eligible_time: int | None = None
+        self._eligible_time: int | None = None
+        #: AccrueTime of an array remainder whose ``%`` throttle cleared its eligible
+        #: time (None: the eligible time, as for any other job); see `reason`.
+        self.accrue_time: int | None = None
         self.begin_time: int | None = None
         self.start_time: int | None = None
         self.end_time: int | None = None
@@ -149,6 +152,49 @@ class Job:
         self.final_state = JobState.CANCELLED  # what a COMPLETING job ends as
         self._nodelist_cache: tuple[Allocation, str] | None = None
 
+    @property
+    def reason(self) -> Reason:
+        """Why the job waits (``state_reason``).
+
+        ``JobArrayTaskLimit`` on an array's pending remainder clears its eligible time
+        and keeps it unset while the ``%`` throttle holds (slurmctld tests
+        ``job_array_start_test`` before ``job_independent`` sets ``begin_time``).
+        Measured on 22.05.8 with ``--array=0-7%2``: the remainder shows
+        ``EligibleTime=Unknown`` and keeps its ``AccrueTime``; a task started once an
+        earlier one ended shows that time as ``EligibleTime`` (task 2 started at +4 s:
+        +4 s), while the tasks of an array held only by resources keep the submit time
+        (``%6`` on a full cluster).  Priorities keep counting from the first eligible
+        time (`accrue_time`), as they did before the throttle.
+        """
+        return self._reason
+
+    @reason.setter
+    def reason(self, value: Reason) -> None:
+        self._reason = value
+        if value is Reason.JOB_ARRAY_TASK_LIMIT and self.array_pending and (
+            self._eligible_time is not None
+        ):
+            if self.accrue_time is None:
+                self.accrue_time = self._eligible_time
+            self._eligible_time = None
+
+    @property
+    def eligible_time(self) -> int | None:
+        """``EligibleTime`` (``details->begin_time`` once eligible); see `reason`."""
+        return self._eligible_time
+
+    @eligible_time.setter
+    def eligible_time(self, value: int | None) -> None:
+        if value is not None and self._reason is Reason.JOB_ARRAY_TASK_LIMIT and (
+            self.array_pending
+        ):
+            return  # the throttle still holds the remainder: not eligible yet
+        self._eligible_time = value
+
+    def accrue_or_eligible(self) -> int | None:
+        """The time the job accrues age from: `accrue_time`, else its eligible time."""
+        return self.accrue_time if self.accrue_time is not None else self.eligible_time
+
     # ---- arrays ------------------------------------------------------------
     @property
     def is_array_meta(self) -> bool:
@@ -170,8 +216,10 @@ class Job:
         if new_id is None:
             self.array_task_id = idx
             self.body = body
+            self.accrue_time = None  # a task accrues from its own eligible time
             return self
         task = copy.copy(self)
+        task.accrue_time = None
         task.job_id = new_id
         task.array_task_id = idx
         task.array_pending = []
@@ -314,7 +362,7 @@ class Job:
             nice=self.nice,
             hold=self.hold is not None,
             eligible_time=eligible,
-            accrue_time=eligible,
+            accrue_time=self.accrue_time if self.accrue_time is not None else eligible,
             begin_time=self.begin_time,
             start_time=start,
             end_time=end,
@@ -406,7 +454,7 @@ class PriorityView:
         self.state = job.state
         self.submit_time = job.submit_time
         self.begin_time = job.begin_time
-        eligible = job.eligible_time
+        eligible = job.accrue_or_eligible()
         if eligible is None and job.state is JobState.PENDING and job.hold is None and (
             not job.dependency and job.begin_time is not None
         ):

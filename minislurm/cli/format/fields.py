@@ -24,8 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from minislurm.states import Reason
-
 if TYPE_CHECKING:
     from minislurm.job import JobRecord
 
@@ -192,12 +190,10 @@ def _strtol(text: str) -> tuple[int, str]:
 
 
 def eligible_time(job: JobRecord) -> int | None:
-    """The eligible time commands show: none for an array's pending remainder held back
-    by its ``%`` throttle (``JobArrayTaskLimit``): 22.05.8's scontrol prints
-    ``EligibleTime=Unknown``, sacct ``Unknown``, squeue ``-O EligibleTime`` ``N/A``
-    (measured) while its started tasks show a time."""
-    if job.array_task_str is not None and job.reason is Reason.JOB_ARRAY_TASK_LIMIT:
-        return None
+    """The eligible time commands show.  An array's pending remainder held back by its
+    ``%`` throttle (``JobArrayTaskLimit``) has none (22.05.8's scontrol prints
+    ``EligibleTime=Unknown``, sacct ``Unknown``, squeue ``-O EligibleTime`` ``N/A``):
+    the controller clears it (``Job.reason``)."""
     return job.eligible_time
 
 

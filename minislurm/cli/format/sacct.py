@@ -173,7 +173,10 @@ _JOB: dict[str, _JobValue] = {
     "ReqTRES": lambda j, now: tres_string(j.tres_req, sort_by_name=True),
     "Reservation": lambda j, now: j.reservation,
     "Restarts": lambda j, now: str(j.restart_count),
-    "Start": lambda j, now: _date(j.start_time, "None"),
+    # measured on 22.05.8: a job still pending starts "Unknown", one cancelled before
+    # it started "None"
+    "Start": lambda j, now: _date(
+        j.start_time, "Unknown" if j.state is JobState.PENDING else "None"),
     "State": lambda j, now: _state(j),
     "StdErr": lambda j, now: j.std_err,
     "StdIn": lambda j, now: j.std_in,

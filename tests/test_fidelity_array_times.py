@@ -1,0 +1,107 @@
+"""Eligible and accrue times of array tasks, measured on real Slurm 22.05.8.
+
+``sbatch --array=0-7%2 -n1`` on the empty reference cluster: tasks 0 and 1 start at
+once; the remainder ``2-7%2`` (``JobArrayTaskLimit``) shows ``EligibleTime=Unknown``
+(squeue ``N/A``, sacct ``Unknown``): slurmctld tests the throttle before it sets
+``begin_time``.  ``scancel <id>_0`` 4 s later: task 2 starts then and shows that time
+as ``EligibleTime`` (and ``AccrueTime``), not the submit time.  An array held only by
+resources (``--array=0-7%6 -n4``: four tasks fill the cluster, the throttle never
+bites) keeps the submit time for a task started later.  (When the first scheduling
+pass comes 1 s after the submission, real Slurm shows that second for the first tasks'
+EligibleTime/AccrueTime; minislurm's first pass runs at the submission.)
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from captures import reference_cluster
+
+SLEEP = "#!/bin/bash\nsleep 300\n"
+FIELDS = re.compile(r"(ArrayTaskId|JobState|SubmitTime|EligibleTime|AccrueTime|StartTime)=(\S+)")
+
+
+def times(show_all: str, name: str) -> dict[str, dict[str, str]]:
+    """``scontrol -o show job`` lines of job ``name``, by ArrayTaskId."""
+    out = {}
+    for line in show_all.splitlines():
+        if f" JobName={name} " not in line:
+            continue
+        fields = dict(FIELDS.findall(line))
+        out[fields["ArrayTaskId"]] = fields
+    return out
+
+
+def test_throttled_tasks_are_eligible_when_the_throttle_lets_them_go(tmp_path: Path) -> None:
+    cluster = reference_cluster(tmp_path)
+    cluster.write("sleep.sh", SLEEP)
+    jid = cluster.run("sbatch --parsable -J t --array=0-7%2 sleep.sh").stdout.strip()
+    cluster.advance(4)
+    t = times(cluster.run("scontrol -o show job").stdout, "t")
+    submit = t["0"]["SubmitTime"]
+    assert t["2-7%2"]["EligibleTime"] == "Unknown"
+    assert t["0"]["EligibleTime"] == t["0"]["AccrueTime"] == t["0"]["StartTime"] == submit
+    cluster.run(f"scancel {jid}_0")
+    cluster.advance(3)
+    t = times(cluster.run("scontrol -o show job").stdout, "t")
+    assert t["3-7%2"]["EligibleTime"] == "Unknown"
+    two = t["2"]
+    assert two["JobState"] == "RUNNING"
+    assert two["EligibleTime"] == two["AccrueTime"] == two["StartTime"] != submit
+    assert cluster.run(f"squeue -h -j {jid} -t PD -O EligibleTime").stdout.strip() == "N/A"
+    sacct = cluster.run(f"sacct -X -n -P -j {jid} -o jobid,eligible,start").stdout.splitlines()
+    assert f"{jid}_[3-7%2]|Unknown|Unknown" in sacct  # Start of a pending job: Unknown
+    assert f"{jid}_2|{two['StartTime']}|{two['StartTime']}" in sacct
+
+
+def test_tasks_held_by_resources_keep_the_submit_time(tmp_path: Path) -> None:
+    cluster = reference_cluster(tmp_path)
+    cluster.write("sleep.sh", SLEEP)
+    jid = cluster.run("sbatch --parsable -J v --array=0-7%6 -n4 sleep.sh").stdout.strip()
+    cluster.advance(4)
+    cluster.run(f"scancel {jid}_0")
+    cluster.advance(4)
+    t = times(cluster.run("scontrol -o show job").stdout, "v")
+    four = t["4"]
+    assert four["EligibleTime"] == four["SubmitTime"] != four["StartTime"]
+    assert t["5-7%6"]["EligibleTime"] == four["SubmitTime"]
+
+
+@pytest.mark.realslurm
+def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    real_slurm.cancel_all()
+    work = tmp_path / "real"
+    work.mkdir()
+    (work / "sleep.sh").write_text(SLEEP)
+    try:
+        res = real_slurm.run("sbatch --parsable -J t --array=0-7%2 sleep.sh", cwd=work)
+        assert res.rc == 0, res
+        jid = res.stdout.strip()
+        time.sleep(3)
+        t = times(real_slurm.run("scontrol -o show job", cwd=work).stdout, "t")
+        assert t["2-7%2"]["EligibleTime"] == "Unknown"
+        assert t["0"]["EligibleTime"] == t["0"]["StartTime"]
+        time.sleep(1)  # task 2 must start at a later second than the submission
+        real_slurm.run(f"scancel {jid}_0", cwd=work)
+        for _ in range(20):  # the next scheduling pass starts task 2
+            time.sleep(0.5)
+            t = times(real_slurm.run("scontrol -o show job", cwd=work).stdout, "t")
+            if "2" in t and "3-7%2" in t:
+                break
+        assert t["3-7%2"]["EligibleTime"] == "Unknown"
+        two = t["2"]
+        assert two["EligibleTime"] == two["StartTime"] > two["SubmitTime"]
+        if real_slurm.accounting:
+            want = f"{jid}_[3-7%2]|Unknown|Unknown"
+            for _ in range(20):  # slurmdbd records the split a little later
+                sacct = real_slurm.run(f"sacct -X -n -P -j {jid} -o jobid,eligible,start",
+                                       cwd=work).stdout.splitlines()
+                if want in sacct:
+                    break
+                time.sleep(0.5)
+            assert want in sacct, sacct
+    finally:
+        real_slurm.cancel_all()
