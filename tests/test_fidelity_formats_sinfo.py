@@ -16,6 +16,8 @@ reason=maint``):
   names a NUL byte) and the token printed verbatim; unknown ``-O`` names: ``sinfo:
   error: Invalid job format specification: nosuch`` (sic) and only the suffix.
 * ``-t bogus`` lists 22.05's own state names, ``?`` and ``unknown`` twice included.
+* ``-t`` with ``-R`` replaces -R's ``down,drain,fail``: ``sinfo -t idle -R`` lists the
+  idle nodes too (``none  Unknown  Unknown  n[1-3]``), ``-t alloc -R`` only the header.
 """
 
 from __future__ import annotations
@@ -64,6 +66,11 @@ NODELIST|HOSTNAMES|NODE_ADDR|HOSTNAMES|NODE_ADDR|AC|ALLOCNODES|CLUSTER
 n[|lo|12|localhost|127.0.0.1|  |all|N/A
 """, "", 0),
     ("sinfo -R -o \"%12U|%N\"", "USER        |NODELIST\nroot(0)     |n4\n", "", 0),
+    # -t replaces -R's own down/drain/fail filter: the idle nodes are listed too
+    ("sinfo -t idle -R -o \"%E|%N\"", "REASON|NODELIST\nmaint|n4\nnone|n[1-3]\n", "", 0),
+    ("sinfo -R -t all -o \"%12U|%E|%N\"",
+     "USER        |REASON|NODELIST\nroot(0)     |maint|n4\nUnknown     |none|n[1-3]\n", "", 0),
+    ("sinfo -t alloc -R -o \"%E|%N\"", "REASON|NODELIST\n", "", 0),
     ("sinfo -t bogus", "", "sinfo: error: Bad state string: \"bogus\"\n"
      "sinfo: error: valid states: unknown,down,idle,allocated,?,mixed,future,drain,drained,"
      "draining,no_respond,reserved,perfctrs,cloud,completing,powering_down,powered_down,"

@@ -164,6 +164,8 @@ class SinfoOptions:
     partitions: tuple[str, ...] | None = None
     nodes: tuple[str, ...] | None = None
     states: tuple[_StateTest, ...] | None = None
+    #: ``-t`` was given (even ``-t all``): it replaces ``-R``'s own down/drain/fail filter
+    states_given: bool = False
     info: str | None = None
 
 
@@ -212,6 +214,7 @@ def parse_sinfo(argv: Sequence[str], env: Mapping[str, str]) -> SinfoOptions:
         elif k == "t":
             tests = parse_node_states(arg)
             v["states"] = None if tests is None else tuple(tests)
+            v["states_given"] = True
         elif k == "T":
             raise SlurmError(f"{PROG}: error: minislurm: --reservation is not supported "
                              "(use scontrol show reservation)", 1)
@@ -264,6 +267,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     ctx.stdout.write(format_sinfo(
         nodes, parts, fmt=o.fmt, Format=o.Format, node_oriented=o.node_oriented,
         long=o.long, reasons=o.reasons, noheader=o.noheader, now=int(controller.now),
+        reasons_filter=o.reasons and not o.states_given,
     ))
     return 0
 

@@ -334,6 +334,7 @@ def format_sinfo(
     reasons: bool = False,
     noheader: bool = False,
     now: int,
+    reasons_filter: bool | None = None,
     hosts: Mapping[str, NodeHost] | None = None,
 ) -> str:
     """What ``sinfo`` prints for these nodes and partitions (in configuration order).
@@ -342,8 +343,13 @@ def format_sinfo(
     default width 20); otherwise ``-N`` (``node_oriented``), ``-l`` and ``-R``
     (``reasons``: only DOWN/DRAINED/FAIL nodes) choose Slurm's default formats.
     ``-l`` prints the date first.  ``hosts`` gives each node's host facts
-    (free memory, load; see `NodeHost`).
+    (free memory, load; see `NodeHost`).  ``reasons_filter`` (default ``reasons``):
+    keep only the unavailable nodes; sinfo passes False when ``-t`` was given, whose
+    states replace -R's ``down,drain,fail`` (measured on 22.05.8: ``sinfo -t idle -R``
+    lists the idle nodes too, as ``none  Unknown  Unknown  n3``).
     """
+    if reasons_filter is None:
+        reasons_filter = reasons
     if fmt is None and Format is None:
         if reasons:
             fmt = REASONS_LONG_FORMAT if long else REASONS_FORMAT
@@ -360,7 +366,7 @@ def format_sinfo(
         ))
     else:  # -o "" prints empty lines (measured on 22.05.8)
         spec = parse_percent_format(DEFAULT_FORMAT if fmt is None else fmt, allow_hash=True)
-    shown = [n for n in nodes if n.is_unavailable] if reasons else list(nodes)
+    shown = [n for n in nodes if n.is_unavailable] if reasons_filter else list(nodes)
     lines = _build_lines(spec.fields, shown, partitions, node_oriented and not reasons)
     ctx = _Ctx(long=long, hosts=hosts or {})
 
