@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from minislurm.errors import SubmitError
 from minislurm.options import JobOptions
-from minislurm.states import JobState
+from minislurm.states import JobState, Reason
 
+from .depend import NEVER, OK, evaluate
 from .job_mgr import Job
 from .runner import JobBody
 from .submit import (
@@ -88,9 +89,37 @@ class SubmitMixin:
         self.register(job)
         self.set_priority(job)  # before queueing: the pending list is sorted on insert
         self.add_pending(job)
+        job.reason = self._submit_reason(job)
         self._wake_at(job.begin_time)
         self.kick()
         return jid
+
+    def _submit_reason(self: Controller, job: Job) -> Reason:  # type: ignore[misc]
+        """The reason slurmctld gives a job as it accepts it (job_allocate), before any
+        scheduler looked at it: squeue right after sbatch shows it (measured on 22.05.8:
+        ``-H`` JobHeldUser, then a partition limit (``-N9`` on 4 nodes, ``-t 2:00:00``
+        over MaxTime) PartitionConfig (the scheduler then says PartitionNodeLimit or
+        PartitionTimeLimit), ``--reservation`` of one not started yet Reservation (even
+        with ``--begin`` or ``-d``, which the scheduler then reports instead), ``-d`` on
+        a pending job Dependency, ``--begin=now+1hour`` BeginTime; otherwise None).
+        Only what squeue prints changes: the schedulers set the reason again on their
+        next pass (``blocker``)."""
+        if job.hold is not None:
+            return Reason.JOB_HELD_ADMIN if job.hold == "admin" else Reason.JOB_HELD_USER
+        if job.static_reason is not None:  # a partition limit: the scheduler says which
+            return Reason.PARTITION_CONFIG
+        resv = self.reservations_by_name.get(job.reservation) if job.reservation else None
+        if resv is not None and not resv.active(self.now):  # type: ignore[attr-defined]
+            return Reason.RESERVATION
+        if job.dependency:
+            status = evaluate(job, self._targets, self._singleton_waits, self.now)
+            if status == NEVER:
+                return Reason.DEPENDENCY_NEVER_SATISFIED
+            if status != OK:
+                return Reason.DEPENDENCY
+        if job.begin_time is not None and job.begin_time > self.now:
+            return Reason.BEGIN_TIME
+        return job.reason
 
     def submit_invocation(self: Controller, inv: Any, **kw: Any) -> int:  # type: ignore[misc]
         """``submit`` for an ``SbatchInvocation`` (options, script text, name, args)."""
