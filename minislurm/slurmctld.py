@@ -186,7 +186,9 @@ class Slurmctld:
         job = self.controller._jobs.get(job_id)
         if job is None or job.state is not JobState.COMPLETING:
             return None
-        return {JobState.TIMEOUT: "TIME LIMIT", JobState.CANCELLED: ""}.get(job.final_state)
+        return {JobState.TIMEOUT: "TIME LIMIT", JobState.CANCELLED: "",
+                JobState.PREEMPTED: "PREEMPTION", JobState.REQUEUED: "JOB REQUEUE",
+                }.get(job.final_state)
 
     # ---- requests -------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -91,7 +91,7 @@ def _observe(run: Callable[[str], str], wait: Callable[[Callable[[], bool]], Non
     }
 
 
-def _check(seen: dict[str, object], mode: str) -> None:
+def _check(seen: dict[str, object], mode: str, *, real: bool = False) -> None:
     busy = ["J1 R None n[1-2]", "J2 R None n1", "J3 R None n2", "J5 R None n4",
             "J6 R None n3"]
     times = seen["victim_times"]
@@ -109,7 +109,11 @@ def _check(seen: dict[str, object], mode: str) -> None:
         assert times["PreemptEligibleTime"] == times["StartTime"]
         assert times["PreemptTime"] == times["EndTime"]
     assert seen["preemptor_line"] == (True, "None")
-    assert seen["sacct"] == ["J4|PREEMPTED|0:0", "J4.batch|CANCELLED|0:15"]
+    batch = ["J4.batch|CANCELLED|0:15"]
+    if real:  # one run in a few on 22.05.8 logs the killed batch shell as FAILED 15:0
+        batch.append("J4.batch|FAILED|15:0")
+    assert seen["sacct"][0] == "J4|PREEMPTED|0:0"  # type: ignore[index]
+    assert seen["sacct"][1] in batch and len(seen["sacct"]) == 2  # type: ignore[index,arg-type]
     assert seen["latest"] == "J4|PREEMPTED|0:0"  # REQUEUE: no PENDING row until it starts
 
 
@@ -205,4 +209,4 @@ def test_preemption_on_real_slurm(preempt_slurm: tuple[object, str]) -> None:
             assert time.monotonic() < deadline, "never happened"
             time.sleep(0.5)
 
-    _check(_observe(run, wait), mode)
+    _check(_observe(run, wait), mode, real=True)

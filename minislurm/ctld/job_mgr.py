@@ -150,6 +150,9 @@ class Job:
         # bookkeeping of the controller
         self.attempt = 0
         self.final_state = JobState.CANCELLED  # what a COMPLETING job ends as
+        #: A COMPLETING job to put back to PENDING once its processes are gone:
+        #: (BeginTime delay, hold 'user'|'admin'|None) -- scontrol requeue, preemption
+        self.requeue_after: tuple[int, str | None] | None = None
         self._nodelist_cache: tuple[Allocation, str] | None = None
 
     @property

@@ -232,7 +232,7 @@ def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
         return
     code, sig = value if isinstance(value, tuple) else (int(value), 0)  # type: ignore[call-overload]
     if job.state is JobState.COMPLETING:
-        finish(ctl, job, job.final_state, job.exit_code, job.signal)
+        completed(ctl, job, sig)
         return
     if code == 0 and sig == 0:
         finish(ctl, job, JobState.COMPLETED, 0, 0)
@@ -283,7 +283,7 @@ def terminate(ctl: Controller, job: Job, final: JobState, code: int, sig: int) -
             if job.attempt == attempt and job.state is JobState.COMPLETING:
                 ctl.runner.kill(job.job_id, SIGKILL)
                 if job.state is JobState.COMPLETING and job.attempt == attempt:
-                    finish(ctl, job, final, code, sig)
+                    completed(ctl, job)
 
         ctl.env.timeout(max(ctl.kill_wait, 0)).callbacks.append(force)
 
@@ -306,27 +306,91 @@ def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> N
     ctl.job_ended(job)
 
 
-def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQUEUE_DELAY) -> None:
+def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQUEUE_DELAY,
+            hold: str | None = None) -> None:
     """Put a running job back to PENDING (node failure, ``scontrol requeue``, preemption).
 
     The attempt that died is kept in accounting as ``logged_as`` (NODE_FAIL,
-    REQUEUED or PREEMPTED); the job waits for BeginTime = now + delay + 1.
+    REQUEUED or PREEMPTED); the job waits for BeginTime = request time + delay + 1
+    (``hold``: then held, ``scontrol requeuehold``).  A node failure ends the attempt
+    at once.  ``scontrol requeue`` and preemption stop it as slurmd stops any job
+    (measured on 22.05.8 with a script that traps SIGTERM): SIGTERM with slurmstepd's
+    ``*** JOB N ON n1 CANCELLED AT ... DUE TO JOB REQUEUE ***`` (``DUE TO PREEMPTION``),
+    the job COMPLETING (``CG``, its nodes still busy: a preemptor waits with reason
+    Resources) until its processes are gone, SIGKILL after KillWait; then PENDING.
+    The attempt ends at the request in sacct; its batch step ends when the script
+    died, CANCELLED 0:15 (killed by SIGTERM) or 0:9 (it outlived KillWait).
     """
-    now = ctl.now
+    if job.allocation is None or logged_as is JobState.NODE_FAIL:
+        now = ctl.now
+        if job.allocation is not None:
+            job.state = logged_as
+            job.end_time = now
+            end_steps(job, now, SIGKILL)
+            step = batch_step(job.snapshot(), now, 0, SIGKILL)
+            if step is not None:
+                job.steps.append(step)
+            ctl.runner.kill(job.job_id, SIGKILL)
+            ctl.nodes_mgr.release(job.job_id, job.allocation, now)
+            ctl.running_ended(job)
+            ctl.record(job)
+        _back_to_pending(ctl, job, logged_as, now, delay, hold)
+        return
+    job.state = JobState.COMPLETING
+    job.final_state = logged_as
+    job.requeue_after = (delay, hold)
+    job.exit_code, job.signal = 0, 0
+    job.end_time = ctl.now
+    attempt = job.attempt
+
+    def force(_ev: object) -> None:
+        if job.attempt == attempt and job.state is JobState.COMPLETING:
+            ctl.runner.kill(job.job_id, SIGKILL)
+            if job.state is JobState.COMPLETING and job.attempt == attempt:
+                completed(ctl, job, SIGKILL)
+
+    def deliver(_ev: object = None) -> None:
+        if job.attempt != attempt or job.state is not JobState.COMPLETING:
+            return
+        ctl.runner.kill(job.job_id, SIGTERM)
+        if job.state is JobState.COMPLETING and job.attempt == attempt:
+            ctl.env.timeout(max(ctl.kill_wait, 0)).callbacks.append(force)
+
+    # slurmctld's agent signals the job after answering the request: a job that runs
+    # `scontrol requeue $SLURM_JOB_ID` itself (submitit) sees the command succeed first.
+    latency = float(getattr(ctl.runner, "agent_delay", 0.0))
+    if latency > 0:
+        ctl.env.timeout(latency).callbacks.append(deliver)
+    else:
+        deliver()
+
+
+def completed(ctl: Controller, job: Job, died: int | None = None) -> None:
+    """A COMPLETING attempt's processes are gone (``died``: the signal that ended the
+    script, if known): finish it, or put it back to PENDING when it was requeued."""
+    if job.requeue_after is None:
+        finish(ctl, job, job.final_state, job.exit_code, job.signal)
+        return
+    delay, hold = job.requeue_after
+    job.requeue_after = None
+    now, asked = ctl.now, job.end_time if job.end_time is not None else ctl.now
+    sig = died if died else SIGTERM
+    job.state = job.final_state
+    end_steps(job, now, sig)
+    step = batch_step(job.snapshot(), now, 0, sig)
+    if step is not None:
+        job.steps.append(step)
     if job.allocation is not None:
-        job.state = logged_as
-        job.end_time = now
-        # scontrol requeue and preemption: the batch step ends CANCELLED 0:15 (measured
-        # on 22.05.8)
-        sig = SIGTERM if logged_as in (JobState.REQUEUED, JobState.PREEMPTED) else SIGKILL
-        end_steps(job, now, sig)
-        step = batch_step(job.snapshot(), now, 0, sig)
-        if step is not None:
-            job.steps.append(step)
-        ctl.runner.kill(job.job_id, SIGKILL)
         ctl.nodes_mgr.release(job.job_id, job.allocation, now)
         ctl.running_ended(job)
-        ctl.record(job)
+    ctl.record(job)
+    _back_to_pending(ctl, job, job.final_state, asked, delay, hold)
+    ctl.kick()
+
+
+def _back_to_pending(ctl: Controller, job: Job, logged_as: JobState, asked: int, delay: int,
+                     hold: str | None) -> None:
+    """``_job_requeue_op``: the next attempt is submitted anew at ``asked``."""
     job.attempt = getattr(job, "attempt", 0) + 1
     job.state = JobState.PENDING
     job.allocation = None
@@ -336,12 +400,14 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
     job.steps = []
     job.restart_count += 1
     job.exit_code = job.signal = 0
-    job.submit_time = now  # _job_requeue_op: the next attempt is submitted anew
+    job.submit_time = asked  # _job_requeue_op: the next attempt is submitted anew
     job.eligible_time = None  # eligible again at its BeginTime (shown as EligibleTime)
     job.est_start = None
-    job.begin_time = now + delay + 1
+    job.begin_time = asked + delay + 1
     job.reason, job.reason_detail = Reason.BEGIN_TIME, ""
     ctl.requeued(job)
+    if hold is not None:
+        ctl.hold(job.job_id, user=hold == "user")
 
 
 def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool) -> None:
@@ -370,6 +436,7 @@ __all__ = [
     "arm_time_limit",
     "arm_warning",
     "body_ended",
+    "completed",
     "finish",
     "kill_on_nodes",
     "limit_check_phase",

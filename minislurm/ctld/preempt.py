@@ -14,8 +14,10 @@ cannot start otherwise.  As in Slurm 22.05:
   others keep running);
 * what happens to a victim follows its QOS's ``PreemptMode`` (or the cluster's):
   ``REQUEUE`` puts a requeueable batch job back to PENDING (the attempt is logged
-  PREEMPTED, its batch step CANCELLED 0:15, BeginTime 121 s on), ``CANCEL`` ends
-  it PREEMPTED with ExitCode 0:15 (``PreemptTime=`` in ``scontrol show job``).
+  PREEMPTED, BeginTime 121 s on), ``CANCEL`` ends it PREEMPTED with ExitCode 0:15
+  (``PreemptTime=`` in ``scontrol show job``); either way slurmd stops it like any
+  job (SIGTERM ``DUE TO PREEMPTION``, SIGKILL after KillWait: lifecycle.py), and the
+  job waits for its victims' nodes (reason Resources) without preempting more.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from minislurm.states import JobState
 
 from . import lifecycle
 from .job_mgr import Job
-from .runner import SIGKILL, SIGTERM
+from .runner import SIGTERM
 
 if TYPE_CHECKING:
     from .controller import Controller
@@ -53,6 +55,9 @@ def try_preempt(ctl: Controller, job: Job, allowed: BoolArray) -> Allocation | N
     victims_qos = set(getattr(qos, "preempt", ()) or ())
     if not victims_qos:
         return None
+    if any(j.state is JobState.COMPLETING and j.final_state is JobState.PREEMPTED
+           for j in ctl.running_jobs()):
+        return None  # victims are still stopping (KillWait): wait for their nodes
     cands = [j for j in ctl.running_jobs() if j.qos in victims_qos and j.allocation is not None
              and j.state is JobState.RUNNING and _mode(ctl, j) in ("REQUEUE", "CANCEL")]
     cands.sort(key=lambda j: j.job_id)  # job_list order: list_for_each(job_list, ...)
@@ -83,9 +88,7 @@ def try_preempt(ctl: Controller, job: Job, allowed: BoolArray) -> Allocation | N
         if _mode(ctl, victim) == "REQUEUE" and victim.requeue and victim.batch_flag:
             lifecycle.requeue(ctl, victim, JobState.PREEMPTED)
         else:
-            ctl.runner.kill(victim.job_id, SIGKILL)
-            victim.end_time = None
-            lifecycle.finish(ctl, victim, JobState.PREEMPTED, 0, SIGTERM)
+            lifecycle.terminate(ctl, victim, JobState.PREEMPTED, 0, SIGTERM)
     on_picked = allowed & np.isin(np.asarray(ctl.table.names), sorted(picked))
     res = select(job.request, ctl.table, on_picked)
     if not isinstance(res, Allocation):

@@ -117,6 +117,9 @@ class ProcessRunner:
         self.conf_path = conf_path
         self.before_launch: Callable[[], None] | None = None
         self.termination: Callable[[int], str | None] = lambda _job_id: None
+        #: seconds between a requeue/preemption and its SIGTERM (slurmctld's agent sends
+        #: the kill after replying, so a job requeueing itself sees scontrol succeed)
+        self.agent_delay = 0.25
         self._queued: dict[int, _Queued] = {}
         self._stepds: dict[int, StepdHandle] = {}
         self._interactive: dict[int, simpy.Event] = {}
