@@ -18,7 +18,7 @@ import numpy as np
 from minislurm.hostlist import compress
 from minislurm.job import Allocation
 from minislurm.select.cons_tres import config_mask, select
-from minislurm.select.table import BoolArray
+from minislurm.select.table import BoolArray, NodeTable
 from minislurm.states import Reason
 
 from .depend import NEVER, OK, evaluate
@@ -26,6 +26,9 @@ from .job_mgr import Job
 
 if TYPE_CHECKING:
     from .controller import Controller
+
+#: select_nodes' state_desc when the nodes a job needs are up but reserved.
+MAY_BE_RESERVED = "May be reserved for other job"
 
 
 class EligibilityMixin:
@@ -135,6 +138,21 @@ class EligibilityMixin:
         return self._why_not(job)
 
     def _why_not(self: Controller, job: Job) -> Reason:  # type: ignore[misc]
+        """The reason of a job that does not fit now, as 22.05.8's select_nodes gives it
+        (measured on the reference cluster, tests/test_fidelity_resv_reasons.py):
+
+        * a ``-w`` node DOWN/DRAINED: ``ReqNodeNotAvail, UnavailableNodes:<down nodes>``;
+          a ``-w`` node in another reservation: ``ReqNodeNotAvail, May be reserved for
+          other job``;
+        * fewer usable nodes than ``-N`` once down nodes and other reservations are left
+          out: ``Nodes required for job are DOWN, DRAINED or reserved for jobs in higher
+          priority partitions``;
+        * the job would not fit on those nodes even if they were idle (``-n13`` with one
+          of four 4-CPU nodes reserved or drained): ``ReqNodeNotAvail,
+          UnavailableNodes:<down and reserved nodes>`` when a node is down, else ``...,
+          May be reserved for other job``;
+        * otherwise ``Resources``.
+        """
         part = self.parts.get(job.partition)
         pmask = part.mask if part is not None else np.ones(len(self.table), np.bool_)
         down = pmask & ~self.table.usable
@@ -143,13 +161,43 @@ class EligibilityMixin:
             job.reason_detail = "UnavailableNodes:" + compress(
                 [self.table.names[i] for i in np.flatnonzero(down)])
             return Reason.REQ_NODE_NOT_AVAIL
+        reserved = self._reserved_for_others(job) & pmask
+        if req.req_nodes and reserved[list(req.req_nodes)].any():
+            job.reason_detail = MAY_BE_RESERVED
+            return Reason.REQ_NODE_NOT_AVAIL
         job.reason_detail = ""
-        fits = pmask & self.table.usable & config_mask(req, self.table)
+        avail = pmask & self.table.usable & ~reserved
         if req.exc_nodes:
-            fits[list(req.exc_nodes)] = False
-        if down.any() and int(fits.sum()) < req.node_count:
+            avail[list(req.exc_nodes)] = False
+        fits = avail if req.spread else avail & config_mask(req, self.table)
+        if (down.any() or reserved.any()) and int(fits.sum()) < req.node_count:
             return Reason.NODES_DOWN_DRAINED
+        if (down.any() or reserved.any()) and not job.reservation and not isinstance(
+            select(req, self._idle_table(), avail), Allocation
+        ):
+            if down.any():
+                job.reason_detail = "UnavailableNodes:" + compress(
+                    [self.table.names[i] for i in np.flatnonzero(down | reserved)])
+            else:
+                job.reason_detail = MAY_BE_RESERVED
+            return Reason.REQ_NODE_NOT_AVAIL
         return Reason.RESOURCES
+
+    def _reserved_for_others(self: Controller, job: Job) -> BoolArray:  # type: ignore[misc]
+        """Nodes of the reservations (other than the job's) in the job's way now."""
+        mask = np.zeros(len(self.table), np.bool_)
+        now, end = self.now, self.now + self.duration(job)
+        for resv in self.reservations_by_name.values():
+            if job.reservation != resv.name and resv.overlaps(now, end):  # type: ignore[attr-defined]
+                mask[list(resv.nodes)] = True  # type: ignore[attr-defined]
+        return mask
+
+    def _idle_table(self: Controller) -> NodeTable:  # type: ignore[misc]
+        """The nodes as they are configured, all idle (would the job ever fit?)."""
+        table: NodeTable | None = getattr(self, "_idle_nodes", None)
+        if table is None:
+            table = self._idle_nodes = NodeTable(self.table.shapes)
+        return table
 
     def _try_preempt(self: Controller, job: Job, allowed: BoolArray) -> Allocation | None:  # type: ignore[misc]
         from .preempt import try_preempt

@@ -1,0 +1,93 @@
+"""Why a job waits when nodes are reserved (or down), as 22.05.8's select_nodes says it,
+measured on the reference cluster (n[1-4], 4 CPUs each; debug MaxTime=1:00:00) and
+replayed there by the ``realslurm`` test below.
+
+* n1 in a reservation: ``-w n1`` waits with ``ReqNodeNotAvail, May be reserved for other
+  job``, ``-N4`` with ``Nodes required for job are DOWN, DRAINED or reserved for jobs in
+  higher priority partitions``, ``-n13`` (more CPUs than n[2-4] have) with
+  ``ReqNodeNotAvail, May be reserved for other job``; ``-N3 -t 5`` runs.  The same for a
+  reservation starting in 30 minutes and jobs of ``-t 1:00:00``;
+* n1 drained: ``-n13`` ``ReqNodeNotAvail, UnavailableNodes:n1``, ``-N4`` the long text;
+* n1 reserved and n2 drained: ``-w n1`` still ``May be reserved for other job``,
+  ``-n13`` and ``-n9`` ``ReqNodeNotAvail, UnavailableNodes:n[1-2]``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from captures import reference_cluster
+
+Run = Callable[[str], tuple[str, str, int]]
+
+RESV = ("scontrol create reservation reservationname=fwr starttime={start} duration=60 "
+        "nodes=n1 users=root")
+MAY = "ReqNodeNotAvail, May be reserved for other job"
+DOWN = ("Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority "
+        "partitions")
+
+CASES: list[tuple[list[str], list[tuple[str, str]], list[str]]] = [
+    ([RESV.format(start="now")],
+     [("fwa", "-w n1 -n1"), ("fwb", "-N4"), ("fwc", "-n13"), ("fwd", "-N3 -t 5")],
+     [MAY, DOWN, MAY, "None"]),
+    ([RESV.format(start="now+30minutes")],
+     [("fwa", "-w n1 -n1 -t 1:00:00"), ("fwb", "-N4 -t 1:00:00"), ("fwc", "-n13 -t 1:00:00")],
+     [MAY, DOWN, MAY]),
+    (["scontrol update nodename=n1 state=drain reason=fwr"],
+     [("fwa", "-n13"), ("fwb", "-N4")],
+     ["ReqNodeNotAvail, UnavailableNodes:n1", DOWN]),
+    ([RESV.format(start="now"), "scontrol update nodename=n2 state=drain reason=fwr"],
+     [("fwa", "-w n1 -n1"), ("fwb", "-n13"), ("fwc", "-n9")],
+     [MAY, "ReqNodeNotAvail, UnavailableNodes:n[1-2]",
+      "ReqNodeNotAvail, UnavailableNodes:n[1-2]"]),
+]
+
+
+def _cleanup(run: Run) -> None:
+    for name in ("fwa", "fwb", "fwc", "fwd"):
+        run(f"scancel -n {name}")
+    run("scontrol delete reservation=fwr")
+    run("scontrol update nodename=n[1-2] state=resume")
+
+
+def _case(run: Run, settle: Callable[[], None], setup: list[str],
+          jobs: list[tuple[str, str]]) -> list[str]:
+    for cmd in setup:
+        assert run(cmd)[2] == 0, cmd
+    for name, opts in jobs:
+        assert run(f"sbatch -J {name} {opts} --wrap 'sleep 100'")[2] == 0
+    settle()
+    return [run(f"squeue -h -n {name} -o %r")[0].strip() for name, _ in jobs]
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_reasons_with_reserved_nodes(tmp_path: Path, case: int) -> None:
+    c = reference_cluster(tmp_path)
+
+    def run(cmd: str) -> tuple[str, str, int]:
+        r = c.run(cmd)
+        return r.stdout, r.stderr, r.returncode
+
+    setup, jobs, want = CASES[case]
+    assert _case(run, lambda: c.advance(3), setup, jobs) == want
+
+
+@pytest.mark.realslurm
+def test_reasons_with_reserved_nodes_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    def run(cmd: str) -> tuple[str, str, int]:
+        r = real_slurm.run(cmd, cwd=tmp_path)
+        return r.stdout, r.stderr, r.rc
+
+    got, want = [], []
+    _cleanup(run)
+    try:
+        for setup, jobs, expected in CASES:
+            got.append(_case(run, lambda: time.sleep(3), setup, jobs))
+            want.append(expected)
+            _cleanup(run)
+    finally:
+        _cleanup(run)
+    assert got == want
