@@ -53,9 +53,9 @@ def _norm(text: str) -> str:
 
 
 def _resv_errors(run: Run, settle: Callable[[], None]) -> list[tuple[str, str, str, int]]:
-    """The error scenario; each step's (command, stdout, stderr, rc).  ``settle`` lets one
-    second pass after the submission (real Slurm shows the reason at once; minislurm's
-    embedded cluster only after its scheduler ran, see the report)."""
+    """The error scenario; each step's (command, stdout, stderr, rc).  ``settle`` runs
+    before squeue (real Slurm shows the ``Reservation`` reason at once, set when the job
+    is accepted; minislurm too: the embedded side does not settle)."""
     steps = [
         CREATE.format(name="fidA", start="now+1hour", nodes="n1"),
         CREATE.format(name="fidB", start="now+90minutes", nodes="n1"),
@@ -110,16 +110,16 @@ def test_reservation_errors_as_22_05(tmp_path: Path) -> None:
     """Errors and exit codes of create/delete reservation (expected values measured on
     real 22.05.8: overlap, duplicate name, bad node, start > 600 s ago, delete of an
     unknown reservation and of one in use)."""
-    c, run = _mini_run(tmp_path)
-    got = _resv_errors(run, lambda: c.advance(1))  # type: ignore[attr-defined]
+    _, run = _mini_run(tmp_path)
+    got = _resv_errors(run, lambda: None)
     assert [g[1:] for g in got] == RESV_ERRORS, got
 
 
 def test_busy_nodes_refuse_reservation(tmp_path: Path) -> None:
     """A job with a 10-minute limit on n4: a reservation of n4 starting now or in one
     minute is ``Requested nodes are busy``; at now+10minutes, or with IGNORE_JOBS, it is
-    created (measured on 22.05.8; its stdout also carries a two-line 'Note, unless
-    nodes are directly requested...' that scontrol prints, not modelled here)."""
+    created (measured on 22.05.8; scontrol's two-line 'Note, unless nodes are directly
+    requested...' on stdout is checked in test_fidelity_resv_cli.py)."""
     c, run = _mini_run(tmp_path)
     assert run("sbatch -J fidbusy -w n4 -n1 -t 10 --wrap 'sleep 300'")[2] == 0
     c.advance(2)  # type: ignore[attr-defined]
