@@ -48,7 +48,7 @@ class EligibilityMixin:
                 return Reason.DEPENDENCY
         if job.begin_time is not None and job.begin_time > self.now:
             return Reason.BEGIN_TIME
-        if job.eligible_time is None:
+        if job._eligible_time is None:  # (the property's getter, inline: every pass)
             job.eligible_time = self.now
         if job.static_reason is not None:
             return job.static_reason

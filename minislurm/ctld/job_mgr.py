@@ -457,7 +457,8 @@ class PriorityView:
         self.state = job.state
         self.submit_time = job.submit_time
         self.begin_time = job.begin_time
-        eligible = job.accrue_or_eligible()
+        acc = job.accrue_time  # accrue_or_eligible(), inline (every PriorityCalcPeriod)
+        eligible = acc if acc is not None else job._eligible_time
         if eligible is None and job.state is JobState.PENDING and job.hold is None and (
             not job.dependency and job.begin_time is not None
         ):

@@ -78,7 +78,9 @@ class ResourceRequest:
             cpus = self.ntasks_per_node * self.cpus_per_task
         else:
             cpus = max(-(-self.ntasks // max(nodes, 1)), 1) * self.cpus_per_task
-        return max(cpus, self.min_cpus_per_node)
+        if self.cpus_per_gpu:  # min_cpus_per_node, inline (select's hot path)
+            cpus = max(cpus, self.gpus_per_node * self.cpus_per_gpu)
+        return cpus
 
     @property
     def min_cpus_per_node(self) -> int:
