@@ -33,7 +33,7 @@ def test_cancel_one_pending_task() -> None:
     ctl.cancel(arr, task=2)
     ctl.run()
     states = {r.array_task_id: r.state for r in ctl.accounting() if r.array_job_id == arr}
-    assert states[2] is JobState.CANCELLED
+    assert 2 not in states  # a pending index just leaves the array (22.05.8: no record)
     assert states[0] is states[1] is states[3] is JobState.COMPLETED
 
 

@@ -62,9 +62,10 @@ class AdminMixin:
                     return
             meta = self._jobs.get(job.array_job_id)
             if meta is not None and task in meta.array_pending and len(meta.array_pending) > 1:
-                one = meta.split_task_index(task, self.next_job_id())
-                self.register(one)
-                self._cancel_pending(one, uid)
+                # a task not split off yet only leaves the array's bitmap: no job record,
+                # no job id, no sacct row; `scontrol show job 1_5` then says it is not
+                # found (measured on 22.05.8)
+                meta.array_pending.remove(task)
                 return
             if job.array_task_id != task and not job.array_pending:
                 return
