@@ -207,7 +207,7 @@ def check_request(
     # --- node configuration: could any node host one node's share? -------------
     one = ResourceRequest(
         ntasks=1 if spread else req.ntasks, cpus_per_task=cpt, ntasks_per_node=req.ntasks_per_node,
-        min_nodes=req.node_count, mem_per_node=mem_per_node,
+        min_nodes=max(req.node_count, opts.nodes_max or 0), mem_per_node=mem_per_node,
         mem_per_cpu=mem_per_cpu, gpus_per_node=per_node_gpu, gpu_type=gtype,
         gpus_per_task=per_task_gpu, cpus_per_gpu=0 if gpus_per_job else req.cpus_per_gpu,
     )  # fmt: skip
@@ -216,9 +216,15 @@ def check_request(
     # the CPUs --cpus-per-gpu adds fail as a node configuration only (measured:
     # --gres=gpu:2 --cpus-per-gpu=3 on 4-CPU nodes)
     plain = replace(one, cpus_per_gpu=0, cpus_per_task=task_cpt)
-    task_cpus = plain.cpus_on_node(plain.node_count)
+    most = max(plain.node_count, opts.nodes_max or 0)  # -N1-3: the tasks may use 3 nodes
+    task_cpus = plain.cpus_on_node(most)
     if not (usable & (table.cpus >= task_cpus)).any():
-        raise reject(prog, NODE_CONFIG, "CPU count per node can not be satisfied")
+        # measured: only a per-node need (-c5, --ntasks-per-node=5) says why; -N1 -n6 or
+        # -N1-2 -n9 on 4-CPU nodes is the node configuration alone
+        per_node = plain.cpus_on_node(plain.ntasks) if plain.ntasks_per_node is None else task_cpus
+        why = ("CPU count per node can not be satisfied",) if not (
+            usable & (table.cpus >= per_node)).any() else ()
+        raise reject(prog, NODE_CONFIG, *why)
     mem_ok = usable & (table.mem >= one.mem_on_node(task_cpus, 0))
     if mem_per_node != 0 and not mem_ok.any():
         raise reject(prog, NODE_CONFIG, "Memory specification can not be satisfied")
