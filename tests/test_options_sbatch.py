@@ -103,11 +103,20 @@ def test_distributions(dist: str) -> None:
     assert sbatch(f"-m{dist}").options.distribution == dist
 
 
-@pytest.mark.parametrize("dist", ["random", "plane", "plane=0", "block:block:block:block",
+@pytest.mark.parametrize("dist", ["random", "block:block:block:block",
                                   "block,maybe", "arbitrary:cyclic:foo"])
 def test_bad_distributions(dist: str) -> None:
     assert error(f"--distribution={dist}") == (
         255, "sbatch: error: Invalid --distribution specification")
+
+
+@pytest.mark.parametrize("dist", ["plane", "plane=0", "plane=3:cyclic"])
+def test_bad_plane_sizes(dist: str) -> None:
+    """A plane without a valid size says so first (measured on 22.05.8;
+    tests/test_fidelity_plane.py)."""
+    assert error(f"--distribution={dist}") == (
+        255, "sbatch: error: Invalid plane size or size not specified\n"
+        "sbatch: error: Invalid --distribution specification")
 
 
 # --- time ------------------------------------------------------------------------

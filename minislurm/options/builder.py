@@ -9,6 +9,7 @@ directives, environment variables, command line) overwrite it in turn;
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any, NoReturn
 
@@ -25,10 +26,14 @@ SCRIPT = "script"
 class OptionBuilder:
     """Collects option values for one ``sbatch``/``srun``/``salloc`` call."""
 
-    def __init__(self, prog: str, *, cwd: str, now: int) -> None:
+    def __init__(self, prog: str, *, cwd: str, now: int,
+                 env: Mapping[str, str] | None = None) -> None:
         self.prog = prog
         self.cwd = cwd
         self.now = now
+        #: the command's environment, for the options that read it (getenv in slurm_opt.c:
+        #: ``-m plane`` takes its size from SLURM_DIST_PLANESIZE)
+        self.env: Mapping[str, str] = env or {}
         self.source = CLI
         self.values: dict[str, Any] = {}
         self.origin: dict[str, str] = {}

@@ -150,7 +150,7 @@ def parse_sbatch(
     """
     now = int(time.time()) if now is None else now
     specs = by_key(PROG)
-    b = OptionBuilder(PROG, cwd=cwd, now=now)
+    b = OptionBuilder(PROG, cwd=cwd, now=now, env=env)
 
     # 1. first pass
     parsed, optind = run_getopt(argv, PROG, PROG)

@@ -101,6 +101,29 @@ def set_checked(name: str, check: Callable[[str], object], field: str | None = N
 
 # --- special setters ----------------------------------------------------------
 
+def set_distribution(b: OptionBuilder, arg: str | None) -> None:
+    """``-m``/``--distribution`` (``verify_dist_type``): a plane without ``=size`` takes
+    its size from ``SLURM_DIST_PLANESIZE``; a plane with no valid size (or with a
+    second level) is "Invalid plane size or size not specified" first (measured on
+    22.05.8 for srun, sbatch and salloc, exit 255)."""
+    text = arg or ""
+    first = text.partition(",")[0].split(":")[0]
+    if first.lower().startswith("plane"):
+        if first.lower() == "plane" and first == text.partition(",")[0]:
+            size = b.env.get("SLURM_DIST_PLANESIZE", "")
+            if size.isdigit() and int(size) > 0:
+                text = f"plane={int(size)}" + text[len(first):]
+        try:
+            V.verify_dist_type(text)
+        except OptionError as e:
+            b.fail(f"Invalid plane size or size not specified\n{b.prog}: error: {e.message}")
+    try:
+        V.verify_dist_type(text)
+    except OptionError as e:
+        b.fail(e.message)
+    b.set("distribution", text)
+
+
 def set_time(field: str, flag: str, name: str) -> Setter:
     def setter(b: OptionBuilder, arg: str | None) -> None:
         try:

@@ -30,7 +30,7 @@ from minislurm.options.table import by_key
 
 def _parse(command: str, argv: Sequence[str], env: Mapping[str, str], cwd: str,
            now: int | None) -> tuple[OptionBuilder, tuple[str, ...]]:
-    b = OptionBuilder(command, cwd=cwd, now=int(time.time()) if now is None else now)
+    b = OptionBuilder(command, cwd=cwd, now=int(time.time()) if now is None else now, env=env)
     specs = by_key(command)
     parsed, optind = run_getopt(argv, command, command)
     # --help/--usage/--version act before anything else (srun's early pass)
