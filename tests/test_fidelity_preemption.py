@@ -210,3 +210,19 @@ def test_preemption_on_real_slurm(preempt_slurm: tuple[object, str]) -> None:
             time.sleep(0.5)
 
     _check(_observe(run, wait), mode, real=True)
+
+
+def test_squeue_preempt_time_of_a_cancelled_victim(tmp_path: Path) -> None:
+    """``squeue -O PreemptTime`` (``preempt_time``): N/A until a job is preempted, then
+    the time, as ``scontrol show job``'s ``PreemptTime=``."""
+    cluster = _mini(tmp_path, "CANCEL")
+    for _ in range(4):
+        cluster.run("sbatch --qos=scavenger -n4 --wrap 'sleep 300'")
+    cluster.advance(2)
+    assert cluster.run("squeue -h -j 1 -O PreemptTime").stdout.split() == ["N/A"]
+    cluster.run("sbatch --qos=normal -n4 --wrap 'sleep 300'")
+    cluster.advance(1)
+    shown = cluster.run("scontrol show job 1").stdout
+    when = _field(shown, "PreemptTime")
+    assert when is not None and when != "None"
+    assert cluster.run("squeue -h -t all -j 1 -O PreemptTime").stdout.split() == [when]

@@ -308,7 +308,7 @@ _LONG_ONLY: dict[str, tuple[str, _Value, bool]] = {
     "origin": ("ORIGIN", lambda j, n: "NA", True),
     "originraw": ("ORIGIN_RAW", lambda j, n: "NA", True),
     "pendingtime": ("PENDING_TIME", _pending_time, True),
-    "preempttime": ("PREEMPT_TIME", _NA, True),
+    "preempttime": ("PREEMPT_TIME", lambda j, n: _time_or_na(j.preempt_time), True),
     "prefer": ("PREFER", _NULL, True),
     "profile": ("PROFILE", lambda j, n: "NotSet", True),
     "reboot": ("REBOOT", _ZERO, True),
