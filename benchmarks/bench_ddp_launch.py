@@ -39,6 +39,13 @@ torchrun 6.42 s, srun 5.51 s, srun-m 5.37 s (srun 0.86x torchrun, 1.00x bare); 7
 each, bare 5.34 s, torchrun 6.28 s, srun 5.44 s (0.87x torchrun, 1.02x bare).  So srun
 costs what the bare launcher costs; against torchrun it lands where bare does, which
 on a quiet machine is 0.85-0.86x rather than the ~0.8x the target was set from.
+2026-12-04, 9 runs each on a quiet machine (load < 0.7 at the start, ``import torch``
+2.0 s): bare 6.17 s, torchrun 7.17 s, srun 6.12 s -- srun 0.85x torchrun, 0.99x bare
+(both targets met); the same day beside other work: 0.81x / 1.03x (5 runs), 0.82x /
+1.07x (7), 0.86x / 1.09x (9).  srun's own cost, timed directly with 4 tasks of
+``python -S -c pass``: 0.12-0.17 s against 0.07-0.10 s for the bare launcher (about
+60 ms, 1 % of a run); a standalone ``srun -N1`` on a local node starts the tasks as its
+own children, as the bare launcher does, so what remains between them is noise.
 
 Another launcher is one ``--launcher NAME=TEMPLATE`` (or one entry in
 :data:`LAUNCHERS`): the template is split like a shell command line after

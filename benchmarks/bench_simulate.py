@@ -20,7 +20,13 @@ bf_max_job_test reservations, so time grows much faster than the jobs (x206 for 
 bf_resolution=60, 1.4-2.1 s at 4320/1, 0.8-1.2 s at 30/3600.  Targets NOT met.  The
 priority recalculation and the reservation path were made cheaper this day with the
 same schedules (digests of 8 simulations unchanged): 8-18 % less CPU for the what-if,
-interleaved against the previous commit in one run.
+interleaved against the previous commit in one run.  2026-12-04 (quiet machine): 2,000
+jobs 0.9 s, 5,000 jobs 13.5 s (x14.7 for x2.5 jobs: the queue deepens); what-if 1.23 s
+(1440/60), 1.40 s (4320/1), 0.71 s (30/3600).  The day's fidelity work kept the schedules
+(same digests) and, after one fix, the what-if's speed (1.05 s vs 1.18 s at its start,
+interleaved).  Rescaling lesson 6's workload to 90 % of the cluster's GPUs does not make
+it cheap either (0.76-0.93 s): the cost follows the simulated span (one
+PriorityCalcPeriod pass every 5 minutes) and the events, not the overload.
 """
 
 from __future__ import annotations
