@@ -191,7 +191,7 @@ def test_state_flags_and_the_list_of_valid_states(mini: Run) -> None:
 #: Commands whose outputs do not depend on timing: replayed on both sides.
 REPLAYED = (LETTERS, 'squeue -o "%.1Y|%.1j|%2k|%.2k|%6k|%.1n|%2Y|%.1l"',
             ODD, 'squeue -O nosuch', 'squeue -o ""', 'squeue -O ""',
-            'squeue -O "JobID:.4,tres-alloc:.30,MaxCPUs:4,Profile:7,exit_code:3,Cluster:5,'
+            'squeue -O "JobID:.6,tres-alloc:.30,MaxCPUs:4,Profile:7,exit_code:3,Cluster:5,'
             'SiblingsViableRaw:.5,ResizeTime:.2|,tres-per-job:.11,Network:5" -n run1,run2,arr',
             'squeue -h -O "tres-alloc:40,MaxNodes:4" -n bigpendingname',
             "squeue -t SO,requeue_fed", "squeue -t BOGUS")
