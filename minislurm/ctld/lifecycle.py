@@ -269,23 +269,36 @@ def _enforce_limit(ctl: Controller, job: Job, attempt: int) -> None:
     job.reason = Reason.TIME_LIMIT
 
 
-def terminate(ctl: Controller, job: Job, final: JobState, code: int, sig: int) -> None:
-    """Kill a running attempt: COMPLETING until the body is gone (at most KillWait)."""
+def terminate(ctl: Controller, job: Job, final: JobState, code: int, sig: int, *,
+              latency: float = 0.0) -> None:
+    """Kill a running attempt: COMPLETING until the body is gone (at most KillWait).
+
+    ``latency``: seconds before the SIGTERM goes out (slurmctld's agent signals the
+    job after answering the request that asked for it).
+    """
     job.state = JobState.COMPLETING
     job.final_state = final
     job.exit_code, job.signal = code, sig
     job.end_time = ctl.now
     attempt = job.attempt
-    ctl.runner.kill(job.job_id, SIGTERM)
-    if job.state is JobState.COMPLETING and job.attempt == attempt:
 
-        def force(_ev: object) -> None:
-            if job.attempt == attempt and job.state is JobState.COMPLETING:
-                ctl.runner.kill(job.job_id, SIGKILL)
-                if job.state is JobState.COMPLETING and job.attempt == attempt:
-                    completed(ctl, job)
+    def force(_ev: object) -> None:
+        if job.attempt == attempt and job.state is JobState.COMPLETING:
+            ctl.runner.kill(job.job_id, SIGKILL)
+            if job.state is JobState.COMPLETING and job.attempt == attempt:
+                completed(ctl, job, SIGKILL)
 
-        ctl.env.timeout(max(ctl.kill_wait, 0)).callbacks.append(force)
+    def deliver(_ev: object = None) -> None:
+        if job.attempt != attempt or job.state is not JobState.COMPLETING:
+            return
+        ctl.runner.kill(job.job_id, SIGTERM)
+        if job.state is JobState.COMPLETING and job.attempt == attempt:
+            ctl.env.timeout(max(ctl.kill_wait, 0)).callbacks.append(force)
+
+    if latency > 0:
+        ctl.env.timeout(latency).callbacks.append(deliver)
+    else:
+        deliver()
 
 
 def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> None:
@@ -336,33 +349,11 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
             ctl.record(job)
         _back_to_pending(ctl, job, logged_as, now, delay, hold)
         return
-    job.state = JobState.COMPLETING
-    job.final_state = logged_as
-    job.requeue_after = (delay, hold)
-    job.exit_code, job.signal = 0, 0
-    job.end_time = ctl.now
-    attempt = job.attempt
-
-    def force(_ev: object) -> None:
-        if job.attempt == attempt and job.state is JobState.COMPLETING:
-            ctl.runner.kill(job.job_id, SIGKILL)
-            if job.state is JobState.COMPLETING and job.attempt == attempt:
-                completed(ctl, job, SIGKILL)
-
-    def deliver(_ev: object = None) -> None:
-        if job.attempt != attempt or job.state is not JobState.COMPLETING:
-            return
-        ctl.runner.kill(job.job_id, SIGTERM)
-        if job.state is JobState.COMPLETING and job.attempt == attempt:
-            ctl.env.timeout(max(ctl.kill_wait, 0)).callbacks.append(force)
-
-    # slurmctld's agent signals the job after answering the request: a job that runs
-    # `scontrol requeue $SLURM_JOB_ID` itself (submitit) sees the command succeed first.
-    latency = float(getattr(ctl.runner, "agent_delay", 0.0))
-    if latency > 0:
-        ctl.env.timeout(latency).callbacks.append(deliver)
-    else:
-        deliver()
+    job.requeue_after = (delay, hold)  # `completed` puts it back to PENDING
+    # the SIGTERM follows the reply: a job that runs `scontrol requeue $SLURM_JOB_ID`
+    # itself (submitit) sees the command succeed first
+    terminate(ctl, job, logged_as, 0, 0,
+              latency=float(getattr(ctl.runner, "agent_delay", 0.0)))
 
 
 def completed(ctl: Controller, job: Job, died: int | None = None) -> None:

@@ -216,8 +216,7 @@ def check_request(
     # the CPUs --cpus-per-gpu adds fail as a node configuration only (measured:
     # --gres=gpu:2 --cpus-per-gpu=3 on 4-CPU nodes)
     plain = replace(one, cpus_per_gpu=0, cpus_per_task=task_cpt)
-    most = max(plain.node_count, opts.nodes_max or 0)  # -N1-3: the tasks may use 3 nodes
-    task_cpus = plain.cpus_on_node(most)
+    task_cpus = plain.cpus_on_node(plain.node_count)  # -N1-3: the tasks may use 3 nodes
     if not (usable & (table.cpus >= task_cpus)).any():
         # measured: only a per-node need (-c5, --ntasks-per-node=5) says why; -N1 -n6 or
         # -N1-2 -n9 on 4-CPU nodes is the node configuration alone

@@ -118,23 +118,6 @@ def _flag_is_set(value: str) -> bool:
         return False
 
 
-def _plane_size_from_env(value: str, env: Mapping[str, str]) -> str:
-    """``-m plane`` without ``=size`` takes the size from ``SLURM_DIST_PLANESIZE``
-    (``_parse_plane_dist``): a job submitted with ``-m plane=2`` exports
-    ``SLURM_DISTRIBUTION=plane`` and ``SLURM_DIST_PLANESIZE=2``, which an srun
-    inside reads back as ``plane=2`` (measured on 22.05.8).
-
-    >>> _plane_size_from_env("plane", {"SLURM_DIST_PLANESIZE": "2"})
-    'plane=2'
-    >>> _plane_size_from_env("block", {"SLURM_DIST_PLANESIZE": "2"})
-    'block'
-    """
-    size = env.get("SLURM_DIST_PLANESIZE", "")
-    if value.strip().lower() == "plane" and size:
-        return f"plane={size}"
-    return value
-
-
 def apply_env(b: OptionBuilder, command: str, env: Mapping[str, str]) -> None:
     """Process ``command``'s input environment variables into ``b``."""
     specs: dict[str, OptionSpec] = by_key(command)
@@ -157,8 +140,6 @@ def apply_env(b: OptionBuilder, command: str, env: Mapping[str, str]) -> None:
                     value = env[var] if env[var] not in ("", "yes") else None
             elif spec.has_arg is HasArg.OPTIONAL and value == "":
                 value = None
-            if key == "m" and value is not None:
-                value = _plane_size_from_env(value, env)
             spec.setter(b, value)
     finally:
         b.source = previous

@@ -107,20 +107,17 @@ def set_distribution(b: OptionBuilder, arg: str | None) -> None:
     second level) is "Invalid plane size or size not specified" first (measured on
     22.05.8 for srun, sbatch and salloc, exit 255)."""
     text = arg or ""
-    first = text.partition(",")[0].split(":")[0]
-    if first.lower().startswith("plane"):
-        if first.lower() == "plane" and first == text.partition(",")[0]:
-            size = b.env.get("SLURM_DIST_PLANESIZE", "")
-            if size.isdigit() and int(size) > 0:
-                text = f"plane={int(size)}" + text[len(first):]
-        try:
-            V.verify_dist_type(text)
-        except OptionError as e:
-            b.fail(f"Invalid plane size or size not specified\n{b.prog}: error: {e.message}")
+    levels = text.partition(",")[0]
+    plane = levels.split(":")[0].lower().startswith("plane")
+    if levels.lower() == "plane":  # -m plane, or SLURM_DISTRIBUTION=plane of a plane job
+        size = b.env.get("SLURM_DIST_PLANESIZE", "")
+        if size.isdigit() and int(size) > 0:
+            text = f"plane={int(size)}" + text[len(levels):]
     try:
         V.verify_dist_type(text)
     except OptionError as e:
-        b.fail(e.message)
+        why = f"Invalid plane size or size not specified\n{b.prog}: error: " if plane else ""
+        b.fail(why + e.message)
     b.set("distribution", text)
 
 
