@@ -194,10 +194,6 @@ class Job:
             return  # the throttle still holds the remainder: not eligible yet
         self._eligible_time = value
 
-    def accrue_or_eligible(self) -> int | None:
-        """The time the job accrues age from: `accrue_time`, else its eligible time."""
-        return self.accrue_time if self.accrue_time is not None else self.eligible_time
-
     # ---- arrays ------------------------------------------------------------
     @property
     def is_array_meta(self) -> bool:
@@ -457,7 +453,7 @@ class PriorityView:
         self.state = job.state
         self.submit_time = job.submit_time
         self.begin_time = job.begin_time
-        acc = job.accrue_time  # accrue_or_eligible(), inline (every PriorityCalcPeriod)
+        acc = job.accrue_time  # age accrues from accrue_time, else the eligible time
         eligible = acc if acc is not None else job._eligible_time
         if eligible is None and job.state is JobState.PENDING and job.hold is None and (
             not job.dependency and job.begin_time is not None
