@@ -212,6 +212,11 @@ class Slurmctld:
             self.driver.wait(lambda: self._state(job_id) != "PENDING",
                              float(request.get("timeout", 1.0)))
             return {"state": self.driver.call(lambda: self._state(job_id))}
+        if op == "step_wait":  # a busy srun waits for a step of its job to end
+            job_id, ended = int(request["job_id"]), int(request["ended"])
+            over = self.driver.wait(lambda: self.steps.waiting_over(job_id, ended),
+                                    float(request.get("timeout", 1.0)))
+            return {"over": bool(over)}
         handler = {"allocate": self.steps.allocate, "step_create": self.steps.create,
                    "step_pids": self.steps.pids, "step_complete": self.steps.complete,
                    "allocation_complete": self.steps.allocation_complete,

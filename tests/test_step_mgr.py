@@ -102,7 +102,7 @@ def test_the_plan_is_a_pure_function() -> None:
 @pytest.mark.parametrize(("argv", "why"), [
     (("-n5",), "More processors requested than permitted"),
     (("-n1", "-c3"), "More processors requested than permitted"),
-    (("--gpus-per-node=3",), "Requested node configuration is not available"),
+    (("--gpus-per-node=3",), "Invalid generic resource (gres) specification"),
 ])
 def test_a_step_bigger_than_the_allocation_is_refused_with_sruns_words(
     argv: tuple[str, ...], why: str,

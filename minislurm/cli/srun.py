@@ -14,7 +14,12 @@ code 3``.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import signal
+import socket
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +31,14 @@ from minislurm.cli.transport import socket_path
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.hostlist import compress
 from minislurm.options.srun import parse_srun
-from minislurm.slurmd.launch import StepIdentity, TaskResult, TaskSpec, launch_step, launcher_socket
+from minislurm.slurmd.launch import (
+    RunningStep,
+    StepIdentity,
+    TaskResult,
+    TaskSpec,
+    launch_step,
+    launcher_socket,
+)
 from minislurm.slurmd.stdio import StdioSpec
 from minislurm.slurmd.tasks import node_hostname
 
@@ -113,12 +125,104 @@ def _allocate(sock: Path, ctx: Context, argv: Sequence[str]) -> int | None:
     return job_id
 
 
+def _create_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside: bool,
+                 port: int) -> dict[str, Any] | None:
+    """``launch_common_create_job_step``: ask for the step until slurmctld gives it.
+
+    While the job's running steps hold what the step needs, slurmctld answers busy
+    and srun waits for one of them to end (or ``MAX(60, SlurmctldTimeout)`` s plus
+    pid % 10; 60 here), then says so and asks again, as 22.05.8 does; a signal
+    meanwhile gives the step up (None, after srun's two lines).
+    """
+    waits = 0
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+    old: dict[signal.Signals, Any] = {}
+    try:
+        while True:
+            plan = _request(sock, "step_create", job_id=job_id, argv=list(argv),
+                            env=dict(ctx.env), cwd=ctx.cwd, launcher_port=port, inside=inside)
+            if "busy" not in plan:
+                if waits:
+                    ctx.err(f"{PROG}: Step created for job {job_id}")
+                return plan
+            if not waits:
+                old = {s: signal.signal(s, _interrupt) for s in signals}
+            # step_ctx_create_timeout: the answer comes after the wait, so the line
+            # shows when a step ended (measured: after the busy step's output)
+            deadline = time.monotonic() + STEP_WAIT + os.getpid() % 10
+            while time.monotonic() < deadline and not _request(
+                    sock, "step_wait", job_id=job_id, ended=plan["ended"], timeout=1.0)["over"]:
+                pass
+            how = "still" if waits else "temporarily"
+            ctx.err(f"{PROG}: Job {job_id} step creation {how} disabled, retrying "
+                    f"({plan['busy']})")
+            waits += 1
+    except _Interrupted as exc:
+        ctx.err(f"{PROG}: Cancelled pending job step with signal {exc.args[0]}")
+        ctx.err(f"{PROG}: error: Unable to create step for job {job_id}: "
+                "Job/step already completing or completed")
+        return None
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+#: Signals srun handles while its step runs (the rest keep their default action).
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCONT,
+             signal.SIGUSR1, signal.SIGUSR2)
+
+
+def _forward_signal(ctx: Context, running: RunningStep, signum: int) -> None:
+    """srun's ``_forward_signal``: SIGTERM/SIGHUP (and SIGQUIT, after ``Quit``) end the
+    step at once with SIGKILL, SIGCONT is only reported, others go to every task."""
+    if signum == signal.SIGCONT:
+        ctx.err(f"{PROG}: got SIGCONT")
+    elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        if signum == signal.SIGQUIT:
+            ctx.err(f"{PROG}: Quit")
+        ctx.err(f"{PROG}: forcing job termination")
+        running.signal(signal.SIGKILL)
+    else:
+        running.signal(signum)
+
+
+def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -> None:
+    """srun's message port: slurmctld ends the job (scancel, time limit, requeue...).
+
+    srun says it waits KillWait + 2 s, the step's slurmstepd writes its ``*** STEP
+    ... CANCELLED AT`` line and stops the tasks (SIGCONT, SIGTERM, SIGKILL after
+    KillWait), as real 22.05.8 does for a batch job's step and a standalone srun.
+    """
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return  # the step is over: run_step closed the port
+        with conn:
+            try:
+                message = json.loads(conn.makefile("rb").readline(rpc.MAX_MESSAGE) or b"{}")
+            except (OSError, ValueError):
+                continue
+            if message.get("op") == "abort":
+                ctx.err(f"{PROG}: Job step aborted: Waiting up to "
+                        f"{int(running.kill_wait) + 2} seconds for job step to finish.")
+                running.terminate(message.get("reason") or None)
+            with contextlib.suppress(OSError):
+                conn.sendall(b"{}\n")
+
+
+#: srun's wait for a busy step before it asks again (``MAX(60, SlurmctldTimeout)``, s).
+STEP_WAIT = 60
+
+
 def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside: bool) -> int:
     """Create the step, run its tasks here, report how they ended."""
     listener = launcher_socket()
+    old: dict[int, Any] = {}
     try:
-        plan = _request(sock, "step_create", job_id=job_id, argv=list(argv), env=dict(ctx.env),
-                        cwd=ctx.cwd, launcher_port=listener.getsockname()[1], inside=inside)
+        plan = _create_step(sock, ctx, argv, job_id, inside, listener.getsockname()[1])
+        if plan is None:
+            return 1
         tasks = [TaskSpec(t["task_id"], t["node"], t["node_index"], tuple(t["argv"]),
                           t["env"], t["cwd"]) for t in plan["tasks"]]
         identity = StepIdentity(**plan["identity"])
@@ -127,26 +231,29 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
                               kill_wait=float(plan["kill_wait"]),
                               stdin_fd=0 if plan.get("stdin_all") else None,
                               hostname_of=node_hostname)
+        # srun's signal handling lasts until it exits: a job's end sends the batch
+        # shell's process group SIGCONT + SIGTERM, often just after the step ended
+        old = {s: signal.signal(s, lambda signum, _f: _forward_signal(ctx, running, signum))
+               for s in FORWARDED}
         step = {"job_id": job_id, "step_id": plan["step_id"]}
-        _request(sock, "step_pids", **step, pids=list(running.pids.values()))
-
-        def forward(signum: int, _frame: object) -> None:
-            running.signal(signum)
-
-        old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            results = running.wait()
-        finally:
-            for s, handler in old.items():
-                signal.signal(s, handler)
-        _request(sock, "step_complete", **step, start=started, end=time.time(),
+        _request(sock, "step_pids", **step, pids=list(running.pids.values()),
+                 port=listener.getsockname()[1])
+        threading.Thread(target=_serve_aborts, args=(listener, ctx, running),
+                         daemon=True).start()
+        results = running.wait()
+        ended = time.time()
+        for line in failure_lines(results):  # as the tasks' exit messages come in
+            ctx.err(line)
+        _request(sock, "step_complete", **step, start=started, end=ended,
                  results=[{"task_id": r.task_id, "node": r.node, "exit_code": r.exit_code,
                            "signal": r.signal} for r in results])
+        return step_exit_code(results)
     finally:
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes _serve_aborts' accept
         listener.close()
-    for line in failure_lines(results):
-        ctx.err(line)
-    return step_exit_code(results)
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
 def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:

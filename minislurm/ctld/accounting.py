@@ -87,7 +87,8 @@ class Accounting:
         for i in range(len(self.attempts) - 1, -1, -1):
             rec = self.attempts[i]
             if rec.job_id == job_id:
-                if rec.start_time is not None and step not in rec.steps:
+                if rec.start_time is not None and all(s.step_id != step.step_id
+                                                      for s in rec.steps):
                     self.attempts[i] = replace(rec, steps=(*rec.steps, step))
                 return
 

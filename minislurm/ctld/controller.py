@@ -304,10 +304,21 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         recorded (the job ended first) is added to that attempt's accounting record.
         """
         job = self._jobs[job_id]
+        if any(s.step_id == step.step_id and s.state is not JobState.RUNNING
+               for s in job.steps):
+            return  # the job's end already closed it (CANCELLED with the job's signal)
         if job.state is not JobState.PENDING:  # a requeued job's steps were its last attempt's
+            job.steps[:] = [s for s in job.steps  # it replaces the step's RUNNING record
+                            if s.step_id != step.step_id]
             job.steps.append(step)
         if job.state.is_terminal or job.state is JobState.PENDING:
             self.accounting_store.add_step(job_id, step)
+
+    def step_started(self, job_id: int, step: StepRecord) -> None:
+        """An srun step runs (``squeue -s`` and sacct show it ``RUNNING``)."""
+        job = self._jobs[job_id]
+        if job.state is JobState.RUNNING:
+            job.steps.append(step)
 
     def job_ended(self, job: Job) -> None:
         if job.state.is_terminal:

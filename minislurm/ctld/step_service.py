@@ -7,15 +7,18 @@ node, builds every task's environment (`minislurm.slurmd.stepd.step_tasks`);
 srun starts the tasks itself, tells which process groups they are in
 (``pids``) so that a cancel, a time limit or a node failure reaches them,
 and reports how they ended (``complete``), which sacct shows as the step.
+What each running step holds of its job is kept here: a step that does not fit
+beside them is answered ``busy`` and srun waits (``ended``) for a step to end.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from minislurm.config import SlurmConfig
 from minislurm.ctld.controller import Controller
-from minislurm.ctld.step_mgr import plan_step
+from minislurm.ctld.step_mgr import NODES_BUSY, StepBusy, StepIdUsed, StepUse, plan_step
 from minislurm.errors import SlurmError
 from minislurm.hostlist import compress
 from minislurm.job import StepRecord
@@ -36,6 +39,10 @@ class StepService:
         self.config = config
         self._next_step: dict[int, int] = {}
         self._open: dict[tuple[int, int], dict[str, Any]] = {}
+        # (job id, attempt) -> step id -> node -> what the step holds there
+        self._holds: dict[tuple[int, int], dict[int, dict[str, StepUse]]] = {}
+        self._ended: dict[int, int] = {}  # steps ended per job (srun's busy wait)
+        self._memory = "memory" in config.select_type_parameters.lower()
 
     def allocate(self, req: dict[str, Any]) -> dict[str, Any]:
         """srun/salloc without a job: submit one that holds its nodes until released."""
@@ -78,9 +85,26 @@ class StepService:
         cwd = str(req.get("cwd") or job.work_dir or "/")
         inv = parse_srun(list(req["argv"]), env=env, cwd=cwd)
         step_id = self._next_step.get(job_id, 0)
-        plan = plan_step(job_id, allocation, inv.options, step_id, job=body.options)
-        self._next_step[job_id] = step_id + 1
         opts = inv.options
+        if not self._memory:  # SelectTypeParameters without memory: steps need none
+            opts = dataclasses.replace(opts, mem_mb=None, mem_per_cpu_mb=None)
+        attempt = (job_id, job.restart_count)
+        for old in [a for a in self._holds if a[0] == job_id and a != attempt]:
+            del self._holds[old]  # an earlier attempt's steps
+        holds = self._holds.setdefault(attempt, {})
+        in_use: dict[str, StepUse] = {}
+        for per_node in holds.values():
+            for node, use in per_node.items():
+                in_use[node] = in_use.get(node, StepUse()) + use
+        try:
+            plan = plan_step(job_id, allocation, opts, step_id, job=body.options, in_use=in_use)
+        except StepBusy:
+            return {"busy": NODES_BUSY, "ended": self._ended.get(job_id, 0)}
+        except StepIdUsed:
+            self._next_step[job_id] = step_id + 1
+            raise
+        self._next_step[job_id] = step_id + 1
+        holds[step_id] = dict(zip(plan.layout.nodes, plan.holds, strict=True))
         step = StepContext(
             step_id=step_id, layout=plan.layout, launcher_port=int(req["launcher_port"]),
             inside_allocation=bool(req.get("inside", True)), cpus_on_node=plan.cpus_on_node,
@@ -93,9 +117,14 @@ class StepService:
         tasks = step_tasks(job_ctx, allocation, step, inv.command, base_env=env,
                            cwd=opts.chdir or cwd)
         ident = step_identity(job_ctx, step_id)
-        self._open[(job_id, step_id)] = {"name": inv.command[0].rsplit("/", 1)[-1],
-                                        "nodes": plan.layout.nodes, "ntasks": len(tasks),
+        # srun -J names the step; SLURM_JOB_NAME (the job's) does not inside a job
+        name = opts.job_name if opts.job_name not in (None, env.get("SLURM_JOB_NAME")) \
+            else inv.command[0].rsplit("/", 1)[-1]
+        self._open[(job_id, step_id)] = {"name": name, "nodes": plan.layout.nodes,
+                                        "ntasks": len(tasks),
                                         "cpus": sum(plan.cpus_on_node)}
+        self.controller.step_started(job_id, self._record(job_id, step_id, JobState.RUNNING,
+                                                          self.controller.now, None))
         return {
             "step_id": step_id,
             "tasks": [{"task_id": t.task_id, "node": t.node, "node_index": t.node_index,
@@ -111,7 +140,10 @@ class StepService:
 
     def pids(self, req: dict[str, Any]) -> dict[str, Any]:
         """Remember a step's process groups, so that killing the job reaches them."""
-        self.runner.register_step_pids(int(req["job_id"]), {int(p) for p in req["pids"]})
+        step_id = req.get("step_id")
+        self.runner.register_step_pids(int(req["job_id"]), {int(p) for p in req["pids"]},
+                                       None if step_id is None else int(step_id),
+                                       int(req.get("port") or 0))
         return {}
 
     def complete(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -119,28 +151,48 @@ class StepService:
         job_id, step_id = int(req["job_id"]), int(req["step_id"])
         results = list(req.get("results") or [])
         pids = {int(p) for p in req.get("pids", [])}
-        self.runner.unregister_step_pids(job_id, pids)
+        self.runner.unregister_step_pids(job_id, pids, step_id)
+        for attempt in [a for a in self._holds if a[0] == job_id]:
+            self._holds[attempt].pop(step_id, None)
+        self._ended[job_id] = self._ended.get(job_id, 0) + 1
         info = self._open.pop((job_id, step_id), None)
         if info is None:
             return {}
         codes = [int(r["exit_code"]) for r in results]
         sigs = [int(r["signal"]) for r in results]
         failed = any(codes) or any(sigs)
-        record = StepRecord(
-            step_id=step_id, name=info["name"],
-            state=JobState.FAILED if failed else JobState.COMPLETED,
-            nodelist=compress(info["nodes"]), num_nodes=len(info["nodes"]),
-            ntasks=info["ntasks"], num_cpus=info["cpus"],
-            start_time=int(req.get("start", self.controller.now)),
-            end_time=int(req.get("end", self.controller.now)),
-            exit_code=max(codes, default=0), signal=max(sigs, default=0),
-        )
-        add_step = getattr(self.controller, "add_step", None)
-        if add_step is not None:
-            add_step(job_id, record)
-        else:  # until the controller has a public step API
-            self.controller._jobs[job_id].steps.append(record)
+        state = JobState.FAILED if failed else JobState.COMPLETED
+        if any(sigs) and self.controller.job(job_id).state is not JobState.RUNNING:
+            state = JobState.CANCELLED  # killed by its job's end (measured: CANCELLED 0:15)
+        record = self._record(job_id, step_id, state,
+                              int(req.get("start", self.controller.now)),
+                              int(req.get("end", self.controller.now)),
+                              exit_code=max(codes, default=0), signal=max(sigs, default=0),
+                              info=info)
+        self.controller.add_step(job_id, record)
         return {}
+
+    def _record(self, job_id: int, step_id: int, state: JobState, start: int,
+                end: int | None, *, exit_code: int = 0, signal: int = 0,
+                info: dict[str, Any] | None = None) -> StepRecord:
+        """The accounting record of an srun step (``RUNNING`` while ``end`` is None)."""
+        info = info or self._open[(job_id, step_id)]
+        return StepRecord(
+            step_id=step_id, name=info["name"], state=state,
+            nodelist=compress(info["nodes"]), num_nodes=len(info["nodes"]),
+            ntasks=info["ntasks"], num_cpus=info["cpus"], start_time=start, end_time=end,
+            exit_code=exit_code, signal=signal,
+        )
+
+    def waiting_over(self, job_id: int, ended: int) -> bool:
+        """Whether a busy srun should try again: a step of the job ended since it was
+        answered (``ended`` steps then), or the job no longer runs."""
+        if self._ended.get(job_id, 0) != ended:
+            return True
+        try:
+            return self.controller.job(job_id).state is not JobState.RUNNING
+        except (KeyError, SlurmError):
+            return True
 
     def allocation_env(self, req: dict[str, Any]) -> dict[str, Any]:
         """The environment salloc gives its command (``env_array_for_job``)."""

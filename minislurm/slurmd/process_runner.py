@@ -17,6 +17,7 @@ arguments and the environment exported at submission (``--export``).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal as signals
 import socket
@@ -124,6 +125,7 @@ class ProcessRunner:
         self._stepds: dict[int, StepdHandle] = {}
         self._interactive: dict[int, simpy.Event] = {}
         self._step_pids: dict[int, set[int]] = {}
+        self._step_ports: dict[int, dict[int, int]] = {}  # job -> step -> srun's port
         self.warned: dict[int, int] = {}  # job id -> restart count whose --signal was sent
         self.bodies: dict[int, ProcessBody] = {}
         self.allocations: dict[int, Allocation] = {}
@@ -242,11 +244,14 @@ class ProcessRunner:
             return
         handle = self._stepds.get(job_id)
         why = self.termination(job_id) if signal == signals.SIGTERM else None
+        # the steps first: their sruns stop them as slurmstepd would (their lines),
+        # before the batch shell's SIGTERM reaches the sruns themselves
+        if why is None or not self._abort_steps(job_id, why or None):
+            self._signal_steps(job_id, signal)
         if handle is not None and why is not None:
             handle.terminate(why or None)
         elif handle is not None and (stopping or signal == signals.SIGCONT):
             handle.signal(signal)
-        self._signal_steps(job_id, signal)
         waiting = self._interactive.get(job_id)
         if waiting is not None and stopping and not self._step_pids.get(job_id):
             self.finish(job_id, 0, signal)
@@ -269,6 +274,19 @@ class ProcessRunner:
         """``scancel --signal=SIG`` (not KILL): every srun step of the job, never the batch
         shell (22.05 without ``--batch``)."""
         self._signal_steps(job_id, signal)
+
+    def _abort_steps(self, job_id: int, reason: str | None) -> bool:
+        """Tell every srun of the job that its step ends (``srun_step_complete``): each
+        stops its tasks the way a step's slurmstepd does. False if one did not answer."""
+        ok = True
+        for port in self._step_ports.get(job_id, {}).values():
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1.0) as conn:
+                    conn.sendall((json.dumps({"op": "abort", "reason": reason}) + "\n").encode())
+                    conn.makefile("rb").readline()
+            except OSError:
+                ok = False
+        return ok
 
     def _signal_steps(self, job_id: int, signal: int) -> None:
         for pid in self._step_pids.get(job_id, ()):
@@ -308,12 +326,22 @@ class ProcessRunner:
             self.warned[int(key)] = int(count)
 
     # ---- srun / salloc ------------------------------------------------------------
-    def register_step_pids(self, job_id: int, pids: set[int]) -> None:
-        """srun tells slurmd which process groups belong to a step of ``job_id``."""
+    def register_step_pids(self, job_id: int, pids: set[int], step_id: int | None = None,
+                           port: int | None = None) -> None:
+        """srun tells slurmd which process groups belong to a step of ``job_id`` (and the
+        port it listens on for the step's end)."""
         self._step_pids.setdefault(job_id, set()).update(pids)
+        if step_id is not None and port:
+            self._step_ports.setdefault(job_id, {})[step_id] = port
 
-    def unregister_step_pids(self, job_id: int, pids: set[int]) -> None:
+    def unregister_step_pids(self, job_id: int, pids: set[int],
+                             step_id: int | None = None) -> None:
         self._step_pids.get(job_id, set()).difference_update(pids)
+        ports = self._step_ports.get(job_id, {})
+        if step_id is not None:
+            ports.pop(step_id, None)
+        if not ports:
+            self._step_ports.pop(job_id, None)
 
     def finish(self, job_id: int, exit_code: int, signal: int = 0) -> None:
         """srun/salloc's allocation ended (``REQUEST_COMPLETE_JOB_ALLOCATION``)."""
