@@ -29,6 +29,12 @@ from minislurm.cli.common import (
     parse_permuted,
 )
 from minislurm.cli.format.squeue import format_squeue, invalid_fields
+from minislurm.cli.format.squeue_steps import (
+    format_steps,
+    invalid_step_fields,
+    running_steps,
+    select_steps,
+)
 from minislurm.cli.transport import run_command
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord
@@ -269,12 +275,26 @@ class SqueueOptions:
     reservation: str | None = None
     nodes: frozenset[str] | None = None
     licenses: tuple[str, ...] | None = None
+    steps: bool = False  # -s/--steps: list job steps instead of jobs
+    step_list: frozenset[tuple[int, str]] | None = None
     verbose: int = 0
     info: str | None = None  # --help/--usage/--version text: print it and exit 0
 
 
 def _strs(text: str) -> tuple[str, ...]:
     return tuple(t for t in text.split(",") if t)
+
+
+def _step_list(text: str) -> frozenset[tuple[int, str]]:
+    """``--steps=J.S[,...]`` (``_build_step_list``): a job id that is not a number is
+    ``Invalid job_step id``; a step that is not a number matches no step."""
+    out = set()
+    for item in _strs(text):
+        job, _, step = item.partition(".")
+        if not job.isdigit():
+            raise SlurmError(f"{PROG}: error: Invalid job_step id: {item}", 1)
+        out.add((int(job), step if step.isdigit() else "-"))
+    return frozenset(out)
 
 
 def parse_squeue(argv: Sequence[str], env: Mapping[str, str], user: str) -> SqueueOptions:
@@ -332,8 +352,9 @@ def parse_squeue(argv: Sequence[str], env: Mapping[str, str], user: str) -> Sque
         elif k == "r":
             v["array"] = True
         elif k == "s":
-            raise SlurmError(f"{PROG}: error: minislurm: --steps is not supported "
-                             "(job steps are listed by sacct)", 1)
+            v["steps"] = True
+            if o.arg is not None:
+                v["step_list"] = _step_list(arg)
         elif k == "S":
             v["sort"] = arg
         elif k == "t":
@@ -360,6 +381,9 @@ def parse_squeue(argv: Sequence[str], env: Mapping[str, str], user: str) -> Sque
     if operands:
         if job_flag:
             v["jobs"] = tuple(parse_job_list(operands[0]))
+            operands = operands[1:]
+        elif v.get("steps"):
+            v["step_list"] = _step_list(operands[0])
             operands = operands[1:]
         if operands:
             raise SlurmError(f"{PROG}: error: Unrecognized option: {operands[0]}\n{USAGE}", 1)
@@ -461,6 +485,8 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     o = parse_or_exit(ctx, PROG, lambda: parse_squeue(argv, ctx.env, ctx.user))
     if isinstance(o, int):
         return o
+    if o.steps:
+        return _run_steps(ctx, o)
     for line in invalid_fields(o.fmt, o.Format):
         ctx.err(line)
     controller = connect(ctx, unavailable(PROG, "slurm_load_jobs error"))
@@ -475,6 +501,26 @@ def run(argv: Sequence[str], ctx: Context) -> int:
         now=int(controller.now), array_unpack=o.array, sort=o.sort,
         cluster_name=str(getattr(getattr(controller, "config", None), "cluster_name", "")),
     ))
+    return 0
+
+
+def _run_steps(ctx: Context, o: SqueueOptions) -> int:
+    """``squeue -s``: the running steps (`minislurm.cli.format.squeue_steps`)."""
+    for line in invalid_step_fields(o.fmt, o.Format):
+        ctx.err(line)
+    controller = connect(ctx, unavailable(PROG, "slurm_load_job_steps error"))
+    if isinstance(controller, int):
+        return controller
+    rows = select_steps(
+        running_steps(known_jobs(controller, expand_arrays=False)),
+        jobs=None if o.jobs is None else {s.job_id for s in o.jobs},
+        steps=None if o.step_list is None else set(o.step_list),
+        users=None if o.users is None else set(o.users),
+        partitions=None if o.partitions is None else set(o.partitions))
+    ctx.stdout.write(format_steps(
+        rows, fmt=o.fmt, Format=o.Format, noheader=o.noheader, long=o.long,
+        now=int(controller.now),
+        cluster_name=str(getattr(getattr(controller, "config", None), "cluster_name", ""))))
     return 0
 
 
