@@ -24,7 +24,10 @@ Measured on real Slurm 22.05.8 on 2026-12-04 (reference cluster: 4 CPUs, 4000 MB
   ``*** JOB N ...`` line, and srun reports ``task 0: Terminated``; srun itself also
   gets the batch shell's SIGCONT and SIGTERM (``got SIGCONT``, ``forcing job
   termination``), which races with its end and is not compared; sacct logs the step
-  ``CANCELLED 0:15``.
+  ``CANCELLED 0:15``;
+- a batch script that ends while its ``srun ... &`` step runs ends that step the same
+  way (``FAILED (non-zero exit code or other failure mode)`` instead of ``CANCELLED AT``
+  after a non-zero exit) and leaves no process behind.
 
 minislurm's planning is checked as a pure function first; then the same scripts run on
 minislurm's local cluster (real processes) and on real Slurm, both against the lines
@@ -278,6 +281,17 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
                 break
             time.sleep(0.5)
         out[f"{name} sacct"] = step0
+    for name, code in (("ends-0", 0), ("ends-3", 3)):  # the script does not wait for srun
+        (work / f"{name}.sh").write_text(
+            "#!/bin/bash\nsrun bash -c 'touch $SLURM_JOB_ID.on; sleep 300' &\n"
+            f"while [ ! -e $SLURM_JOB_ID.on ]; do sleep 0.1; done\nexit {code}\n")
+        job = cluster.run(f"sbatch --parsable -o {name}.out {name}.sh", cwd=work).stdout.strip()
+        state = cluster.wait_job(job, timeout=60)
+        time.sleep(3)
+        lines = _norm((work / f"{name}.out").read_text(), job)
+        rows = cluster.run(f"sacct -n -P -j {job} -o JobID,State,ExitCode").stdout
+        out[name] = (state, sorted(re.sub(r"\bn\d\b", "nX", line) for line in lines),
+                     [r for r in rows.replace(job, "J").split() if r.startswith("J.0|")])
     proc = subprocess.Popen(["srun", "-N1", "bash", "-c", "echo $SLURM_JOB_ID; sleep 300"],
                             cwd=work, env=cluster.env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -312,6 +326,13 @@ def _check_cancelled(seen: dict[str, object]) -> None:
         [aborted, "srun: error: nX: task 0: Terminated"], 143)
     assert lines.count(step) <= 1
     assert seen["cancel-1 sacct"] == seen["cancel-2 sacct"] == ["J.0|CANCELLED|0:15"]
+    ends = "slurmstepd-nX: error: *** STEP J.0 ON nX {} ***"
+    for name, state, how in (("ends-0", "COMPLETED", "CANCELLED AT T"),
+                             ("ends-3", "FAILED",
+                              "FAILED (non-zero exit code or other failure mode)")):
+        assert seen[name] == (state, sorted([aborted, ends.format(how),
+                                             "srun: error: nX: task 0: Terminated"]),
+                              ["J.0|CANCELLED|0:15"]), name
 
 
 def test_steps_share_a_job_like_slurm(mini_slurm: MiniCluster) -> None:

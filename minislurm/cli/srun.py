@@ -193,6 +193,7 @@ def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -
     ... CANCELLED AT`` line and stops the tasks (SIGCONT, SIGTERM, SIGKILL after
     KillWait), as real 22.05.8 does for a batch job's step and a standalone srun.
     """
+    aborted = False
     while True:
         try:
             conn, _ = listener.accept()
@@ -203,10 +204,12 @@ def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -
                 message = json.loads(conn.makefile("rb").readline(rpc.MAX_MESSAGE) or b"{}")
             except (OSError, ValueError):
                 continue
-            if message.get("op") == "abort":
+            if message.get("op") == "abort" and not aborted:  # once, from whoever is first
+                aborted = True
                 ctx.err(f"{PROG}: Job step aborted: Waiting up to "
                         f"{int(running.kill_wait) + 2} seconds for job step to finish.")
-                running.terminate(message.get("reason") or None)
+                running.terminate(message.get("reason") or None,
+                                  failed=bool(message.get("failed")))
             with contextlib.suppress(OSError):
                 conn.sendall(b"{}\n")
 
@@ -245,6 +248,7 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
         for line in failure_lines(results):  # as the tasks' exit messages come in
             ctx.err(line)
         _request(sock, "step_complete", **step, start=started, end=ended,
+                 pids=list(running.pids.values()), aborted=running.cancelled,
                  results=[{"task_id": r.task_id, "node": r.node, "exit_code": r.exit_code,
                            "signal": r.signal} for r in results])
         return step_exit_code(results)

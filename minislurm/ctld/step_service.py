@@ -162,7 +162,8 @@ class StepService:
         sigs = [int(r["signal"]) for r in results]
         failed = any(codes) or any(sigs)
         state = JobState.FAILED if failed else JobState.COMPLETED
-        if any(sigs) and self.controller.job(job_id).state is not JobState.RUNNING:
+        if any(sigs) and (req.get("aborted")
+                          or self.controller.job(job_id).state is not JobState.RUNNING):
             state = JobState.CANCELLED  # killed by its job's end (measured: CANCELLED 0:15)
         record = self._record(job_id, step_id, state,
                               int(req.get("start", self.controller.now)),

@@ -108,6 +108,9 @@ class RunningStep:
         self._results: tuple[TaskResult, ...] | None = None
         self._callbacks: list[Callable[[tuple[TaskResult, ...]], None]] = []
         self._watcher: threading.Thread | None = None
+        #: called with the exit statuses once every task ended, before what is left of
+        #: their process groups is killed (the batch step ends its job's srun steps)
+        self.before_cleanup: Callable[[list[int | None]], None] | None = None
 
     @property
     def pids(self) -> dict[int, int]:
@@ -132,12 +135,16 @@ class RunningStep:
                     else:
                         os.kill(task.proc.pid, sig)
 
-    def terminate(self, reason: str | None = None, *, now: Callable[[], float] = time.time) -> None:
+    def terminate(self, reason: str | None = None, *, now: Callable[[], float] = time.time,
+                  failed: bool = False) -> None:
         """Cancel the step: message, SIGCONT + SIGTERM, SIGKILL after KillWait.
 
         ``reason`` ``'TIME LIMIT'``, ``'JOB REQUEUE'`` (seen on real Slurm after
         ``scontrol requeue``), ``'PREEMPTION'`` or ``'NODE FAILURE'`` appends
-        ``DUE TO <reason>`` to slurmstepd's message; ``None`` is scancel.
+        ``DUE TO <reason>`` to slurmstepd's message; ``None`` is scancel.  ``failed``:
+        the job's batch script ended with a non-zero status while the step ran (real
+        22.05.8 then says ``*** STEP N.0 ON n1 FAILED (non-zero exit code or other
+        failure mode) ***``).
         """
         with self._lock:
             if self.cancelled or self._results is not None:
@@ -151,9 +158,9 @@ class RunningStep:
             if first is not None and first.stderr_fd is not None:
                 node = first.spec.node
                 what = f"{self.identity.entity} ON {node}"
-                write_line(
-                    first.stderr_fd, f"{stepd_error(node)}*** {what} CANCELLED AT {stamp}{due} ***"
-                )
+                how = ("FAILED (non-zero exit code or other failure mode)" if failed
+                       else f"CANCELLED AT {stamp}{due}")
+                write_line(first.stderr_fd, f"{stepd_error(node)}*** {what} {how} ***")
         self.signal(signal.SIGCONT)
         self.signal(signal.SIGTERM)
         timer = threading.Timer(self.kill_wait, self.signal, args=(signal.SIGKILL,))
@@ -186,6 +193,9 @@ class RunningStep:
 
     def _finish(self) -> tuple[TaskResult, ...]:
         """After the last task: kill leftovers, drain the pumps, close files, collect."""
+        if self.before_cleanup is not None:
+            self.before_cleanup([t.proc.returncode if t.proc is not None else None
+                                 for t in self._tasks])
         self.signal(signal.SIGKILL)  # proctrack: nothing of the step outlives it
         for pump in self._pumps:
             pump.join(5.0)

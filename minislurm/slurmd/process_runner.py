@@ -38,7 +38,7 @@ from minislurm.options import JobOptions
 from minislurm.slurmd.context import ArrayContext, JobContext, job_context, working_cluster
 from minislurm.slurmd.env import exported_environment
 from minislurm.slurmd.slurmstepd import launch_record
-from minislurm.slurmd.spool import JobSpool, read_json
+from minislurm.slurmd.spool import JobSpool, read_json, write_json
 from minislurm.slurmd.stdio import StdioSpec
 from minislurm.slurmd.stepd import batch_launch
 from minislurm.slurmd.stepd_handle import Outcome, SpareStepd, StepdHandle
@@ -221,6 +221,11 @@ class ProcessRunner:
             def deliver() -> None:
                 if self._stepds.get(job_id) is handle:
                     del self._stepds[job_id]
+                # proctrack: tasks of sruns that are gone do not outlive their job
+                for pid in self._step_pids.pop(job_id, set()):
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(pid, signals.SIGKILL)
+                self._step_ports.pop(job_id, None)
                 if not done.triggered:
                     done.succeed((outcome.exit_code, outcome.signal))
 
@@ -333,15 +338,24 @@ class ProcessRunner:
         self._step_pids.setdefault(job_id, set()).update(pids)
         if step_id is not None and port:
             self._step_ports.setdefault(job_id, {})[step_id] = port
+            self._write_ports(job_id)
 
     def unregister_step_pids(self, job_id: int, pids: set[int],
                              step_id: int | None = None) -> None:
         self._step_pids.get(job_id, set()).difference_update(pids)
         ports = self._step_ports.get(job_id, {})
-        if step_id is not None:
-            ports.pop(step_id, None)
+        if step_id is not None and ports.pop(step_id, None) is not None:
+            self._write_ports(job_id)
         if not ports:
             self._step_ports.pop(job_id, None)
+
+    def _write_ports(self, job_id: int) -> None:
+        """Tell the job's batch step daemon which sruns to end with the script."""
+        handle = self._stepds.get(job_id)
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                write_json(handle.spool.srun_ports,
+                           {"ports": sorted(self._step_ports.get(job_id, {}).values())})
 
     def finish(self, job_id: int, exit_code: int, signal: int = 0) -> None:
         """srun/salloc's allocation ended (``REQUEST_COMPLETE_JOB_ALLOCATION``)."""

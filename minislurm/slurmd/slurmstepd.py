@@ -27,6 +27,7 @@ closed terminal nor a killed controller ends a job.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -110,6 +111,9 @@ class BatchStepd:
                                        hostname_of=lambda _node: hostname)
         finally:
             self.ready.set()
+        kill_wait = float(rec["kill_wait"])
+        self.running.before_cleanup = lambda codes: end_srun_steps(
+            self.dir / "srun_ports.json", failed=bool(codes and codes[0]), kill_wait=kill_wait)
         pids = sorted(self.running.pids.values())
         write_json(self.dir / "slurmstepd.json", {**base, "task_pids": pids})
         results = self.running.wait()
@@ -132,6 +136,37 @@ class BatchStepd:
         """SIGTERM to the step daemon reaches the script (as slurmstepd's proctrack would)."""
         if self.running is not None:
             self.running.signal(signum)
+
+
+def end_srun_steps(ports_file: Path, *, failed: bool, kill_wait: float) -> None:
+    """The script ended while srun steps of its job run (``srun ... &`` not waited for):
+    each srun ends its step as real 22.05.8 does (``Job step aborted``, the step's
+    ``CANCELLED AT`` or, after a non-zero exit, ``FAILED (non-zero exit code or other
+    failure mode)`` line, SIGTERM), and the script's leftovers are killed only once
+    those sruns are done (or KillWait + 2 s passed)."""
+    ports = [int(p) for p in (read_json(ports_file) or {}).get("ports", [])]
+    live = []
+    for port in ports:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1.0) as conn:
+                conn.sendall((json.dumps({"op": "abort", "reason": None, "failed": failed})
+                              + "\n").encode())
+                conn.makefile("rb").readline()
+            live.append(port)
+        except OSError:
+            continue
+    deadline = time.monotonic() + kill_wait + 2
+    while live and time.monotonic() < deadline:
+        time.sleep(0.05)
+        live = [p for p in live if _listening(p)]
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True  # srun closes its port once its step is over
+    except OSError:
+        return False
 
 
 def _superseded(job_dir: Path, restart_count: int) -> bool:

@@ -96,6 +96,11 @@ class JobSpool:
         return self.dir / "slurmstepd.json"
 
     @property
+    def srun_ports(self) -> Path:
+        """The ports of the job's sruns whose steps run (the batch step ends them)."""
+        return self.dir / "srun_ports.json"
+
+    @property
     def status(self) -> Path:
         return self.dir / "status.json"
 
