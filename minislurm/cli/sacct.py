@@ -115,6 +115,7 @@ class SacctOptions:
     all_users: bool = False
     users: tuple[str, ...] | None = None
     jobs: tuple[tuple[int, int | None], ...] | None = None
+    job_steps: tuple[tuple[int, int | None, str | None], ...] = ()  # -j with any .step
     names: tuple[str, ...] | None = None
     partitions: tuple[str, ...] | None = None
     accounts: tuple[str, ...] | None = None
@@ -131,17 +132,21 @@ def _strs(text: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in text.split(",") if t.strip())
 
 
-def _jobs(text: str) -> list[tuple[int, int | None]]:
-    """``slurm_addto_step_list``: ``5``, ``108_3``; steps are not selectable here."""
-    out: list[tuple[int, int | None]] = []
+def _jobs(text: str) -> list[tuple[int, int | None, str | None]]:
+    """``slurm_addto_step_list``: ``5``, ``108_3``, ``5.0``, ``5.batch`` (a step: only
+    its line is printed; measured on 22.05.8, ``5.0.1`` is ``5.0`` and ``5.x`` is
+    ``sacct: fatal: Bad step specified: 5``)."""
+    out: list[tuple[int, int | None, str | None]] = []
     for item in _strs(text):
+        item, dot, rest = item.partition(".")
         head, _, task = item.partition("_")
-        if "." in item:
-            raise SlurmError(f"{PROG}: error: minislurm: selecting job steps ({item}) "
-                             "is not supported; use -j JOBID", 1)
+        step = rest.split(".")[0] if dot else None
+        if step is not None and not (step.isdigit() or step in ("batch", "extern")):
+            raise SlurmError(f"{PROG}: fatal: Bad step specified: {item}", 1)
         if not head.isdigit() or (task and not task.isdigit()):
             raise SlurmError(f"{PROG}: fatal: Bad job/step specified: {item}", 1)
-        out.append((int(head), int(task) if task else None))
+        out.append((int(head), int(task) if task else None,
+                    str(int(step)) if step is not None and step.isdigit() else step))
     return out
 
 
@@ -195,7 +200,11 @@ def parse_sacct(argv: Sequence[str], env: Mapping[str, str], *, uid: int,
         elif k == "E":
             end_text = arg
         elif k == "j":
-            v["jobs"] = tuple(v.get("jobs", ())) + tuple(_jobs(arg))  # type: ignore[arg-type]
+            picked = _jobs(arg)
+            v["jobs"] = tuple(v.get("jobs", ())) + tuple(  # type: ignore[arg-type]
+                (j, t) for j, t, _s in picked)
+            v["job_steps"] = tuple(v.get("job_steps", ())) + tuple(  # type: ignore[arg-type]
+                (j, t, st) for j, t, st in picked)
         elif k == "l":
             long = True
         elif k == "n":
@@ -312,6 +321,22 @@ def select_jobs(records: Iterable[JobRecord], o: SacctOptions, *, user: str, uid
     return out
 
 
+def _steps_of(jobs: Iterable[JobRecord], picked: Iterable[tuple[int, int | None, str | None]]
+              ) -> dict[tuple[int, int | None], frozenset[str]]:
+    """Records named only with steps (``-j 5.0``): which step lines they print."""
+    whole = {(j, t) for j, t, s in picked if s is None}
+    out: dict[tuple[int, int | None], set[str]] = {}
+    for j, t, s in picked:
+        if s is not None and (j, t) not in whole:
+            out.setdefault((j, t), set()).add(s)
+    shown: dict[tuple[int, int | None], frozenset[str]] = {}
+    for job in jobs:
+        for key in ((job.job_id, None), (job.array_job_id or job.job_id, job.array_task_id)):
+            if key in out:
+                shown[(job.job_id, job.array_task_id)] = frozenset(out[key])
+    return shown
+
+
 def run(argv: Sequence[str], ctx: Context) -> int:
     """Run ``sacct argv`` in ``ctx``; returns the exit code."""
     try:
@@ -339,7 +364,8 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     try:
         text = format_sacct(jobs, fields=o.fields or None, parsable=o.parsable,
                             parsable2=o.parsable2, noheader=o.noheader,
-                            allocations_only=o.allocations, now=now)
+                            allocations_only=o.allocations, now=now,
+                            steps_of=_steps_of(jobs, o.job_steps))
     except SlurmError as exc:
         return fail(ctx, exc)
     ctx.stdout.write(text)

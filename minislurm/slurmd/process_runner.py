@@ -221,11 +221,12 @@ class ProcessRunner:
             def deliver() -> None:
                 if self._stepds.get(job_id) is handle:
                     del self._stepds[job_id]
-                # proctrack: tasks of sruns that are gone do not outlive their job
-                for pid in self._step_pids.pop(job_id, set()):
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(pid, signals.SIGKILL)
-                self._step_ports.pop(job_id, None)
+                    # proctrack: tasks of sruns that are gone do not outlive their job
+                    # (not when a later attempt runs already: its steps are its own)
+                    for pid in self._step_pids.pop(job_id, set()):
+                        with contextlib.suppress(ProcessLookupError, PermissionError):
+                            os.killpg(pid, signals.SIGKILL)
+                    self._step_ports.pop(job_id, None)
                 if not done.triggered:
                     done.succeed((outcome.exit_code, outcome.signal))
 
@@ -355,7 +356,8 @@ class ProcessRunner:
         if handle is not None:
             with contextlib.suppress(OSError):
                 write_json(handle.spool.srun_ports,
-                           {"ports": sorted(self._step_ports.get(job_id, {}).values())})
+                           {"restart_count": handle.spool.restart_count,
+                            "ports": sorted(self._step_ports.get(job_id, {}).values())})
 
     def finish(self, job_id: int, exit_code: int, signal: int = 0) -> None:
         """srun/salloc's allocation ended (``REQUEST_COMPLETE_JOB_ALLOCATION``)."""

@@ -113,7 +113,8 @@ class BatchStepd:
             self.ready.set()
         kill_wait = float(rec["kill_wait"])
         self.running.before_cleanup = lambda codes: end_srun_steps(
-            self.dir / "srun_ports.json", failed=bool(codes and codes[0]), kill_wait=kill_wait)
+            self.dir / "srun_ports.json", int(rec["restart_count"]),
+            failed=bool(codes and codes[0]), kill_wait=kill_wait)
         pids = sorted(self.running.pids.values())
         write_json(self.dir / "slurmstepd.json", {**base, "task_pids": pids})
         results = self.running.wait()
@@ -138,13 +139,17 @@ class BatchStepd:
             self.running.signal(signum)
 
 
-def end_srun_steps(ports_file: Path, *, failed: bool, kill_wait: float) -> None:
+def end_srun_steps(ports_file: Path, restart_count: int, *, failed: bool,
+                   kill_wait: float) -> None:
     """The script ended while srun steps of its job run (``srun ... &`` not waited for):
     each srun ends its step as real 22.05.8 does (``Job step aborted``, the step's
     ``CANCELLED AT`` or, after a non-zero exit, ``FAILED (non-zero exit code or other
     failure mode)`` line, SIGTERM), and the script's leftovers are killed only once
     those sruns are done (or KillWait + 2 s passed)."""
-    ports = [int(p) for p in (read_json(ports_file) or {}).get("ports", [])]
+    record = read_json(ports_file) or {}
+    if record.get("restart_count") != restart_count:
+        return  # none, or a later attempt's sruns: not this script's to end
+    ports = [int(p) for p in record.get("ports", [])]
     live = []
     for port in ports:
         try:

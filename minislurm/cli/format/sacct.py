@@ -12,7 +12,7 @@ with ``|``.  One line per job, then (unless ``-X``) one per step
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from minislurm.cli.format.fields import eligible_time, mem_unit, tres_string
@@ -264,6 +264,7 @@ def format_sacct(
     noheader: bool = False,
     allocations_only: bool = False,
     now: int | None = None,
+    steps_of: Mapping[tuple[int, int | None], frozenset[str]] | None = None,
 ) -> str:
     """What ``sacct`` prints for these job records (the accounting entries kept).
 
@@ -271,7 +272,9 @@ def format_sacct(
     ``parsable2`` ``-P``; ``allocations_only`` ``-X`` (no step lines).  Step
     usage statistics (MaxRSS, AveCPU, TRESUsage*, ...) are not modelled and
     print empty.  ``now`` lets ``Elapsed``/``CPUTime`` of running jobs and steps
-    count up to the present, as sacct does; without it they count 0.
+    count up to the present, as sacct does; without it they count 0.  ``steps_of``:
+    records asked for by step (``-j 5.0``; key job id and array task) print only those
+    steps' lines, or with ``-X`` their job's line.
     """
 
     cols = parse_fields(fields or (LONG_FIELDS if long else DEFAULT_FIELDS))
@@ -287,11 +290,15 @@ def format_sacct(
                 for n, c in zip(names, cols, strict=True)))
             lines.append("".join("-" * abs(c.width) + " " for c in cols))
     for job in jobs:
-        values = [_JOB[c.name](job, now) if c.name in _JOB else "" for c in cols]
-        lines.append(_line(values, cols, parsable, parsable2))
+        only = None if steps_of is None else steps_of.get((job.job_id, job.array_task_id))
+        if only is None or allocations_only:
+            values = [_JOB[c.name](job, now) if c.name in _JOB else "" for c in cols]
+            lines.append(_line(values, cols, parsable, parsable2))
         if allocations_only:
             continue
         for step in sorted(job.steps, key=step_order):
+            if only is not None and str(step.step_id) not in only:
+                continue
             values = [_STEP[c.name](job, step, now) if c.name in _STEP else "" for c in cols]
             lines.append(_line(values, cols, parsable, parsable2))
     return "".join(line + "\n" for line in lines)
