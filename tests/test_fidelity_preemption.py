@@ -105,7 +105,11 @@ def _check(seen: dict[str, object], mode: str, *, real: bool = False) -> None:
         assert times["PreemptEligibleTime"] is None
     else:
         assert seen["queue"] == sorted(busy)
-        assert seen["victim"] == ("PREEMPTED", "None", "0", "0:15")
+        # one run in a few on 22.05.8: the SIGTERM ends `sleep` before its shell, which
+        # then exits 143 (128 + SIGTERM) itself
+        codes = ("0:15", "143:0") if real else ("0:15",)
+        assert seen["victim"][:3] == ("PREEMPTED", "None", "0")  # type: ignore[index]
+        assert seen["victim"][3] in codes  # type: ignore[index]
         assert times["PreemptEligibleTime"] == times["StartTime"]
         assert times["PreemptTime"] == times["EndTime"]
     assert seen["preemptor_line"] == (True, "None")

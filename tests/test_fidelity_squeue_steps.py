@@ -36,7 +36,8 @@ COMMANDS = (
     "squeue -s -j {A} -o '%.10i %z %.6j'",
     "squeue -s -j {A},{B} -O StepId,StepName,NumTasks,TimeLimit,Partition,UserName,UserId,"
     "Nodes,StepState,JobId,Cluster,Network",
-    "squeue -s -j {A} -O StepId:5,StepName:.12,Nodes:3,NodeList,State",
+    # widths that cut (not the ids: real ids depend on the jobs real Slurm ran before)
+    "squeue -s -j {A} -O StepId:14,StepName:.12,Nodes:3,Partition:3,NodeList,State",
     "squeue --steps={A}.1",
     "squeue -s {A}.0,{B}.7",
     "squeue -s -j 99999",
