@@ -283,9 +283,11 @@ class ProcessRunner:
 
     def _abort_steps(self, job_id: int, reason: str | None) -> bool:
         """Tell every srun of the job that its step ends (``srun_step_complete``): each
-        stops its tasks the way a step's slurmstepd does. False if one did not answer."""
-        ok = True
-        for port in self._step_ports.get(job_id, {}).values():
+        stops its tasks the way a step's slurmstepd does. False if one did not answer (or
+        steps run whose srun left no port): then their process groups get the signal."""
+        ports = self._step_ports.get(job_id, {})
+        ok = bool(ports) or not self._step_pids.get(job_id)  # pids without a port: signal
+        for port in ports.values():
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1.0) as conn:
                     conn.sendall((json.dumps({"op": "abort", "reason": reason}) + "\n").encode())
