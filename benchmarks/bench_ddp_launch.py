@@ -46,6 +46,12 @@ on a quiet machine is 0.85-0.86x rather than the ~0.8x the target was set from.
 ``python -S -c pass``: 0.12-0.17 s against 0.07-0.10 s for the bare launcher (about
 60 ms, 1 % of a run); a standalone ``srun -N1`` on a local node starts the tasks as its
 own children, as the bare launcher does, so what remains between them is noise.
+2026-12-04 again, quiet machine (load < 0.3 at each start), medians: 9 runs each with
+bare-sessions, srun 0.84x torchrun / 0.98x bare; 15 runs each, 0.82x / 1.00x; after the
+day's srun changes (step waiting, abort port, signal handling) 9 runs each twice, 0.87x /
+1.01x and 0.81x / 0.96x.  The bare launcher itself measured 0.81-0.86x torchrun in these
+runs: srun stays within the bare launcher's noise, and meets <= 0.85x torchrun exactly
+when the bare launcher does.
 
 Another launcher is one ``--launcher NAME=TEMPLATE`` (or one entry in
 :data:`LAUNCHERS`): the template is split like a shell command line after
