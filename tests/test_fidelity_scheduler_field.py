@@ -156,14 +156,16 @@ def _state(run: Callable[[str], str], job: str) -> tuple[str, str]:
 
 def _until(run: Callable[[str], str], pause: Callable[[float], None], job: str,
            want: str) -> str:
-    """The job's state once it shows ``want`` (within 25 s), else the last one seen.
+    """The job's state once it shows ``want`` (within 65 s), else the last one seen.
 
     On real Slurm the backfill pass that follows a main pass may wait for the next node
     ping (every SlurmdTimeout/3 = 20 s: it changes the node records, which is what makes
-    the backfill thread run again); minislurm's runs ``bf_interval`` after every change.
+    the backfill thread run again, see ``_more_work`` in backfill.c); minislurm's runs
+    ``bf_interval`` after every change.  Once in a full CI run (2026-12-03) ``wide``
+    still showed ``Main`` after 25 s: the wait covers three pings.
     """
     seen = ""
-    for _ in range(26):
+    for _ in range(66):
         seen = _state(run, job)[0]
         if seen == want:
             break
