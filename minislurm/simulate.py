@@ -209,6 +209,7 @@ def simulate(
     env = CountingEnvironment()
     ctl = Controller(config, env, policy=scheduler, associations=associations, epoch=epoch)
     ctl.bf_estimates = False  # nobody reads squeue --start here: same decisions, less work
+    ctl.unobserved = True  # nor sprio between events: unread priority passes are skipped
     ids: dict[int, int] = {}
     rejected = [0]
     bar = _progress(len(jobs), progress)

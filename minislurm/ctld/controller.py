@@ -163,6 +163,9 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         #: refresh every reserved job's expected start (``squeue --start``) on each
         #: backfill pass; off for trace simulations, whose decisions do not depend on it
         self.bf_estimates = True
+        #: no one (squeue, sprio, a notebook) reads the controller between its own
+        #: events: trace simulations, which then skip priority passes read by no one
+        self.unobserved = False
         self._bf_enabled = self.policy not in ("fifo", "builtin")
         if self._bf_enabled:
             self.env.process(self._backfill_loop())
@@ -349,6 +352,15 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
             for job in jobs:
                 self.set_priority(job)
         self._order_dirty = True
+
+    def decay_priorities(self) -> None:
+        """A ``PriorityCalcPeriod`` pass whose numbers the next pass replaces unread: the
+        usage decay only (multifactor without ``INCR_ONLY``), else the full pass."""
+        plugin = self.priority_plugin
+        if isinstance(plugin, MultifactorPriority) and plugin.history_free:
+            plugin.decay_only(self.now)
+        else:
+            self.recalc_priorities()
 
     def _key(self, job: Job) -> tuple[int, int, int, int]:
         """Scheduling order: PriorityTier of the partition, priority, submit time, id."""

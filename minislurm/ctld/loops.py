@@ -37,6 +37,7 @@ class LoopsMixin:
     _timers: int
     _order_dirty: bool
     bf_estimates: bool
+    unobserved: bool
 
     def kick(self: Controller) -> None:  # type: ignore[misc]
         """Something changed: run the main scheduler at this instant, backfill later."""
@@ -121,7 +122,10 @@ class LoopsMixin:
 
         It sleeps while no job is pending or the controller is ``idle`` (no pending job
         could start before a submission, a job end or an update), so ``env.run()``
-        returns once only such jobs are left, instead of ticking forever.
+        returns once only such jobs are left, instead of ticking forever.  In a trace
+        simulation (``unobserved``: no user reads a priority between events) a pass
+        followed by the next one before any other event only decays the usage: its
+        numbers would be overwritten unread.
         """
         while True:
             if not self._pending or self.idle:
@@ -130,7 +134,11 @@ class LoopsMixin:
                 self._prio_wake = None
                 continue
             yield self.env.timeout(self._prio_period)
-            self.recalc_priorities()
+            if (self.unobserved and self._pending and not self.idle  # it ticks again
+                    and self.env.peek() > self.env.now + self._prio_period):
+                self.decay_priorities()  # the next pass comes first: nobody reads these
+            else:
+                self.recalc_priorities()
 
 
 __all__ = ["LoopsMixin"]

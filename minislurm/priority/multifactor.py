@@ -287,16 +287,18 @@ class MultifactorPriority:
         self._no_age = replace(params, weights=replace(params.weights, age=0))
         self._accrue_always = params.has("ACCRUE_ALWAYS")
 
-    def share_rows(self, now: int) -> dict[AssocKey, ShareRow]:
-        """The fair-share data at ``now`` (what ``sshare`` shows)."""
-        stale = (
+    def _rows_stale(self, now: int) -> bool:
+        return (
             self._rows is None
             or self._rows_at is None
             or now < self._rows_at
             or now - self._rows_at >= self.params.calc_period
             or self._rows_version != self.usage.version
         )
-        if stale:
+
+    def share_rows(self, now: int) -> dict[AssocKey, ShareRow]:
+        """The fair-share data at ``now`` (what ``sshare`` shows)."""
+        if self._rows_stale(now):
             raw = self.usage.raw_usage(now)
             self._rows = compute_shares(
                 self.associations,
@@ -408,6 +410,21 @@ class MultifactorPriority:
                 self._highest[job.job_id] = prio
             out.append(prio)
         return out
+
+    @property
+    def history_free(self) -> bool:
+        """True when a pass's numbers do not depend on the passes before it (no
+        ``INCR_ONLY``, which keeps each job's highest priority so far)."""
+        return not self.params.has("INCR_ONLY")
+
+    def decay_only(self, now: int) -> None:
+        """A ``PriorityCalcPeriod`` pass whose priorities nobody will read (the next pass
+        comes before anything else happens): only the usage decay ``priorities`` would
+        apply at ``now`` (through ``share_rows``), so every later number is the same to
+        the last bit as if the pass had been made."""
+        if self.params.weights.fairshare and self._rows_stale(now):
+            self.usage.advance(now)
+            self._rows = None  # the next pass rebuilds the rows, as it would have
 
     def _static_factors(self, job: Any, now: int) -> tuple[PriorityFactors, float]:
         """The factors of ``job`` that do not change with time (age and fair share 0), and
