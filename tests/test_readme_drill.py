@@ -121,6 +121,12 @@ def test_the_readme_drill_runs_as_written_and_ends_bit_identical(learner: Learne
             learner.wait("every process of the job to end",
                          lambda: not pids_with_env([f"SLURM_JOB_ID={job}"]), 30)
             learner.wait("the requeue", lambda: learner.field(job, "JobState") == "PENDING", 60)
+            said = log.read_text()  # what the README says the log holds before the restart
+            assert "srun: error: Node failure on gpu02\n" in said, said
+            for what in ("STEP", "JOB"):
+                assert re.search(rf"^slurmstepd-gpu01: error: \*\*\* {what} {job}(\.0)? ON "
+                                 r"gpu01 CANCELLED AT \S+ DUE TO NODE FAILURE, SEE SLURMCTLD "
+                                 r"LOG FOR DETAILS \*\*\*$", said, re.M), said
     assert re.search(rf"^\s+{job}\s.* R .* gpu\[01-02\]$", outputs["squeue"], re.M), outputs
     shown = outputs["scontrol show"]
     assert "JobState=PENDING" in shown and "Reason=BeginTime" in shown

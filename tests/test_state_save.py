@@ -89,6 +89,9 @@ class RecoverableRunner:
         if not done.triggered:
             done.succeed((0, signal))
 
+    def node_failed(self, job_id: int, failed: object) -> None:
+        self.kill(job_id, SIGKILL)
+
 
 def controller(env: simpy.Environment | None = None) -> Controller:
     env = env or simpy.Environment()

@@ -16,6 +16,7 @@ Times inside are seconds of the SimPy clock.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import simpy
@@ -144,6 +145,10 @@ class CheckpointRunner:
         self._acc["failures"] += 1
         if not done.triggered:
             done.succeed((0, signal))
+
+    def node_failed(self, job_id: int, failed: Mapping[int | str, str]) -> None:
+        """A node of the job went DOWN: the attempt ends at once (SIGKILL)."""
+        self.kill(job_id, SIGKILL)
 
     def breakdown(self) -> RunBreakdown:
         """The accounts so far, in hours."""

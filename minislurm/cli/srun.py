@@ -187,7 +187,8 @@ def _forward_signal(ctx: Context, running: RunningStep, signum: int) -> None:
 
 
 def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -> None:
-    """srun's message port: slurmctld ends the job (scancel, time limit, requeue...).
+    """srun's message port: slurmctld ends the job (scancel, time limit, requeue...)
+    or says that a node of the step went DOWN (``Node failure on n2``).
 
     srun says it waits KillWait + 2 s, the step's slurmstepd writes its ``*** STEP
     ... CANCELLED AT`` line and stops the tasks (SIGCONT, SIGTERM, SIGKILL after
@@ -204,6 +205,8 @@ def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -
                 message = json.loads(conn.makefile("rb").readline(rpc.MAX_MESSAGE) or b"{}")
             except (OSError, ValueError):
                 continue
+            if message.get("op") == "node_fail":  # srun_node_fail: the job's end follows
+                ctx.err(f"{PROG}: error: Node failure on {message.get('nodes', '')}")
             if message.get("op") == "abort" and not aborted:  # once, from whoever is first
                 aborted = True
                 ctx.err(f"{PROG}: Job step aborted: Waiting up to "

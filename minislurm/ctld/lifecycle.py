@@ -27,6 +27,7 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING
 
+from minislurm.hostlist import compress, expand
 from minislurm.job import Allocation
 from minislurm.states import LAUNCH_FAILED_STATUS, JobState, Reason
 from minislurm.timespec import is_negative_limit, time_limit_secs
@@ -320,7 +321,7 @@ def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> N
 
 
 def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQUEUE_DELAY,
-            hold: str | None = None) -> None:
+            hold: str | None = None, stopped: bool = False) -> None:
     """Put a running job back to PENDING (node failure, ``scontrol requeue``, preemption).
 
     The attempt that died is kept in accounting as ``logged_as`` (NODE_FAIL,
@@ -333,6 +334,7 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
     Resources) until its processes are gone, SIGKILL after KillWait; then PENDING.
     The attempt ends at the request in sacct; its batch step ends when the script
     died, CANCELLED 0:15 (killed by SIGTERM) or 0:9 (it outlived KillWait).
+    ``stopped``: the runner was already told to stop the attempt (``node_failed``).
     """
     if job.allocation is None or logged_as is JobState.NODE_FAIL:
         now = ctl.now
@@ -343,7 +345,8 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
             step = batch_step(job.snapshot(), now, 0, SIGKILL)
             if step is not None:
                 job.steps.append(step)
-            ctl.runner.kill(job.job_id, SIGKILL)
+            if not stopped:
+                ctl.runner.kill(job.job_id, SIGKILL)
             ctl.nodes_mgr.release(job.job_id, job.allocation, now)
             ctl.running_ended(job)
             ctl.record(job)
@@ -410,15 +413,27 @@ def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool)
     victims = [j for j in ctl.running_jobs() if j.allocation is not None and any(
         n.node in names for n in j.allocation.nodes)]
     for job in victims:
+        ctl.runner.node_failed(job.job_id, _failed_per_step(job, names))
         if job.requeue and job.batch_flag:
-            requeue(ctl, job, JobState.NODE_FAIL)
+            requeue(ctl, job, JobState.NODE_FAIL, stopped=True)
         else:
-            ctl.runner.kill(job.job_id, SIGKILL)
             job.end_time = ctl.now
             # ExitCode=0:0 whether slurmd died or an admin set the node DOWN (22.05.8,
             # tests/test_scenarios_realslurm.py: --no-requeue job, state=down)
             finish(ctl, job, JobState.NODE_FAIL, 0, 0)
             job.reason = Reason.NODE_DOWN
+
+
+def _failed_per_step(job: Job, down: set[str]) -> dict[int | str, str]:
+    """The DOWN nodes of each running srun step that spans one (what ``srun_node_fail``
+    tells that step's srun), as hostlists."""
+    out: dict[int | str, str] = {}
+    for step in job.steps:
+        if step.state is JobState.RUNNING and isinstance(step.step_id, int):
+            hit = [n for n in expand(step.nodelist) if n in down]
+            if hit:
+                out[step.step_id] = compress(hit)
+    return out
 
 
 __all__ = [

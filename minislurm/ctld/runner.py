@@ -15,6 +15,7 @@ launch the script and hears back the exit status.  ``JobRunner`` is that seam:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -61,6 +62,11 @@ class JobRunner(Protocol):
         """Deliver ``signal`` to the job (``scancel``, time limit, ``--signal``)."""
         ...
 
+    def node_failed(self, job_id: int, failed: Mapping[int | str, str]) -> None:
+        """Nodes of the job went DOWN: stop it ``DUE TO NODE FAILURE`` (``failed``: the
+        DOWN nodes of each srun step that spans one, as a hostlist)."""
+        ...
+
 
 class SimulatedRunner:
     """Bodies that only pass simulated time (``JobBody``); SIGTERM/SIGKILL end them at once."""
@@ -95,6 +101,10 @@ class SimulatedRunner:
         del self._running[job_id]
         if not done.triggered:
             done.succeed((0, signal))
+
+    def node_failed(self, job_id: int, failed: Mapping[int | str, str]) -> None:
+        """A simulated body just ends (SIGKILL)."""
+        self.kill(job_id, SIGKILL)
 
 
 __all__ = ["SIGKILL", "SIGTERM", "JobBody", "JobRunner", "SimStep", "SimulatedRunner"]

@@ -60,6 +60,8 @@ from minislurm.states import LAUNCH_FAILED_STATUS
 from minislurm.timespec import format_timestamp
 
 __all__ = [
+    "DUE_TO",
+    "NODE_FAILURE",
     "RunningStep",
     "StepIdentity",
     "TaskResult",
@@ -70,6 +72,12 @@ __all__ = [
     "resolve_command",
     "write_batch_script",
 ]
+
+#: slurmstepd's reason for a job or step that ends because one of its nodes went DOWN
+NODE_FAILURE = "NODE FAILURE"
+#: the words slurmstepd's ``*** ... CANCELLED AT <time> DUE TO ... ***`` line uses
+#: (src/slurmd/slurmstepd/req.c), where they are not the reason itself
+DUE_TO = {NODE_FAILURE: "NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"}
 
 
 def launcher_socket(host: str = "127.0.0.1") -> socket.socket:
@@ -141,17 +149,18 @@ class RunningStep:
 
         ``reason`` ``'TIME LIMIT'``, ``'JOB REQUEUE'`` (seen on real Slurm after
         ``scontrol requeue``), ``'PREEMPTION'`` or ``'NODE FAILURE'`` appends
-        ``DUE TO <reason>`` to slurmstepd's message; ``None`` is scancel.  ``failed``:
-        the job's batch script ended with a non-zero status while the step ran (real
-        22.05.8 then says ``*** STEP N.0 ON n1 FAILED (non-zero exit code or other
-        failure mode) ***``).
+        ``DUE TO <reason>`` to slurmstepd's message (``DUE TO NODE FAILURE, SEE
+        SLURMCTLD LOG FOR DETAILS``, as 22.05's slurmstepd words it); ``None`` is
+        scancel.  ``failed``: the job's batch script ended with a non-zero status
+        while the step ran (real 22.05.8 then says ``*** STEP N.0 ON n1 FAILED
+        (non-zero exit code or other failure mode) ***``).
         """
         with self._lock:
             if self.cancelled or self._results is not None:
                 return
             self.cancelled = True
             stamp = format_timestamp(int(now()))
-            due = f" DUE TO {reason}" if reason else ""
+            due = f" DUE TO {DUE_TO.get(reason, reason)}" if reason else ""
             # one message per step, from the step daemon of its first node (real
             # Slurm: a 2-node step shows only "*** STEP 5.0 ON n1 CANCELLED AT ...")
             first = next((t for t in self._tasks if t.stderr_fd is not None), None)

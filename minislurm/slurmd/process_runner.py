@@ -37,6 +37,7 @@ from minislurm.jobarray import parse_array
 from minislurm.options import JobOptions
 from minislurm.slurmd.context import ArrayContext, JobContext, job_context, working_cluster
 from minislurm.slurmd.env import exported_environment
+from minislurm.slurmd.launch import NODE_FAILURE
 from minislurm.slurmd.slurmstepd import launch_record
 from minislurm.slurmd.spool import JobSpool, read_json, write_json
 from minislurm.slurmd.stdio import StdioSpec
@@ -248,18 +249,47 @@ class ProcessRunner:
                 del self._queued[job_id]
                 queued.done.succeed((0, signal))
             return
-        handle = self._stepds.get(job_id)
         why = self.termination(job_id) if signal == signals.SIGTERM else None
+        if why is not None:
+            self._terminate(job_id, why)
+            return
+        self._signal_steps(job_id, signal)
+        handle = self._stepds.get(job_id)
+        if handle is not None and (stopping or signal == signals.SIGCONT):
+            handle.signal(signal)
+        self._interactive_ended(job_id, signal)
+
+    def node_failed(self, job_id: int, failed: Mapping[int | str, str]) -> None:
+        """Nodes of the job went DOWN (``scontrol update state=down``, an injected
+        failure): as 22.05.8 does with the job's surviving slurmds, each srun whose step
+        spans a DOWN node hears ``srun_node_fail`` (``srun: error: Node failure on
+        n2``), then the job stops like a cancelled one ``DUE TO NODE FAILURE, SEE
+        SLURMCTLD LOG FOR DETAILS`` (the STEP and JOB lines, SIGCONT + SIGTERM, SIGKILL
+        after KillWait)."""
+        if job_id in self._queued:
+            self.kill(job_id, signals.SIGKILL)
+            return
+        for step_id, port in self._step_ports.get(job_id, {}).items():
+            nodes = failed.get(step_id)
+            if nodes:
+                self._tell_srun(port, {"op": "node_fail", "nodes": nodes})
+        self._terminate(job_id, NODE_FAILURE)
+
+    def _terminate(self, job_id: int, why: str) -> None:
+        """The job ends (``why``: slurmstepd's ``DUE TO`` words, ``''`` for scancel)."""
         # the steps first: their sruns stop them as slurmstepd would (their lines),
         # before the batch shell's SIGTERM reaches the sruns themselves
-        if why is None or not self._abort_steps(job_id, why or None):
-            self._signal_steps(job_id, signal)
-        if handle is not None and why is not None:
+        if not self._abort_steps(job_id, why or None):
+            self._signal_steps(job_id, signals.SIGTERM)
+        handle = self._stepds.get(job_id)
+        if handle is not None:
             handle.terminate(why or None)
-        elif handle is not None and (stopping or signal == signals.SIGCONT):
-            handle.signal(signal)
+        self._interactive_ended(job_id, signals.SIGTERM)
+
+    def _interactive_ended(self, job_id: int, signal: int) -> None:
         waiting = self._interactive.get(job_id)
-        if waiting is not None and stopping and not self._step_pids.get(job_id):
+        if (waiting is not None and signal in (signals.SIGTERM, signals.SIGKILL)
+                and not self._step_pids.get(job_id)):
             self.finish(job_id, 0, signal)
 
     def warn_signal(self, job_id: int, signal: int) -> None:
@@ -288,13 +318,19 @@ class ProcessRunner:
         ports = self._step_ports.get(job_id, {})
         ok = bool(ports) or not self._step_pids.get(job_id)  # pids without a port: signal
         for port in ports.values():
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1.0) as conn:
-                    conn.sendall((json.dumps({"op": "abort", "reason": reason}) + "\n").encode())
-                    conn.makefile("rb").readline()
-            except OSError:
-                ok = False
+            ok = self._tell_srun(port, {"op": "abort", "reason": reason}) and ok
         return ok
+
+    @staticmethod
+    def _tell_srun(port: int, message: dict[str, Any]) -> bool:
+        """One message to an srun's port (``SLURM_SRUN_COMM_PORT``); False if unheard."""
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1.0) as conn:
+                conn.sendall((json.dumps(message) + "\n").encode())
+                conn.makefile("rb").readline()
+        except OSError:
+            return False
+        return True
 
     def _signal_steps(self, job_id: int, signal: int) -> None:
         for pid in self._step_pids.get(job_id, ()):

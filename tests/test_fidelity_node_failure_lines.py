@@ -1,0 +1,106 @@
+"""What a job's output says when one of its nodes goes DOWN mid-run.
+
+Measured on real Slurm 22.05.8 on 2026-12-04 (reference cluster, ``KillWait=5``), a
+batch job on n[1-2] in ``srun`` (one task per node) and ``scontrol update nodename=n2
+state=down``; its output file then holds, besides the tasks' own lines::
+
+    srun: error: Node failure on n2
+    slurmstepd-n1: error: *** STEP 1.0 ON n1 CANCELLED AT ... DUE TO NODE FAILURE, SEE
+        SLURMCTLD LOG FOR DETAILS ***            (one line)
+    slurmstepd-n1: error: *** JOB 1 ON n1 CANCELLED AT ... DUE TO NODE FAILURE, SEE
+        SLURMCTLD LOG FOR DETAILS ***            (one line)
+    srun: got SIGCONT
+    srun: Job step aborted: Waiting up to 7 seconds for job step to finish.
+    srun: forcing job termination
+    srun: error: n1: task 0: Terminated
+    srun: error: n2: task 1: Terminated
+
+slurmctld tells the srun of each step that spans the DOWN node (``srun_node_fail``),
+then kills the job on its nodes as ``scancel`` does but ``DUE TO NODE FAILURE``.  A
+step on the surviving node alone hears no ``Node failure`` line.  The job is requeued
+(``--requeue``: PENDING, BeginTime) or ends NODE_FAIL (``--no-requeue``) either way.
+``got SIGCONT`` and ``forcing job termination`` race with srun's end (the batch shell's
+signals reach srun too) and are not compared; the order of the lines is a race too.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from minicluster import MiniCluster
+from realslurm import RealSlurm
+
+from minislurm.hostlist import expand
+
+RACING = ("srun: got SIGCONT", "srun: forcing job termination")
+DUE = "DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"
+FAIL = "srun: error: Node failure on nDOWN"
+ABORTED = "srun: Job step aborted: Waiting up to 7 seconds for job step to finish."
+STEP = f"slurmstepd-nUP: error: *** STEP J.0 ON nUP CANCELLED AT T {DUE} ***"
+JOB = f"slurmstepd-nUP: error: *** JOB J ON nUP CANCELLED AT T {DUE} ***"
+
+#: name -> (sbatch options, srun options, the lines expected after the tasks' own)
+CASES = {
+    "requeue": ("--requeue", "-N2 -n2", [FAIL, ABORTED, STEP, JOB,
+                                         "srun: error: nUP: task 0: Terminated",
+                                         "srun: error: nDOWN: task 1: Terminated"]),
+    "no-requeue": ("--no-requeue", "-N2 -n2", [FAIL, ABORTED, STEP, JOB,
+                                               "srun: error: nUP: task 0: Terminated",
+                                               "srun: error: nDOWN: task 1: Terminated"]),
+    "step-on-up-node": ("--requeue", "-N1 -n1 -r0", [ABORTED, STEP, JOB,
+                                                     "srun: error: nUP: task 0: Terminated"]),
+}
+
+
+def _failed(cluster: MiniCluster | RealSlurm, name: str) -> tuple[str, list[str]]:
+    sbatch_opts, srun_opts, _want = CASES[name]
+    work = cluster.work_dir / "node-failure"
+    work.mkdir(exist_ok=True)
+    (work / f"{name}.sh").write_text(
+        "#!/bin/bash\n"
+        f"srun {srun_opts} bash -c 'echo task $SLURM_PROCID; touch $SLURM_JOB_ID.$SLURM_PROCID;"
+        " sleep 300'\necho after srun\n")
+    job = cluster.run(f"sbatch --parsable -N2 --ntasks-per-node=1 {sbatch_opts} -t 5 "
+                      f"-o {name}.out {name}.sh", cwd=work).stdout.strip()
+    down = ""
+    try:
+        deadline = time.monotonic() + 30
+        tasks = 2 if srun_opts.startswith("-N2") else 1
+        while not all((work / f"{job}.{t}").exists() for t in range(tasks)):
+            assert time.monotonic() < deadline, "the srun step did not start"
+            time.sleep(0.2)
+        up, down = expand(cluster.run(f"squeue -h -j {job} -o %N").stdout.strip())
+        res = cluster.run(f"scontrol update nodename={down} state=down reason=drill")
+        assert res.rc == 0, res.stderr
+        time.sleep(10)  # KillWait + 2 and more: everything is in the file
+        state = cluster.run(f"squeue -h -j {job} -o %T").stdout.strip()
+        if not state:
+            state = cluster.run(f"sacct -n -X -P -j {job} -o State").stdout.strip()
+        text = (work / f"{name}.out").read_text().replace(job, "J")
+        text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "T", text)
+        text = text.replace(up, "nUP").replace(down, "nDOWN")
+        lines = [line for line in text.splitlines()
+                 if line.strip() and line not in RACING and not line.startswith("task ")]
+        return state, sorted(lines)
+    finally:
+        if down:
+            cluster.run(f"scontrol update nodename={down} state=resume")
+        cluster.run(f"scancel {job}")
+
+
+def _check(cluster: MiniCluster | RealSlurm, name: str) -> None:
+    state, lines = _failed(cluster, name)
+    assert state == ("NODE_FAIL" if name == "no-requeue" else "PENDING")
+    assert lines == sorted(CASES[name][2])
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_node_failure_lines_like_slurm(mini_slurm: MiniCluster, name: str) -> None:
+    _check(mini_slurm, name)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_node_failure_lines_on_real_slurm(real_slurm: RealSlurm, name: str) -> None:
+    _check(real_slurm, name)
