@@ -187,8 +187,10 @@ def _forward_signal(ctx: Context, running: RunningStep, signum: int) -> None:
 
 
 def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -> None:
-    """srun's message port: slurmctld ends the job (scancel, time limit, requeue...)
-    or says that a node of the step went DOWN (``Node failure on n2``).
+    """srun's message port: slurmctld ends the job (scancel, time limit, requeue...),
+    ends the step at its own time limit (``srun -t`` inside a job: the step's line
+    ``DUE TO TIME LIMIT``, no "aborted" line, ``Force Terminated StepId=J.S`` after
+    the task lines) or says that a node of the step went DOWN (``Node failure on n2``).
 
     srun says it waits KillWait + 2 s, the step's slurmstepd writes its ``*** STEP
     ... CANCELLED AT`` line and stops the tasks (SIGCONT, SIGTERM, SIGKILL after
@@ -207,6 +209,10 @@ def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -
                 continue
             if message.get("op") == "node_fail":  # srun_node_fail: the job's end follows
                 ctx.err(f"{PROG}: error: Node failure on {message.get('nodes', '')}")
+            if message.get("op") == "step_timeout" and not aborted:  # srun -t ran out
+                aborted = True
+                running.timed_out = True
+                running.terminate("TIME LIMIT")
             if message.get("op") == "abort" and not aborted:  # once, from whoever is first
                 aborted = True
                 ctx.err(f"{PROG}: Job step aborted: Waiting up to "
@@ -250,8 +256,11 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
         ended = time.time()
         for line in failure_lines(results):  # as the tasks' exit messages come in
             ctx.err(line)
+        if running.timed_out:  # the step's own time limit (22.05.8: after the task lines)
+            ctx.err(f"{PROG}: Force Terminated StepId={job_id}.{plan['step_id']}")
         _request(sock, "step_complete", **step, start=started, end=ended,
                  pids=list(running.pids.values()), aborted=running.cancelled,
+                 timed_out=running.timed_out,
                  results=[{"task_id": r.task_id, "node": r.node, "exit_code": r.exit_code,
                            "signal": r.signal} for r in results])
         return step_exit_code(results)

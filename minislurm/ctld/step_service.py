@@ -18,6 +18,7 @@ from typing import Any
 
 from minislurm.config import SlurmConfig
 from minislurm.ctld.controller import Controller
+from minislurm.ctld.lifecycle import next_limit_check
 from minislurm.ctld.step_mgr import NODES_BUSY, StepBusy, StepIdUsed, StepUse, plan_step
 from minislurm.errors import SlurmError
 from minislurm.hostlist import compress
@@ -125,6 +126,8 @@ class StepService:
                                         "cpus": sum(plan.cpus_on_node)}
         self.controller.step_started(job_id, self._record(job_id, step_id, JobState.RUNNING,
                                                           self.controller.now, None))
+        if bool(req.get("inside", True)) and opts.time_limit_set and opts.time_limit:
+            self._arm_step_limit(job_id, job.restart_count, step_id, opts.time_limit)
         return {
             "step_id": step_id,
             "tasks": [{"task_id": t.task_id, "node": t.node, "node_index": t.node_index,
@@ -137,6 +140,24 @@ class StepService:
                       "open_mode": opts.open_mode or "truncate", "label": bool(opts.label)},
             "kill_wait": self.config.kill_wait,
         }
+
+    def _arm_step_limit(self, job_id: int, restart: int, step_id: int, minutes: int) -> None:
+        """``check_job_step_time_limit``: the periodic time-limit check (every 30 s, as
+        for jobs) that finds the step running for ``minutes`` or more times it out
+        (measured on 22.05.8: ``srun -t 1`` ended 89 s in, sacct ``TIMEOUT 0:15``)."""
+        ctl = self.controller
+        at = next_limit_check(ctl, ctl.now + minutes * 60)
+
+        def check(_ev: object) -> None:
+            try:
+                job = ctl.job(job_id)
+            except (KeyError, SlurmError):
+                return
+            if (job.state is JobState.RUNNING and job.restart_count == restart
+                    and (job_id, step_id) in self._open):
+                self.runner.step_timed_out(job_id, step_id)
+
+        ctl.env.timeout(max(ctl.at(at) - ctl.env.now, 0)).callbacks.append(check)
 
     def pids(self, req: dict[str, Any]) -> dict[str, Any]:
         """Remember a step's process groups, so that killing the job reaches them."""
@@ -162,8 +183,10 @@ class StepService:
         sigs = [int(r["signal"]) for r in results]
         failed = any(codes) or any(sigs)
         state = JobState.FAILED if failed else JobState.COMPLETED
-        if any(sigs) and (req.get("aborted")
-                          or self.controller.job(job_id).state is not JobState.RUNNING):
+        if any(sigs) and req.get("timed_out"):
+            state = JobState.TIMEOUT  # its own time limit (measured: TIMEOUT 0:15)
+        elif any(sigs) and (req.get("aborted")
+                            or self.controller.job(job_id).state is not JobState.RUNNING):
             state = JobState.CANCELLED  # killed by its job's end (measured: CANCELLED 0:15)
         record = self._record(job_id, step_id, state,
                               int(req.get("start", self.controller.now)),

@@ -275,6 +275,12 @@ class ProcessRunner:
                 self._tell_srun(port, {"op": "node_fail", "nodes": nodes})
         self._terminate(job_id, NODE_FAILURE)
 
+    def step_timed_out(self, job_id: int, step_id: int) -> bool:
+        """A step's own time limit (``srun -t`` inside a job) ran out: its srun stops it
+        ``DUE TO TIME LIMIT``.  False if no srun of that step listens."""
+        port = self._step_ports.get(job_id, {}).get(step_id)
+        return port is not None and self._tell_srun(port, {"op": "step_timeout"})
+
     def _terminate(self, job_id: int, why: str) -> None:
         """The job ends (``why``: slurmstepd's ``DUE TO`` words, ``''`` for scancel)."""
         # the steps first: their sruns stop them as slurmstepd would (their lines),
