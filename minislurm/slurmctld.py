@@ -118,6 +118,7 @@ class Slurmctld:
                 self.controller, loaded.parts, steps=self.steps, runner=self.runner))
             for line in lines:
                 log_line(line)
+            self.driver.call(self.steps.recovered)
         self.driver.call(self.save_now)
         self._clean_spool()
         self.runner.before_launch = self.save_now

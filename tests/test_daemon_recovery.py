@@ -150,6 +150,32 @@ def test_a_job_that_ends_while_no_controller_runs_keeps_its_real_end(mini: MiniC
     assert f"Recovered JobId={job}: ended while slurmctld was down" in log
 
 
+def test_srun_steps_are_still_reached_after_a_restart(mini: MiniCluster) -> None:
+    """Killed and started again, slurmctld still knows each running srun's port and each
+    step's own time limit: ``scancel`` ends a step as before (srun's "aborted" line, the
+    step's line, CANCELLED 0:15) and ``srun -t 1`` still times out (TIMEOUT 0:15)."""
+    work = mini.work_dir
+    body = "srun {} bash -c 'echo go; touch $SLURM_JOB_ID.on; sleep 300'\necho end $?\n"
+    (work / "limit.sh").write_text("#!/bin/bash\n" + body.format("-t 1"))
+    (work / "cancel.sh").write_text("#!/bin/bash\n" + body.format(""))
+    limited = submit(mini, "-o", "limit.out", "limit.sh")
+    cancelled = submit(mini, "-o", "cancel.out", "cancel.sh")
+    until(lambda: all((work / f"{j}.on").exists() for j in (limited, cancelled)), 30)
+    kill_controller(mini)
+    restart(mini)
+    assert mini.run(["scancel", str(cancelled)]).rc == 0
+    until(lambda: state(mini, cancelled) == "CANCELLED", 30)
+    until(lambda: state(mini, limited) == "COMPLETED", 150, 0.5)
+    time.sleep(8)  # KillWait + 2: srun's last lines are in the files
+    out = (work / "cancel.out").read_text()
+    assert "srun: Job step aborted: Waiting up to 7 seconds for job step to finish." in out
+    assert f"*** STEP {cancelled}.0 ON n1 CANCELLED AT " in out
+    assert (work / "limit.out").read_text().endswith(
+        f"srun: Force Terminated StepId={limited}.0\nend 143\n")
+    assert [r[:3] for r in sacct(mini, cancelled)][-1] == [f"{cancelled}.0", "CANCELLED", "0:15"]
+    assert [r[:3] for r in sacct(mini, limited)][-1] == [f"{limited}.0", "TIMEOUT", "0:15"]
+
+
 def test_cluster_down_keep_jobs_then_up_finds_the_job_again(mini: MiniCluster) -> None:
     work = mini.work_dir
     (work / "counter.sh").write_text(COUNTER)

@@ -121,13 +121,15 @@ class StepService:
         # srun -J names the step; SLURM_JOB_NAME (the job's) does not inside a job
         name = opts.job_name if opts.job_name not in (None, env.get("SLURM_JOB_NAME")) \
             else inv.command[0].rsplit("/", 1)[-1]
-        self._open[(job_id, step_id)] = {"name": name, "nodes": plan.layout.nodes,
-                                        "ntasks": len(tasks),
-                                        "cpus": sum(plan.cpus_on_node)}
+        info: dict[str, Any] = {"name": name, "nodes": plan.layout.nodes,
+                                "ntasks": len(tasks), "cpus": sum(plan.cpus_on_node)}
+        if bool(req.get("inside", True)) and opts.time_limit_set and opts.time_limit:
+            info["limit_end"] = self.controller.now + opts.time_limit * 60
+            info["restart"] = job.restart_count
+        self._open[(job_id, step_id)] = info
         self.controller.step_started(job_id, self._record(job_id, step_id, JobState.RUNNING,
                                                           self.controller.now, None))
-        if bool(req.get("inside", True)) and opts.time_limit_set and opts.time_limit:
-            self._arm_step_limit(job_id, job.restart_count, step_id, opts.time_limit)
+        self._arm_step_limit(job_id, step_id)
         return {
             "step_id": step_id,
             "tasks": [{"task_id": t.task_id, "node": t.node, "node_index": t.node_index,
@@ -141,12 +143,21 @@ class StepService:
             "kill_wait": self.config.kill_wait,
         }
 
-    def _arm_step_limit(self, job_id: int, restart: int, step_id: int, minutes: int) -> None:
+    def recovered(self) -> None:
+        """A restarted slurmctld: the time limits of the steps still open count on."""
+        for job_id, step_id in list(self._open):
+            self._arm_step_limit(job_id, step_id)
+
+    def _arm_step_limit(self, job_id: int, step_id: int) -> None:
         """``check_job_step_time_limit``: the periodic time-limit check (every 30 s, as
-        for jobs) that finds the step running for ``minutes`` or more times it out
+        for jobs) that finds the step over its ``srun -t`` minutes times it out
         (measured on 22.05.8: ``srun -t 1`` ended 89 s in, sacct ``TIMEOUT 0:15``)."""
         ctl = self.controller
-        at = next_limit_check(ctl, ctl.now + minutes * 60)
+        info = self._open.get((job_id, step_id), {})
+        end, restart = info.get("limit_end"), info.get("restart")
+        if end is None:
+            return
+        at = next_limit_check(ctl, int(end))  # this daemon's checks: its own phase
 
         def check(_ev: object) -> None:
             try:

@@ -365,13 +365,18 @@ class ProcessRunner:
         return Recovery(done, ended=(outcome.exit_code, outcome.signal), end_time=end)
 
     def export_state(self) -> dict[str, Any]:
-        """What slurmd must remember across a restart: srun steps' process groups."""
+        """What slurmd must remember across a restart: srun steps' process groups and
+        the ports their sruns listen on (so a job's end still reaches them)."""
         return {"step_pids": {str(k): sorted(v) for k, v in self._step_pids.items() if v},
+                "step_ports": {str(k): {str(s): p for s, p in v.items()}
+                               for k, v in self._step_ports.items() if v},
                 "warned": {str(k): v for k, v in self.warned.items()}}
 
     def import_state(self, data: Mapping[str, Any]) -> None:
         for key, pids in dict(data.get("step_pids") or {}).items():
             self._step_pids[int(key)] = {int(p) for p in pids}
+        for key, ports in dict(data.get("step_ports") or {}).items():
+            self._step_ports[int(key)] = {int(s): int(p) for s, p in dict(ports).items()}
         for key, count in dict(data.get("warned") or {}).items():
             self.warned[int(key)] = int(count)
 
