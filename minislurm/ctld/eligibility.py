@@ -71,11 +71,13 @@ class EligibilityMixin:
         qos = self.qos.get(job.qos)
         if qos is None:
             return None
-        use = self._user_running.get((job.qos, job.user), [0, 0])
         max_jobs = getattr(qos, "max_jobs_per_user", None)
+        max_gpu = (getattr(qos, "max_tres_per_user", None) or {}).get("gres/gpu")
+        if max_jobs is None and max_gpu is None:
+            return None
+        use = self._user_running.get((job.qos, job.user), [0, 0])
         if max_jobs is not None and use[0] >= max_jobs:
             return Reason.QOS_MAX_JOBS_PER_USER
-        max_gpu = dict(getattr(qos, "max_tres_per_user", {}) or {}).get("gres/gpu")
         if max_gpu is not None and use[1] + job.gpus_total > max_gpu:
             return Reason.QOS_MAX_GRES_PER_USER
         return None
