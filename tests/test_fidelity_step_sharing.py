@@ -308,9 +308,17 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
     return out
 
 
+#: Lines real Slurm prints in a case only when it loses a race.  ``memory``: the step
+#: asking more memory than the job has is refused at once, unless the step before it
+#: (``s1``) is still being released when it asks: then it first waits as busy (seen
+#: once in a CI run on 22.05.8).
+RACY_LINES = {"memory": (BUSY,)}
+
+
 def _check_cases(seen: dict[str, list[str]]) -> None:
     for name, (_opts, _body, want, _ordered) in CASES.items():
-        assert seen[name] == want, name
+        got = [line for line in seen[name] if line not in RACY_LINES.get(name, ())]
+        assert got == want, name
 
 
 def _check_cancelled(seen: dict[str, object]) -> None:
