@@ -51,7 +51,10 @@ bare-sessions, srun 0.84x torchrun / 0.98x bare; 15 runs each, 0.82x / 1.00x; af
 day's srun changes (step waiting, abort port, signal handling) 9 runs each twice, 0.87x /
 1.01x and 0.81x / 0.96x.  The bare launcher itself measured 0.81-0.86x torchrun in these
 runs: srun stays within the bare launcher's noise, and meets <= 0.85x torchrun exactly
-when the bare launcher does.
+when the bare launcher does.  2026-12-04, a later session (machine shared,
+load 0.9, ``import torch`` 2.3 s), after the node-failure and step-time-limit work on
+srun's message port: 9 runs each, bare 6.73 s, torchrun 8.70 s, srun 6.55 s -- srun
+0.75x torchrun, 0.97x bare.
 
 Another launcher is one ``--launcher NAME=TEMPLATE`` (or one entry in
 :data:`LAUNCHERS`): the template is split like a shell command line after
