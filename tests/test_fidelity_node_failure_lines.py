@@ -24,7 +24,8 @@ signals reach srun too) and are not compared; the order of the lines is a race t
 
 A standalone ``srun -N2 -n2`` (its own allocation) prints the same lines on its stderr
 and exits 143 (the DOWN node's ``task 1: Terminated`` line did not always come); the
-job ends NODE_FAIL and its step CANCELLED 0:15.  Real srun prints
+job ends NODE_FAIL and its step CANCELLED 0:15 (or NODE_FAIL 0:0 when the job's end
+closes the step before srun's report arrives: a race on real Slurm).  Real srun prints
 ``Node failure on n2`` twice there (slurmctld tells the allocating srun and the step's
 srun, which are one process); minislurm prints it once, so the lines are compared as a
 set.
@@ -152,7 +153,11 @@ def _check_standalone(seen: tuple[int, set[str], list[str]]) -> None:
     # the DOWN node's task line may not reach srun first (seen once in three on 22.05.8)
     lines.discard("srun: error: nDOWN: task 1: Terminated")
     assert lines == {FAIL, ABORTED, STEP, "srun: error: nUP: task 0: Terminated"}
-    assert rows == ["J|NODE_FAIL|0:0", "J.0|CANCELLED|0:15"]
+    # the step's row: CANCELLED 0:15 when srun's report reached slurmctld first (4 runs
+    # in 5 here), else the job's end closed it NODE_FAIL 0:0 (once, in a CI run);
+    # minislurm logs the first (its tasks got SIGTERM)
+    assert rows[0] == "J|NODE_FAIL|0:0"
+    assert rows[1:] in (["J.0|CANCELLED|0:15"], ["J.0|NODE_FAIL|0:0"])
 
 
 def test_node_failure_under_a_standalone_srun_like_slurm(mini_slurm: MiniCluster) -> None:
