@@ -99,10 +99,16 @@ def _failed(cluster: MiniCluster | RealSlurm, name: str) -> tuple[str, list[str]
         cluster.run(f"scancel {job}")
 
 
+#: The DOWN node's task line: its report may not reach srun first on real Slurm (seen
+#: missing once in three standalone runs), so it is compared as "present or not".
+DOWN_TASK = "srun: error: nDOWN: task 1: Terminated"
+
+
 def _check(cluster: MiniCluster | RealSlurm, name: str) -> None:
     state, lines = _failed(cluster, name)
     assert state == ("NODE_FAIL" if name == "no-requeue" else "PENDING")
-    assert lines == sorted(CASES[name][2])
+    assert [x for x in lines if x != DOWN_TASK] == sorted(
+        x for x in CASES[name][2] if x != DOWN_TASK)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -150,8 +156,7 @@ def _standalone(cluster: MiniCluster | RealSlurm) -> tuple[int, set[str], list[s
 def _check_standalone(seen: tuple[int, set[str], list[str]]) -> None:
     rc, lines, rows = seen
     assert rc == 143
-    # the DOWN node's task line may not reach srun first (seen once in three on 22.05.8)
-    lines.discard("srun: error: nDOWN: task 1: Terminated")
+    lines.discard(DOWN_TASK)
     assert lines == {FAIL, ABORTED, STEP, "srun: error: nUP: task 0: Terminated"}
     # the step's row: CANCELLED 0:15 when srun's report reached slurmctld first (4 runs
     # in 5 here), else the job's end closed it NODE_FAIL 0:0 (once, in a CI run);
