@@ -33,13 +33,13 @@ set.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import time
 
 import pytest
 from minicluster import MiniCluster
 from realslurm import RealSlurm
+from realslurm.normalize import mask_volatile
 
 from minislurm.hostlist import expand
 
@@ -47,8 +47,8 @@ RACING = ("srun: got SIGCONT", "srun: forcing job termination")
 DUE = "DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"
 FAIL = "srun: error: Node failure on nDOWN"
 ABORTED = "srun: Job step aborted: Waiting up to 7 seconds for job step to finish."
-STEP = f"slurmstepd-nUP: error: *** STEP J.0 ON nUP CANCELLED AT T {DUE} ***"
-JOB = f"slurmstepd-nUP: error: *** JOB J ON nUP CANCELLED AT T {DUE} ***"
+STEP = f"slurmstepd-nUP: error: *** STEP J.0 ON nUP CANCELLED AT <time> {DUE} ***"
+JOB = f"slurmstepd-nUP: error: *** JOB J ON nUP CANCELLED AT <time> {DUE} ***"
 
 #: name -> (sbatch options, srun options, the lines expected after the tasks' own)
 CASES = {
@@ -88,7 +88,7 @@ def _failed(cluster: MiniCluster | RealSlurm, name: str) -> tuple[str, list[str]
         if not state:
             state = cluster.run(f"sacct -n -X -P -j {job} -o State").stdout.strip()
         text = (work / f"{name}.out").read_text().replace(job, "J")
-        text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "T", text)
+        text = mask_volatile(text)
         text = text.replace(up, "nUP").replace(down, "nDOWN")
         lines = [line for line in text.splitlines()
                  if line.strip() and line not in RACING and not line.startswith("task ")]
@@ -139,7 +139,7 @@ def _standalone(cluster: MiniCluster | RealSlurm) -> tuple[int, set[str], list[s
             proc.kill()
         if down:
             cluster.run(f"scontrol update nodename={down} state=resume")
-    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "T", err.replace(job, "J"))
+    text = mask_volatile(err.replace(job, "J"))
     text = text.replace(up, "nUP").replace(down, "nDOWN")
     deadline = time.monotonic() + 15  # slurmdbd may store the rows a little later
     while True:

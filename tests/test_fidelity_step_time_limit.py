@@ -21,6 +21,7 @@ import re
 
 from minicluster import MiniCluster
 from realslurm import RealSlurm
+from realslurm.normalize import mask_volatile
 
 SCRIPT = """#!/bin/bash
 srun -t 1 bash -c 'echo in step; sleep 200'
@@ -35,7 +36,7 @@ def _step_timeout(cluster: MiniCluster | RealSlurm) -> tuple[list[str], list[str
     job = cluster.run("sbatch --parsable -t 5 -o limit.out limit.sh", cwd=work).stdout.strip()
     assert cluster.wait_job(job, timeout=180) == "COMPLETED"
     text = (work / "limit.out").read_text().replace(job, "J")
-    lines = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "T", text).splitlines()
+    lines = mask_volatile(text).splitlines()
     rows = cluster.run(f"sacct -n -P -j {job} -o JobID,State,ExitCode,ElapsedRaw").stdout
     steps = [r.rsplit("|", 1)[0] for r in rows.replace(job, "J").split()]
     step0 = [r for r in rows.replace(job, "J").split() if r.startswith("J.0|")]
@@ -45,7 +46,7 @@ def _step_timeout(cluster: MiniCluster | RealSlurm) -> tuple[list[str], list[str
 def _check(seen: tuple[list[str], list[str], int]) -> None:
     lines, steps, elapsed = seen
     lines = [re.sub(r"\bn\d\b", "nX", line) for line in lines]
-    step = "slurmstepd-nX: error: *** STEP J.0 ON nX CANCELLED AT T DUE TO TIME LIMIT ***"
+    step = "slurmstepd-nX: error: *** STEP J.0 ON nX CANCELLED AT <time> DUE TO TIME LIMIT ***"
     assert lines == ["in step", step,
                      "srun: error: nX: task 0: Terminated",
                      "srun: Force Terminated StepId=J.0",
