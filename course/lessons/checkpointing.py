@@ -146,7 +146,7 @@ class CheckpointRunner:
         if not done.triggered:
             done.succeed((0, signal))
 
-    def node_failed(self, job_id: int, failed: Mapping[int | str, str]) -> None:
+    def node_failed(self, job_id: int, failed: Mapping[int, str]) -> None:
         """A node of the job went DOWN: the attempt ends at once (SIGKILL)."""
         self.kill(job_id, SIGKILL)
 

@@ -427,10 +427,10 @@ def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool)
             job.reason = Reason.NODE_DOWN
 
 
-def _failed_per_step(job: Job, down: set[str]) -> dict[int | str, str]:
+def _failed_per_step(job: Job, down: set[str]) -> dict[int, str]:
     """The DOWN nodes of each running srun step that spans one (what ``srun_node_fail``
     tells that step's srun), as hostlists."""
-    out: dict[int | str, str] = {}
+    out: dict[int, str] = {}
     for step in job.steps:
         if step.state is JobState.RUNNING and isinstance(step.step_id, int):
             hit = [n for n in expand(step.nodelist) if n in down]

@@ -62,7 +62,7 @@ class JobRunner(Protocol):
         """Deliver ``signal`` to the job (``scancel``, time limit, ``--signal``)."""
         ...
 
-    def node_failed(self, job_id: int, failed: Mapping[int | str, str]) -> None:
+    def node_failed(self, job_id: int, failed: Mapping[int, str]) -> None:
         """Nodes of the job went DOWN: stop it ``DUE TO NODE FAILURE`` (``failed``: the
         DOWN nodes of each srun step that spans one, as a hostlist)."""
         ...
@@ -102,7 +102,7 @@ class SimulatedRunner:
         if not done.triggered:
             done.succeed((0, signal))
 
-    def node_failed(self, job_id: int, failed: Mapping[int | str, str]) -> None:
+    def node_failed(self, job_id: int, failed: Mapping[int, str]) -> None:
         """A simulated body just ends (SIGKILL)."""
         self.kill(job_id, SIGKILL)
 

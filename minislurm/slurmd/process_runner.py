@@ -259,7 +259,7 @@ class ProcessRunner:
             handle.signal(signal)
         self._interactive_ended(job_id, signal)
 
-    def node_failed(self, job_id: int, failed: Mapping[int | str, str]) -> None:
+    def node_failed(self, job_id: int, failed: Mapping[int, str]) -> None:
         """Nodes of the job went DOWN (``scontrol update state=down``, an injected
         failure): as 22.05.8 does with the job's surviving slurmds, each srun whose step
         spans a DOWN node hears ``srun_node_fail`` (``srun: error: Node failure on
