@@ -43,7 +43,9 @@ import itertools
 import pstats
 import resource
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from minislurm.config import SlurmConfig, parse_config
 from minislurm.simulate import SimulationResult, simulate
@@ -91,7 +93,8 @@ def workload(n_jobs: int, nodes: int, seed: int = 1, load: float = 0.9) -> list[
 
 
 def measure(
-    n_jobs: int, nodes: int, profile: bool = False, trace: bool = False
+    n_jobs: int, nodes: int, profile: bool = False, trace: bool = False,
+    progress: bool = False,
 ) -> tuple[SimulationResult, float]:
     """Simulate; returns the result and the tracemalloc peak in MiB (0 unless ``trace``).
 
@@ -105,7 +108,7 @@ def measure(
     prof = cProfile.Profile() if profile else None
     if prof is not None:
         prof.enable()
-    result = simulate(jobs, cfg, scheduler="slurm")
+    result = simulate(jobs, cfg, scheduler="slurm", progress=progress)
     if prof is not None:
         prof.disable()
     peak = 0
@@ -136,6 +139,57 @@ def what_if(repeats: int = 3) -> list[tuple[int, int, float]]:
     return out
 
 
+def what_if_breakdown(window: int = 1440, resolution: int = 60, repeats: int = 3) -> None:
+    """Where the what-if's time goes, by the controller's entry points (CPU time).
+
+    Each entry point is wrapped with a CPU-time accumulator: the backfill pass, the
+    main scheduler pass, the PriorityCalcPeriod pass, a submission (its priority
+    included) and a job's end; the rest is SimPy, the feeder and the result.  It
+    answers "what if X were free": the target can only be met if the rest is within it.
+    """
+    import time
+
+    from course.lessons.backfill_compare import whatif_run
+    from minislurm.ctld import lifecycle, loops
+    from minislurm.ctld.controller import Controller
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.process_time() - t
+        return wrapper
+
+    patches = [(loops, "backfill_pass", "backfill pass"), (loops, "main_pass", "main pass"),
+               (Controller, "recalc_priorities", "priority pass"),
+               (Controller, "decay_priorities", "priority pass"),
+               (Controller, "submit", "submission"), (lifecycle, "body_ended", "job end")]
+    saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
+    try:
+        for obj, attr, name in patches:
+            setattr(obj, attr, timed(name, getattr(obj, attr)))
+        whatif_run(500, window, resolution)  # warm up (imports, caches)
+        spent.clear()
+        t = time.process_time()
+        for _ in range(repeats):
+            whatif_run(500, window, resolution)
+        total = (time.process_time() - t) / repeats
+    finally:
+        for obj, attr, fn in saved:
+            setattr(obj, attr, fn)
+    parts = {k: v / repeats for k, v in spent.items()}
+    parts["rest (SimPy, feeder, result)"] = total - sum(parts.values())
+    print(f"what-if CPU time by entry point (bf_window={window}, bf_resolution={resolution}, "
+          f"mean of {repeats}): {total * 1000:.0f} ms")
+    for name, sec in sorted(parts.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:<30} {sec * 1000:6.0f} ms  {sec / total:5.1%}  "
+              f"(all else: {(total - sec) * 1000:.0f} ms)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobs", type=int, nargs="*", default=[10_000, 100_000])
@@ -143,10 +197,13 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--no-what-if", action="store_true")
     parser.add_argument("--tracemalloc", action="store_true", help="peak of Python objects")
+    parser.add_argument("--progress", action="store_true", help="progress bar (jobs submitted)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="the what-if's CPU time by controller entry point")
     args = parser.parse_args()
     rows = []
     for n in args.jobs:
-        result, peak = measure(n, args.nodes, args.profile, args.tracemalloc)
+        result, peak = measure(n, args.nodes, args.profile, args.tracemalloc, args.progress)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         m = result.metrics
         rows.append((n, result.wall_seconds))
@@ -165,6 +222,8 @@ def main() -> None:
             print(f"what-if (lesson 6, 500 jobs, bf_window={window} min, "
                   f"bf_resolution={resolution} s): re-simulates in {t * 1000:.0f} ms "
                   f"(target <= 150 ms: {'ok' if t <= 0.150 else 'MISSED'})", flush=True)
+    if args.breakdown:
+        what_if_breakdown()
 
 if __name__ == "__main__":
     main()
