@@ -95,13 +95,14 @@ def workload(n_jobs: int, nodes: int, seed: int = 1, load: float = 0.9) -> list[
 def measure(
     n_jobs: int, nodes: int, profile: bool = False, trace: bool = False,
     progress: bool = False,
+    load: float = 0.9,
 ) -> tuple[SimulationResult, float]:
     """Simulate; returns the result and the tracemalloc peak in MiB (0 unless ``trace``).
 
     tracemalloc slows Python down about twice, so it is off unless asked for; the
     process's ru_maxrss is printed either way.
     """
-    jobs = workload(n_jobs, nodes)
+    jobs = workload(n_jobs, nodes, load=load)
     cfg = cluster(nodes)
     if trace:
         tracemalloc.start()
@@ -197,13 +198,17 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--no-what-if", action="store_true")
     parser.add_argument("--tracemalloc", action="store_true", help="peak of Python objects")
+    parser.add_argument("--load", type=float, default=0.9,
+                        help="offered load: GPU-hours submitted per GPU-hour of the cluster")
     parser.add_argument("--progress", action="store_true", help="progress bar (jobs submitted)")
     parser.add_argument("--breakdown", action="store_true",
                         help="the what-if's CPU time by controller entry point")
     args = parser.parse_args()
     rows = []
     for n in args.jobs:
-        result, peak = measure(n, args.nodes, args.profile, args.tracemalloc, args.progress)
+        result, peak = measure(
+            n, args.nodes, args.profile, args.tracemalloc, args.progress, args.load
+        )
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         m = result.metrics
         rows.append((n, result.wall_seconds))

@@ -245,8 +245,9 @@ def test_hyphenated_units_are_read_in_any_case(banks):
 
 
 def test_an_ambiguous_comma_is_refused_with_a_clear_message():
-    from quizzes.items.units import parse_quantity
     from test_quiz_items import bank_of
+
+    from quizzes.items.units import parse_quantity
 
     for text in ("0,5", "12,34", "1,000,00", "1,5 GB"):
         assert parse_quantity(text, "GB") is None, text
