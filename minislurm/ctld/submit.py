@@ -130,13 +130,12 @@ def check_request(
     """
     if opts.nodes_min == 0 or opts.nodes_max == 0:
         raise reject(prog, NODE_COUNT)
-    all_names = set(table.names)
     req_idx: set[int] = set()
     exc_idx: set[int] = set()
     try:
         for text, dest in ((opts.nodelist, req_idx), (opts.exclude, exc_idx)):
             for name in expand(text) if text else []:
-                if name not in all_names:
+                if name not in table.index:
                     raise reject(prog, INVALID_NODE_NAME)
                 dest.add(table.index[name])
     except HostlistError:
