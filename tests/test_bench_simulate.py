@@ -3,29 +3,20 @@ workload, its prefixes, and the CPU-time split by the controller's entry points.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_loader import load_benchmark
 
 from minislurm.ctld import lifecycle, loops
 from minislurm.ctld.controller import Controller
 from minislurm.simulate import simulate
 from minislurm.workload.generator import WorkloadJob, total_gpu_hours
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_simulate.py"
-
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_simulate", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_simulate")
 
 
 def test_offered_load_is_gpu_hours_over_the_submission_span(bench: ModuleType) -> None:

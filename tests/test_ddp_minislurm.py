@@ -22,7 +22,6 @@ ends every process that carries its state dir, the job's ranks included).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import re
@@ -35,6 +34,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_loader import load_benchmark
 from minicluster import MiniCluster, python, srun_works
 from realslurm.procs import pids_with_env
 
@@ -263,13 +263,7 @@ def test_a_node_down_during_the_checkpoint_write_kills_every_rank_and_resumes_el
 
 # ----- the launch benchmark's srun column (benchmarks/bench_ddp_launch.py) -------------
 def _bench() -> ModuleType:
-    path = REPO / "benchmarks" / "bench_ddp_launch.py"
-    spec = importlib.util.spec_from_file_location("bench_ddp_launch", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_ddp_launch")
 
 
 def test_the_benchmark_srun_column_is_minislurm_srun_on_one_node() -> None:
