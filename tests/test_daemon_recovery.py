@@ -139,7 +139,8 @@ def test_a_job_that_ends_while_no_controller_runs_keeps_its_real_end(mini: MiniC
     job = submit(mini, "-o", "short.out", "--wrap", "echo a; sleep 2; echo b")
     until(lambda: state(mini, job) == "RUNNING")
     kill_controller(mini)
-    until(lambda: (mini.work_dir / "short.out").read_text() == "a\nb\n", 15)
+    out = mini.work_dir / "short.out"  # RUNNING comes before slurmstepd opens the file
+    until(lambda: out.exists() and out.read_text() == "a\nb\n", 15)
     time.sleep(3)  # the controller stays down well past the job's end
     restart(mini)
     assert mini.wait_job(job, timeout=15) == "COMPLETED"
