@@ -23,14 +23,15 @@ of the GPUs over 47 days of submissions): 10,000 jobs 5.1 s (no queue: mean wait
 30,000 jobs 110.5 s (the trace's busy days: mean wait 1,124 s), 100,000 jobs 300.6-334.9 s
 (two runs), 445-496 jobs/s, 2,808-3,128 events/s, maxrss 1,375-1,488 MiB, GPU
 utilisation 86 %, mean wait 827 s.  Growth 10k -> 100k x65.5 for x10 jobs, 30k -> 100k
-x3.0 for x3.3: the time follows the queue, not the number of jobs.  With the same
-generator at a load that never queues (``--load 0.3``), 10k -> 100k is x11.5
-(5.7 s -> 65.7 s): the engine is linear.  Where the 100,000-job run's 302 s of CPU go
-(``--breakdown``): backfill passes 242 s (80 %: with a queue, each pass gives up to
-bf_max_job_test=500 jobs a reservation in a map of 1,000 nodes x up to
-bf_window/bf_resolution slots), main passes 28 s, submissions 13.6 s, job ends 9.7 s,
-the rest 7.8 s.  Without any backfill pass it would still take 60 s: the 30 s target is
-missed 10-11x, and 2x with the pass free; the 2 GiB one is met.
+x3.0 for x3.3: the time follows the queue, not the number of jobs.  At a load that
+never queues (``--load 0.55``: mean wait 0 s), 10k -> 100k is x12.6 (5.6 s -> 70.6 s,
+maxrss 1,408 MiB): the engine itself grows about linearly.  Where the 100,000-job
+run's 302 s of CPU go (``--breakdown``): backfill passes 242 s (80 %: with a queue, each
+pass gives up to bf_max_job_test=500 jobs a reservation in a map of 1,000 nodes x up
+to bf_window/bf_resolution slots), main passes 28 s, submissions 13.6 s, job ends
+9.7 s, the rest 7.8 s.  Without any backfill pass it would still take 60 s: the 30 s
+target is missed 10-11x, 2x with the pass free, 2.4x with no queue at all (70.6 s);
+the 2 GiB one is met.
 
 Until 2026-12-04 the load was scaled from one generated day, which for this
 heavy-tailed mix offered 1.6-1.7x the GPUs instead of the 0.9 asked: the queue then
