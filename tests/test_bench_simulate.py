@@ -6,11 +6,12 @@ from __future__ import annotations
 from types import ModuleType
 
 import pytest
+import simpy
 from bench_loader import load_benchmark
 
 from minislurm.ctld import lifecycle, loops
 from minislurm.ctld.controller import Controller
-from minislurm.simulate import simulate
+from minislurm.simulate import procs_config, simulate
 from minislurm.workload.generator import WorkloadJob, total_gpu_hours
 
 
@@ -69,3 +70,17 @@ def test_entry_points_are_put_back_after_an_error(bench: ModuleType) -> None:
         assert loops.main_pass is not before
         raise RuntimeError("boom")
     assert loops.main_pass is before
+
+
+def test_an_entry_point_inside_another_is_counted_once(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decay pass that falls back to the full recalculation (priority/basic here) is
+    one priority pass: its time is not added again by the inner entry point."""
+    ticks = iter(range(100))
+    monkeypatch.setattr(bench.time, "process_time", lambda: float(next(ticks)))
+    ctl = Controller(procs_config(4), simpy.Environment())
+    with bench.entry_points() as spent:
+        ctl.decay_priorities()  # calls ctl.recalc_priorities(), also an entry point
+    assert spent == {"priority pass": 1.0}  # one clock read in, one out
+
