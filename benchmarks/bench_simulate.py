@@ -54,6 +54,7 @@ import argparse
 import contextlib
 import cProfile
 import itertools
+import math
 import pstats
 import resource
 import time
@@ -96,11 +97,16 @@ def cluster(nodes: int) -> SlurmConfig:
     return parse_config(CONF.format(n=nodes), "bench.conf")
 
 
+def submission_span(jobs: list[WorkloadJob]) -> int:
+    """Seconds from the first submission to the last (0 for fewer than two jobs)."""
+    return jobs[-1].submit_time - jobs[0].submit_time if jobs else 0
+
+
 def offered_load(jobs: list[WorkloadJob], gpus: int) -> float:
     """GPU-hours the jobs ask for (run time, capped by the limit) per GPU-hour of the
     cluster over their submission span: above ~0.9 the queue of this mix grows without end."""
-    span = (jobs[-1].submit_time - jobs[0].submit_time) / 3600 if jobs else 0.0
-    return total_gpu_hours(jobs) / (gpus * span) if span > 0 else float("inf")
+    hours = submission_span(jobs) / 3600
+    return total_gpu_hours(jobs) / (gpus * hours) if hours > 0 else float("inf")
 
 
 def workload(n_jobs: int, nodes: int, seed: int = 1, load: float = 0.9) -> list[WorkloadJob]:
@@ -139,7 +145,7 @@ def measure(
     either way.
     """
     print(f"{len(jobs):>7} jobs: offered load {offered_load(jobs, nodes * 8):.2f} of the GPUs over "
-          f"{(jobs[-1].submit_time - jobs[0].submit_time) / 86400:.1f} days of submissions",
+          f"{submission_span(jobs) / 86400:.1f} days of submissions",
           flush=True)
     cfg = cluster(nodes)
     if trace:
@@ -253,10 +259,21 @@ def what_if_breakdown(window: int = 1440, resolution: int = 60, repeats: int = 3
                     f"{repeats})", spent, total, repeats)
 
 
+def _positive(text: str) -> int:
+    """A count for ``--jobs`` and ``--nodes``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid count: {text!r} (a whole number >= 1)")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--jobs", type=int, nargs="*", default=[10_000, 100_000])
-    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--jobs", type=_positive, nargs="*", default=[10_000, 100_000])
+    parser.add_argument("--nodes", type=_positive, default=1000)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--no-what-if", action="store_true")
     parser.add_argument("--tracemalloc", action="store_true", help="peak of Python objects")
@@ -266,6 +283,8 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true",
                         help="CPU time by controller entry point (traces and what-if)")
     args = parser.parse_args()
+    if not (args.load > 0 and math.isfinite(args.load)):
+        parser.error(f"argument --load: invalid offered load: {args.load} (a number > 0)")
     rows = []
     sizes = sorted(args.jobs)
     trace = workload(sizes[-1], args.nodes, load=args.load) if sizes else []

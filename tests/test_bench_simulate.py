@@ -3,11 +3,13 @@ workload, its prefixes, and the CPU-time split by the controller's entry points.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
 import simpy
-from bench_loader import load_benchmark
+from bench_loader import BENCHMARKS, load_benchmark
 
 from minislurm.ctld import lifecycle, loops
 from minislurm.ctld.controller import Controller
@@ -84,3 +86,13 @@ def test_an_entry_point_inside_another_is_counted_once(
         ctl.decay_priorities()  # calls ctl.recalc_priorities(), also an entry point
     assert spent == {"priority pass": 1.0}  # one clock read in, one out
 
+
+@pytest.mark.parametrize("argv", [["--jobs", "0"], ["--jobs", "x"], ["--nodes", "0"],
+                                  ["--jobs", "10", "--load", "0"],
+                                  ["--jobs", "10", "--load", "inf"]])
+def test_bad_arguments_are_refused_without_a_traceback(argv: list[str]) -> None:
+    res = subprocess.run([sys.executable, str(BENCHMARKS / "bench_simulate.py"), *argv,
+                          "--no-what-if"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert "bench_simulate.py: error: argument --" in res.stderr
+    assert "Traceback" not in res.stderr
