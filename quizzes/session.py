@@ -24,6 +24,7 @@ from quizzes.bank import Bank
 from quizzes.errors import QuizError
 from quizzes.grade import grade_response, item_variant
 from quizzes.items.base import Presented
+from quizzes.present import present
 from quizzes.submission import FORMAT
 
 
@@ -77,7 +78,7 @@ class QuizSession:
         out = []
         for item in self.bank.items:
             params, _, seed = item_variant(self.bank, self.learner_id, item.common.id)
-            out.append(item.present(params, seed))
+            out.append(present(item, params, seed))
         return out
 
     @property

@@ -18,6 +18,7 @@ from typing import Any
 from minislurm.errors import SlurmError
 from quizzes.bank import load_banks
 from quizzes.items.base import Presented
+from quizzes.prose import code_block, to_html
 from quizzes.session import NoAnswer, QuizSession, attempts_used
 
 
@@ -36,6 +37,14 @@ def _input_for(item: Presented) -> Any:
                           layout=w.Layout(width="90%", height="90px"))
     unit = f" ({item.unit})" if item.unit else ""
     return w.Text(placeholder=f"your answer{unit}", layout=w.Layout(width="50%"))
+
+
+def prompt_html(item: Presented) -> str:
+    """The item's heading, its prompt as prose (:mod:`quizzes.prose`) and its exhibit as
+    preformatted command output."""
+    head = f"<b>{html.escape(item.item_id)}</b> ({item.points:g} pt)"
+    exhibit = code_block(item.exhibit) if item.exhibit else ""
+    return f"<div class='quiz-prompt'>{head}{to_html(item.prompt)}{exhibit}</div>"
 
 
 def _value_of(item: Presented, box: Any) -> Any:
@@ -74,8 +83,7 @@ class QuizWidget:
         box = _input_for(item)
         check = w.Button(description="Check", button_style="info")
         out = w.HTML()
-        prompt = w.HTML(f"<b>{html.escape(item.item_id)}</b> ({item.points:g} pt)<br>"
-                        f"<pre style='white-space:pre-wrap'>{html.escape(item.prompt)}</pre>")
+        prompt = w.HTML(prompt_html(item), layout=w.Layout(width="auto"))
 
         def on_check(_b: Any) -> None:
             try:

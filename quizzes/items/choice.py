@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.hashing import answer_hash
-from quizzes.items.base import Common, Outcome, Presented, Where, fill, hashes, variant_table
+from quizzes.items.base import (
+    Common,
+    Outcome,
+    Presented,
+    Where,
+    fill,
+    hashes,
+    variant_table,
+    with_extras,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +47,7 @@ class ChoiceItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> ChoiceItem:
+        common = with_extras(common, raw, where)
         options = parse_options(where, raw)
         shuffle = where.optional(raw, "shuffle", bool, False)
         table = variant_table(where, raw, "keys", variants)

@@ -23,7 +23,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.hashing import answer_hash
-from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, variant_table
+from quizzes.items.base import (
+    Common,
+    Outcome,
+    Presented,
+    Where,
+    as_text,
+    fill,
+    variant_table,
+    with_extras,
+)
 from quizzes.items.units import comma_problem, parse_quantity
 
 MAX_CELLS = 128  # rel 0.9999 needs 115 log cells; abs always 9
@@ -84,6 +93,7 @@ class NumericItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> NumericItem:
+        common = with_extras(common, raw, where)
         unit = where.optional(raw, "unit", str, "")
         tol = where.require(raw, "tolerance", dict)
         tolerance_text = describe_tolerance(where, tol)

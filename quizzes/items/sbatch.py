@@ -23,7 +23,16 @@ from typing import Any
 
 from minislurm.errors import SlurmError
 from quizzes.hashing import answer_hash, canonical_json
-from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, variant_table
+from quizzes.items.base import (
+    Common,
+    Outcome,
+    Presented,
+    Where,
+    as_text,
+    fill,
+    variant_table,
+    with_extras,
+)
 
 MAX_ANSWER = 4000
 _CWD = "/home/learner"
@@ -42,6 +51,7 @@ class SbatchItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> SbatchItem:
+        common = with_extras(common, raw, where)
         from minislurm.options import JobOptions
 
         known = {f.name for f in fields(JobOptions)}

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill
+from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, with_extras
 from quizzes.items.units import parse_quantity
 
 ASKS = ("next_start", "start_time", "pending_reason")
@@ -91,6 +91,7 @@ class SchedulerItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> SchedulerItem:
+        common = with_extras(common, raw, where)
         scenario = where.require(raw, "scenario", dict)
         jobs = where.require(scenario, "jobs", list)
         names = set()

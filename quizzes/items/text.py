@@ -25,6 +25,7 @@ from quizzes.items.base import (
     fill,
     hashes,
     variant_table,
+    with_extras,
 )
 
 _SPACE = re.compile(r"\s+")
@@ -55,6 +56,7 @@ class TextItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> TextItem:
+        common = with_extras(common, raw, where)
         case_sensitive = where.optional(raw, "case_sensitive", bool, False)
         table = variant_table(where, raw, "keys", variants)
         keys = {}
