@@ -18,8 +18,8 @@ from typing import Any
 from minislurm.errors import SlurmError
 from quizzes.bank import load_banks
 from quizzes.items.base import Presented
-from quizzes.prose import code_block, to_html
-from quizzes.session import NoAnswer, QuizSession, attempts_used
+from quizzes.prose import code_block, inline, to_html
+from quizzes.session import Feedback, NoAnswer, QuizSession, attempts_used
 
 
 def _input_for(item: Presented) -> Any:
@@ -45,6 +45,16 @@ def prompt_html(item: Presented) -> str:
     head = f"<b>{html.escape(item.item_id)}</b> ({item.points:g} pt)"
     exhibit = code_block(item.exhibit) if item.exhibit else ""
     return f"<div class='quiz-prompt'>{head}{to_html(item.prompt)}{exhibit}</div>"
+
+
+def feedback_html(fb: Feedback) -> str:
+    """The verdict once (it opens the grader's feedback line), what was expected, the
+    details and the explanation, as prose."""
+    colour = "#1a7f37" if fb.correct else ("#9a6700" if fb.score else "#cf222e")
+    extra = "".join(f"<br>{html.escape(d)}" for d in fb.details)
+    return (f"<div class='quiz-feedback'><b style='color:{colour}'>{inline(fb.feedback)}</b>"
+            f"{extra}<div class='quiz-explanation'><i>{to_html(fb.explanation)}</i></div>"
+            "</div>")
 
 
 def _value_of(item: Presented, box: Any) -> Any:
@@ -99,11 +109,7 @@ class QuizWidget:
                 out.value = ("<span style='color:#cf222e'>This answer could not be checked: "
                              f"{html.escape(f'{type(exc).__name__}: {exc}')}</span>")
                 return
-            colour = "#1a7f37" if fb.correct else "#cf222e"
-            verdict = "Correct" if fb.correct else ("Partly right" if fb.score else "Incorrect")
-            extra = "".join(f"<br>{html.escape(d)}" for d in fb.details)
-            out.value = (f"<b style='color:{colour}'>{verdict}</b>: {html.escape(fb.feedback)}"
-                         f"{extra}<br><i>{html.escape(fb.explanation)}</i>")
+            out.value = feedback_html(fb)
             check.disabled = True
             self._refresh()
 
@@ -119,7 +125,7 @@ class QuizWidget:
         left = self.session.attempts_left
         remaining = self.session.remaining_seconds()
         bits = [f"<b>{html.escape(self.session.bank.title)}</b>",
-                f"score so far {got:g} / {asked:g} (of {self.session.bank.max_points:g})",
+                f"score so far {got:g} / {asked:g} (of {self.session.max_points:g})",
                 f"attempt {self.session.attempt}" + ("" if left is None else f", {left} left")]
         if remaining is not None:
             bits.append(f"time left at last action: {remaining // 60} min")
