@@ -141,3 +141,69 @@ def chart(stats: QuizStats) -> Any:
                       title=f"Item analysis of {stats.quiz_id} (first attempts, "
                             f"alpha = {_fmt(stats.alpha)})")
     return fig
+
+
+# --- answer-length bias ------------------------------------------------------------------
+
+#: A bank's share of single-choice keys that are strictly the longest option may exceed
+#: what chance gives (1/k for k options) by at most this much.
+LENGTH_MARGIN = 0.25
+#: Over all banks, a count of longest keys this unlikely under chance fails the check.
+LENGTH_ALPHA = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class LengthBias:
+    """How often the key of a single-choice item is strictly its longest option.
+
+    ``chance`` is the expected share if the key's length were unrelated to its being
+    the key (the mean of 1/k over items with k options); ``p_value`` is the exact
+    probability (Poisson-binomial) of at least ``longest`` such items by chance.
+    """
+
+    scope: str
+    items: int
+    longest: int
+    chance: float
+    p_value: float
+    offenders: tuple[str, ...]
+
+    @property
+    def share(self) -> float:
+        return self.longest / self.items if self.items else 0.0
+
+    @property
+    def excess(self) -> float:
+        return self.share - self.chance
+
+
+def at_least(probabilities: list[float], observed: int) -> float:
+    """P(X >= observed) for X a sum of independent Bernoulli(p_i) (Poisson-binomial)."""
+    dist = [1.0]
+    for p in probabilities:
+        nxt = [0.0] * (len(dist) + 1)
+        for k, mass in enumerate(dist):
+            nxt[k] += mass * (1 - p)
+            nxt[k + 1] += mass * p
+        dist = nxt
+    return float(sum(dist[observed:]))
+
+
+def length_bias(scope: str, items: list[dict[str, Any]]) -> LengthBias:
+    """The length-bias statistic of source items (``options`` with ``correct: true``)."""
+    chances: list[float] = []
+    offenders: list[str] = []
+    for item in items:
+        if item.get("type") != "single":
+            continue
+        options = [o for o in item.get("options") or [] if isinstance(o, dict)]
+        keys = [o for o in options if o.get("correct")]
+        if len(keys) != 1 or len(options) < 2:
+            continue
+        chances.append(1 / len(options))
+        key_len = len(str(keys[0].get("text", "")))
+        if all(key_len > len(str(o.get("text", ""))) for o in options if o is not keys[0]):
+            offenders.append(str(item.get("id")))
+    n = len(chances)
+    return LengthBias(scope, n, len(offenders), sum(chances) / n if n else 0.0,
+                      at_least(chances, len(offenders)), tuple(offenders))
