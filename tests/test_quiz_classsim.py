@@ -71,3 +71,21 @@ def test_quizzes_analyse_simulate_class_reports_every_items_discrimination(tmp_p
     assert report.read_text().startswith("# Items with negative discrimination (30 simulated")
     assert main(["analyse", "--simulate-class", "0"]) == 2
     assert "must be 1 to 100000 learners" in capsys.readouterr().err
+
+
+def test_a_drawn_pool_is_analysed_on_the_learners_each_item_was_shown_to(tmp_path):
+    salt = "0123456789abcdef"
+    items = [{"id": f"q{k}", "type": "single", "objectives": [f"o{k % 2}"], "prompt": "?",
+              "explanation": "e", "options": [{"id": "a", "text": "x", "correct": True},
+                                              {"id": "b", "text": "y"}]} for k in range(6)]
+    source = {"schema": 1, "quiz_id": "p", "title": "P", "course": "C", "pass_mark": 0.5,
+              "salt": salt, "objectives": {"o0": "zero", "o1": "one"},
+              "policy": {"draw": 3}, "items": items}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(source))
+    bank = parse_bank({**source, "items": [build_item(it, salt, "p.yaml") for it in items]},
+                      "p.yaml")
+    run = simulate_class({"p": bank}, 80, seed=4, sources=tmp_path)
+    stats = run.stats[0]
+    assert sum(it.n for it in stats.items) == 80 * 3
+    assert all(0 < it.n < 80 and it.discrimination is not None for it in stats.items)
+    assert all(it.discrimination > 0 for it in stats.items), stats.table()
