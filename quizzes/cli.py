@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--salt", required=True)
     h.add_argument("--item", required=True)
     h.add_argument("--variant", default="")
+
+    from quizzes.labs.cli import add_parser as add_lab_parser
+    add_lab_parser(sub, _Parser)
     return p
 
 
@@ -129,7 +132,7 @@ def run(argv: Sequence[str]) -> int:
     handler = {"grade": cmd_grade, "verify": cmd_verify, "keygen": cmd_keygen,
                "revoke": cmd_revoke, "export": cmd_export, "analyse": cmd_analyse,
                "analyze": cmd_analyse, "certificate": cmd_certificate, "serve": cmd_serve,
-               "author": cmd_author}[args.command]
+               "author": cmd_author, "lab": cmd_lab}[args.command]
     return handler(args)
 
 
@@ -295,6 +298,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from quizzes.labs.cli import cmd_lab as run_lab
+    return run_lab(args)
 
 
 def cmd_author(args: argparse.Namespace) -> int:

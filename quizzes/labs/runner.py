@@ -192,12 +192,18 @@ class _Session:
         self.invocations: dict[int, SbatchInvocation] = {}
         self._last_inv: SbatchInvocation | None = None
         self.commands: list[Command] = []
+        self.array_tasks = 0
 
     def job_body(self, inv: SbatchInvocation, _ctx: Any) -> Any:
         _check_script(inv.script_text)
-        if _array_tasks(inv.options) > MAX_ARRAY_TASKS:
-            raise LabLimit(f"the array has {_array_tasks(inv.options)} tasks; a lab plays "
-                           f"at most {MAX_ARRAY_TASKS}")
+        tasks = _array_tasks(inv.options)
+        if tasks > MAX_ARRAY_TASKS:
+            raise LabLimit(f"the array has {tasks} tasks; a lab plays at most "
+                           f"{MAX_ARRAY_TASKS}")
+        self.array_tasks += tasks
+        if self.array_tasks > MAX_ARRAY_TASKS:
+            raise LabLimit(f"the answer's arrays have {self.array_tasks} tasks in all; a lab "
+                           f"plays at most {MAX_ARRAY_TASKS}")
         if len(self.invocations) >= MAX_JOBS:
             raise LabLimit(f"more than {MAX_JOBS} jobs submitted; a lab needs a few")
         self._last_inv = inv
