@@ -160,6 +160,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 (out / f"{cid}.json").write_text(doc + "\n", encoding="utf-8")
     for name, problem in report.rejected:
         print(f"quizzes: skipped {name}: {problem}", file=sys.stderr)
+    for name, item_id, passed, feedback in report.labs:
+        print(f"lab {name} {item_id}: {'PASS' if passed else 'NOT YET'}: {feedback}")
     print(f"graded {report.graded}, already graded {report.duplicates}, "
           f"skipped {len(report.rejected)}, certificates issued "
           f"{len(report.certificates)}")  # issued by this run, not earlier ones

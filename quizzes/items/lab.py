@@ -68,8 +68,10 @@ class LabItem:
             return Outcome(0.0, "Write the lab's answer (a script, command lines or a "
                                 "diagnosis).")
         verdict = check(self.lab_id, text)
-        return Outcome(1.0 if verdict.passed else 0.0, verdict.feedback,
-                       verdict.details + ((verdict.slurm.strip(),) if verdict.slurm else ()))
+        feedback = verdict.feedback
+        if verdict.slurm:  # Slurm's own words are part of the feedback the gradebook keeps
+            feedback += " Slurm said: " + " ".join(verdict.slurm.split())
+        return Outcome(1.0 if verdict.passed else 0.0, feedback, verdict.details)
 
 
 def author_key(source: Mapping[str, Any], salt: str, item_id: str, variants: Sequence[str],
