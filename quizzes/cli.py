@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--salt", required=True)
     h.add_argument("--item", required=True)
     h.add_argument("--variant", default="")
+
+    from quizzes.labs.cli import add_parser as add_lab_parser
+    add_lab_parser(sub, _Parser)
     return p
 
 
@@ -150,7 +153,7 @@ def run(argv: Sequence[str]) -> int:
     handler = {"grade": cmd_grade, "verify": cmd_verify, "keygen": cmd_keygen,
                "revoke": cmd_revoke, "export": cmd_export, "analyse": cmd_analyse,
                "analyze": cmd_analyse, "certificate": cmd_certificate, "serve": cmd_serve,
-               "author": cmd_author}[args.command]
+               "author": cmd_author, "lab": cmd_lab}[args.command]
     return handler(args)
 
 
@@ -178,6 +181,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 (out / f"{cid}.json").write_text(doc + "\n", encoding="utf-8")
     for name, problem in report.rejected:
         print(f"quizzes: skipped {name}: {problem}", file=sys.stderr)
+    for name, item_id, passed, feedback in report.labs:
+        print(f"lab {name} {item_id}: {'PASS' if passed else 'NOT YET'}: {feedback}")
     print(f"graded {report.graded}, already graded {report.duplicates}, "
           f"skipped {len(report.rejected)}, certificates issued "
           f"{len(report.certificates)}")  # issued by this run, not earlier ones
@@ -339,6 +344,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from quizzes.labs.cli import cmd_lab as run_lab
+    return run_lab(args)
 
 
 def cmd_author(args: argparse.Namespace) -> int:

@@ -112,7 +112,7 @@ def grade_submission(bank: Bank, sub: Submission, attempt: int | None = None) ->
     written before attempts were recorded), so regrading reproduces the variants,
     the draw and the option order the learner saw.
     """
-    number = attempt if attempt is not None else int(getattr(sub, "attempt", 1) or 1)
+    number = attempt if attempt is not None else sub.attempt
     lang = str(getattr(sub, "lang", DEFAULT_LANG) or DEFAULT_LANG)
     limit = bank.policy.time_limit_minutes
     grades = []
