@@ -24,5 +24,23 @@ def test_without_no_kill_one_dead_node_ends_the_whole_allocation() -> None:
     out = drill.outcome()
     assert (out.state, out.restarts, out.node_count) == ("PENDING", 1, 0)
     assert not out.kept_running
-    sacct = step.results[-1].stdout
+    show = step.results[-1].stdout
+    assert "JobState=PENDING Reason=BeginTime" in show and "Restarts=1" in show
+    sacct = drill.cluster.run("sacct -D -X --format=JobID,State,NodeList").stdout
     assert "NODE_FAIL" in sacct and "gpu[01-04]" in sacct
+
+
+def test_with_no_kill_the_job_runs_on_without_the_dead_node() -> None:
+    """Slurm 22.05.8 (measured): -k keeps the job RUNNING on the nodes that are left."""
+    drill = ElasticDrill(no_kill=True)
+    drill.start()
+    step = drill.fail()
+    out = drill.outcome()
+    assert (out.state, out.restarts, out.node_count) == ("RUNNING", 0, 3)
+    assert out.kept_running and out.nodes == "gpu[01-03]"
+    assert drill.failed == "gpu04"
+    show = step.results[-1].stdout
+    assert "JobState=RUNNING" in show and "NodeList=gpu[01-03]" in show
+    # the next step runs on the survivors, and the job ends COMPLETED there
+    drill.cluster.wait_job(drill.job)
+    assert drill.cluster.controller.job(drill.job).state.value == "COMPLETED"

@@ -43,10 +43,6 @@ ELASTIC_SCRIPT = """#!/bin/bash
 srun python train.py --resume latest
 """
 
-#: The ``sacct`` line of the drill: every attempt and allocation, one row each.
-SACCT = "sacct -D -X --format=JobID,JobName,State,ExitCode,NodeList,AllocTRES%40"
-
-
 def elastic_script(no_kill: bool) -> str:
     """The drill's batch script, with ``#SBATCH --no-kill`` when ``no_kill``."""
     return ELASTIC_SCRIPT.format(no_kill=" --no-kill" if no_kill else "")
@@ -101,7 +97,15 @@ class ElasticDrill:
         down = self.cluster.run(
             f"scontrol update nodename={self.failed} state=down reason='{reason}'")
         self.cluster.advance(1)
-        return DrillStep("one node goes down", (down, *self._run("squeue", SACCT)))
+        return DrillStep("one node goes down", (down, *self._run("squeue"), self.show_job()))
+
+    def show_job(self) -> CommandResult:
+        """``scontrol show job``, cut to the lines that say what the job holds now."""
+        show = self.cluster.run(f"scontrol show job {self.job}")
+        keep = ("JobState=", "Restarts=", " NodeList=")
+        lines = [ln for ln in show.stdout.splitlines() if any(k in ln for k in keep)]
+        return CommandResult(f"scontrol show job {self.job}  # ({len(lines)} of its lines)",
+                             "\n".join(lines) + "\n", show.stderr, show.returncode)
 
     def outcome(self) -> ElasticOutcome:
         """The job's state, nodes and restarts as ``scontrol show job`` prints them."""
