@@ -237,3 +237,17 @@ def test_decimal_commas_by_language_and_ambiguity_refused_without_locking():
     assert doc["lang"] == "pt-BR"
     with pytest.raises(Exception, match="cannot be read in language 'xx'"):
         QuizSession(bank, "ada", lang="xx")
+
+
+def test_option_labels_are_plain_text_without_markdown_backticks(banks):
+    pytest.importorskip("ipywidgets")
+    from quizzes.widget import QuizWidget
+
+    w = QuizWidget(QuizSession(banks["07-failures-requeue"], "ada", clock=Clock()), mode="all")
+    labels = [cb.description for card in w.cards for cb in getattr(card.children[1],
+                                                                   "children", ())]
+    labels += [label for card in w.cards for label, _ in getattr(card.children[1],
+                                                                  "options", ())]
+    assert labels and not any("`" in label for label in labels)
+    shown = [t for i in w.items for _, t in i.options]
+    assert any("`" in t for t in shown)        # the bank does mark code in options
