@@ -22,8 +22,9 @@ from quizzes.submission import Submission
 from quizzes.template import fill
 from quizzes.variants import attempt_seed, choose, combinations, draw, item_seed, variant_index
 
-#: Item types whose free-text answer is a number read in the learner's language.
-NUMERIC_TYPES = ("numeric",)
+#: Item types whose free-text answer may be a number read in the learner's language
+#: (a scheduler item's start time; its job names and reasons do not start with a digit).
+NUMERIC_TYPES = ("numeric", "scheduler")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from quizzes.bank import load_banks
 from quizzes.identity import Learner
 from quizzes.items.base import Presented
 from quizzes.items.units import DEFAULT_LANG
-from quizzes.prose import code_block, inline, to_html
+from quizzes.prose import code_block, inline, plain, to_html
 from quizzes.session import Feedback, NoAnswer, QuizSession, attempts_used
 
 
@@ -32,10 +32,11 @@ def _input_for(item: Presented) -> Any:
     import ipywidgets as w
 
     if item.type == "single" or (item.type == "scheduler" and item.options):
-        return w.RadioButtons(options=[(text, oid) for oid, text in item.options], value=None,
+        return w.RadioButtons(options=[(plain(text), oid) for oid, text in item.options],
+                              value=None,
                               layout=w.Layout(width="auto"))
     if item.type == "multiple":
-        return w.VBox([w.Checkbox(description=text, value=False, indent=False,
+        return w.VBox([w.Checkbox(description=plain(text), value=False, indent=False,
                                   layout=w.Layout(width="auto"), tooltip=oid)
                        for oid, text in item.options])
     if item.type == "sbatch":

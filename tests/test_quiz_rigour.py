@@ -237,3 +237,30 @@ def test_decimal_commas_by_language_and_ambiguity_refused_without_locking():
     assert doc["lang"] == "pt-BR"
     with pytest.raises(Exception, match="cannot be read in language 'xx'"):
         QuizSession(bank, "ada", lang="xx")
+
+
+def test_option_labels_are_plain_text_without_markdown_backticks(banks):
+    pytest.importorskip("ipywidgets")
+    from quizzes.widget import QuizWidget
+
+    w = QuizWidget(QuizSession(banks["07-failures-requeue"], "ada", clock=Clock()), mode="all")
+    labels = [cb.description for card in w.cards for cb in getattr(card.children[1],
+                                                                   "children", ())]
+    labels += [label for card in w.cards for label, _ in getattr(card.children[1],
+                                                                  "options", ())]
+    assert labels and not any("`" in label for label in labels)
+    shown = [t for i in w.items for _, t in i.options]
+    assert any("`" in t for t in shown)        # the bank does mark code in options
+
+
+def test_a_scheduler_start_time_is_read_in_the_learners_language():
+    bank = bank_of({"id": "s", "type": "scheduler", "ask": "start_time", "job": "b",
+                    "scenario": {"jobs": [
+                        {"name": "a", "args": "-p gpu -N4 --gres=gpu:8 -t 90", "submit": 0,
+                         "runtime": 90},
+                        {"name": "b", "args": "-p gpu -N4 --gres=gpu:8 -t 60", "submit": 0,
+                         "runtime": 60}]}})
+    assert grade_response(bank, "ada", "s", "1,5 horas", 1, "pt-BR").correct
+    assert grade_response(bank, "ada", "s", "1.5 h", 1, "en").correct
+    unread = grade_response(bank, "ada", "s", "1,5 h", 1, "en")
+    assert not unread.readable and "write decimals with a point" in unread.feedback
