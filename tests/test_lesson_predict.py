@@ -84,8 +84,11 @@ def test_the_busy_indicator_clears_after_an_exception() -> None:
 def test_the_body_stays_hidden_until_the_first_check() -> None:
     body = widgets.VBox([widgets.IntSlider()])
     revealed: list[bool] = []
-    step = PredictStep(ChoiceQuestion("which node?", ("gpu01", "gpu02"), lambda: "gpu02"),
+    step = PredictStep(ChoiceQuestion("which node gets `-N1 <x>`?", ("gpu01", "gpu02"),
+                                      lambda: "gpu02"),
                        body, on_checked=lambda: revealed.append(True))
+    assert step.view.children[0].value == (
+        "<b>Predict first:</b> which node gets <code>-N1 &lt;x&gt;</code>?")
     assert body.layout.display == "none" and not step.checked
     assert step.check() is None  # nothing picked yet
     assert "Pick an answer first" in step.feedback.value and body.layout.display == "none"
@@ -119,3 +122,12 @@ def test_the_step_shows_busy_while_it_computes_the_truth() -> None:
     step = PredictStep(NumberQuestion("?", truth), widgets.VBox(), busy=busy)
     step.check(1.0)
     assert seen == [True] and not busy.shown
+
+
+def test_nested_busy_blocks_keep_the_label_until_the_outer_one_ends() -> None:
+    busy = BusyIndicator()
+    with busy.working("submitting…"):
+        with busy.working("drawing the map…"):
+            assert busy.text == "drawing the map…" and "drawing" in busy.view.value
+        assert busy.shown and "submitting…" in busy.view.value
+    assert not busy.shown and busy.text == "" and busy.view.value == ""

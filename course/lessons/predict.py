@@ -18,6 +18,7 @@ the trait is set, so the label shows while the kernel computes.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -125,31 +126,48 @@ _BUSY_HTML = ("<span style='color:#9a6700'><i class='fa fa-spinner fa-spin'></i>
 
 
 class BusyIndicator:
-    """A label that says "working" while a widget recomputes (empty otherwise)."""
+    """A label that says "working" while a widget recomputes (empty otherwise).
+
+    Nested ``working`` blocks (a submit that redraws) keep the label until the
+    outermost one ends, then restore the outer text.
+    """
 
     def __init__(self) -> None:
         self.view = widgets.HTML("")
-        self.text = ""
+        self._texts: list[str] = []
+
+    @property
+    def text(self) -> str:
+        """What the label says now ("" when idle)."""
+        return self._texts[-1] if self._texts else ""
 
     @property
     def shown(self) -> bool:
         """Whether the label currently says the widget is working."""
-        return bool(self.text)
+        return bool(self._texts)
+
+    def _show(self) -> None:
+        self.view.value = _BUSY_HTML.format(text=self.text) if self._texts else ""
 
     @contextmanager
     def working(self, text: str = "working…") -> Iterator[None]:
         """Show ``text`` for the duration of the ``with`` block, even if it raises."""
-        self.text = text
-        self.view.value = _BUSY_HTML.format(text=text)
+        self._texts.append(text)
+        self._show()
         try:
             yield
         finally:
-            self.text = ""
-            self.view.value = ""
+            self._texts.pop()
+            self._show()
 
 
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _prose(text: str) -> str:
+    """``text`` as HTML, with Markdown's `code` spans as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", _html(text))
 
 
 class PredictStep:
@@ -186,7 +204,7 @@ class PredictStep:
         self.score: Score | None = None
         body.layout.display = "none"
         self.view = widgets.VBox([
-            widgets.HTML(f"<b>Predict first:</b> {_html(question.prompt)}"),
+            widgets.HTML(f"<b>Predict first:</b> {_prose(question.prompt)}"),
             widgets.HBox([self.answer, self.button, self.busy.view]), self.feedback])
 
     @property
