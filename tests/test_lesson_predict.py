@@ -27,6 +27,13 @@ def test_a_numeric_prediction_gets_its_error_in_the_unit_and_relative() -> None:
     assert exact.correct and exact.message.endswith("exactly right.") and exact.error == 0
 
 
+def test_a_relative_tolerance_scales_with_the_truth() -> None:
+    s = score_number(100, 120, unit="min", rel_tolerance=0.25, digits=0)
+    assert s.correct and "within ±30 min" in s.message
+    assert not score_number(85, 120, unit="min", rel_tolerance=0.25).correct
+    assert score_number(85, 120, tolerance=40, rel_tolerance=0.25).correct  # the larger
+
+
 def test_a_numeric_prediction_of_a_zero_truth_has_no_relative_error() -> None:
     s = score_number(0.2, 0.0, tolerance=0.1)
     assert not s.correct and s.relative is None and "%" not in s.message
@@ -37,6 +44,8 @@ def test_numbers_must_be_finite_and_tolerances_not_negative() -> None:
         score_number(float("nan"), 1.0)
     with pytest.raises(ValueError, match="tolerance"):
         score_number(1.0, 1.0, tolerance=-1)
+    with pytest.raises(ValueError, match="tolerance"):
+        score_number(1.0, 1.0, rel_tolerance=-0.1)
 
 
 def test_a_choice_is_right_or_wrong_with_the_true_answer() -> None:

@@ -50,16 +50,19 @@ def _number(value: float, unit: str, digits: int) -> str:
 
 
 def score_number(guess: float, truth: float, *, unit: str = "", tolerance: float = 0.0,
-                 digits: int = 2, low: str = "low", high: str = "high") -> Score:
+                 rel_tolerance: float = 0.0, digits: int = 2, low: str = "low",
+                 high: str = "high") -> Score:
     """Score a numeric prediction: the error in ``unit`` and relative to the truth.
 
-    ``tolerance`` (absolute, in ``unit``): within it the guess counts as right.
+    ``tolerance`` (absolute, in ``unit``) or ``rel_tolerance`` (a share of the truth):
+    within the larger of the two the guess counts as right.
     ``low``/``high``: the words for a guess under/over the truth ("early"/"late").
     """
     if not (math.isfinite(guess) and math.isfinite(truth)):
         raise ValueError("a prediction and its truth must be finite numbers")
-    if tolerance < 0:
+    if tolerance < 0 or rel_tolerance < 0:
         raise ValueError("the tolerance cannot be negative")
+    tolerance = max(tolerance, rel_tolerance * abs(truth))
     error = guess - truth
     relative = abs(error) / abs(truth) if truth else None
     said = f"You predicted {_number(guess, unit, digits)}; the simulation says " \
@@ -90,6 +93,7 @@ class NumberQuestion:
     truth: Callable[[], float]
     unit: str = ""
     tolerance: float = 0.0
+    rel_tolerance: float = 0.0
     digits: int = 2
     low: str = "low"
     high: str = "high"
@@ -97,7 +101,8 @@ class NumberQuestion:
     def score(self, guess: float) -> Score:
         """`score_number` of ``guess`` against the simulation's answer."""
         return score_number(float(guess), float(self.truth()), unit=self.unit,
-                            tolerance=self.tolerance, digits=self.digits, low=self.low,
+                            tolerance=self.tolerance, rel_tolerance=self.rel_tolerance,
+                            digits=self.digits, low=self.low,
                             high=self.high)
 
 
