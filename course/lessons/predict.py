@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -244,7 +244,3 @@ class PredictStep:
                 self.on_checked()
         return score
 
-
-def choice_options(values: Sequence[str]) -> tuple[str, ...]:
-    """``values`` without repeats, in order (a question's options)."""
-    return tuple(dict.fromkeys(values))
