@@ -120,6 +120,14 @@ def test_a_numeric_step_scores_the_number_field_and_clicking_checks() -> None:
     assert "0.50 h too low" in step.feedback.value and not step.busy.shown
 
 
+def test_a_number_that_is_not_finite_is_refused_without_a_traceback() -> None:
+    body = widgets.VBox()
+    step = PredictStep(NumberQuestion("when?", lambda: 18.0, unit="h"), body)
+    assert step.check(float("inf")) is None and step.check(float("nan")) is None
+    assert "Type a number first" in step.feedback.value and body.layout.display == "none"
+    assert not step.checked and not step.button.disabled
+
+
 def test_the_step_shows_busy_while_it_computes_the_truth() -> None:
     seen: list[bool] = []
     busy = BusyIndicator()

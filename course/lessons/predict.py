@@ -220,13 +220,17 @@ class PredictStep:
     def check(self, guess: float | str | None = None) -> Score | None:
         """Score ``guess`` (default: the answer field), show the feedback, reveal the body.
 
-        With no answer picked yet, say so and reveal nothing (returns ``None``).
+        With no answer picked (or no finite number) yet, say so and reveal nothing
+        (returns ``None``).
         """
         if self.checked:
             return self.score
         value = self.answer.value if guess is None else guess
         if value is None:
             self.feedback.value = "<span style='color:#cf222e'>Pick an answer first.</span>"
+            return None
+        if isinstance(self.question, NumberQuestion) and not math.isfinite(float(value)):
+            self.feedback.value = "<span style='color:#cf222e'>Type a number first.</span>"
             return None
         with self.busy.working("computing the answer…"):
             if isinstance(self.question, ChoiceQuestion):
