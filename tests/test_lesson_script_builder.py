@@ -194,6 +194,15 @@ def test_nodes_verdict_asks_for_one_node_more_than_the_partition_has(cluster: Cl
     debug = next(p for p in cluster.controller.partitions() if p.name == "debug")
     assert nodes_verdict(cluster, spec, "debug")[0] == len(debug.nodes) + 1
     assert not cluster.jobs()  # checked on a scratch copy
+    default = next(p for p in cluster.controller.partitions() if p.default)
+    assert nodes_verdict(cluster, ScriptSpec(partition=""))[0] == len(default.nodes) + 1
+
+
+def test_the_builder_names_the_default_partition_when_the_spec_has_none(
+        cluster: Cluster) -> None:
+    default = next(p for p in cluster.controller.partitions() if p.default)
+    builder = ScriptBuilder(cluster, ScriptSpec(partition=""))
+    assert f"one more than partition {default.name} has" in builder.predict.view.children[0].value
 
 
 def test_the_builder_asks_what_slurm_does_before_it_opens(cluster: Cluster) -> None:

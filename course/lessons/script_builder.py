@@ -37,7 +37,7 @@ from plotly.subplots import make_subplots
 from minislurm.cluster import Cluster
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation
-from minislurm.node import NodeRecord
+from minislurm.node import NodeRecord, PartitionRecord
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.plots import PALETTE, UIREVISION
 from minislurm.states import JobState
@@ -198,13 +198,17 @@ STAGE_LABELS: dict[str, str] = {
 }
 
 
+def _partition(cluster: Cluster, name: str) -> PartitionRecord:
+    """The partition ``name``, or the default partition when ``name`` is empty or unknown."""
+    parts = cluster.controller.partitions()
+    return next((p for p in parts if p.name == name), None) or next(
+        (p for p in parts if p.default), parts[0])
+
+
 def nodes_verdict(cluster: Cluster, spec: ScriptSpec, partition: str = "") -> tuple[int, Verdict]:
     """`validate` ``spec`` with one node more than ``partition`` (default: the spec's, else
     the default partition) has: the builder's prediction."""
-    parts = cluster.controller.partitions()
-    name = partition or spec.partition
-    part = next((p for p in parts if p.name == name), None) or next(
-        (p for p in parts if p.default), parts[0])
+    part = _partition(cluster, partition or spec.partition)
     nodes = len(part.nodes) + 1
     return nodes, validate(render_script(replace(spec, nodes=nodes, partition=part.name)),
                            cluster)
@@ -312,11 +316,11 @@ class ScriptBuilder:
                              layout=widgets.Layout(flex="1 1 auto"))
         body = widgets.VBox([widgets.HBox([left, right]), self.figure_view,
                              self.submit_button, self.queue_view])  # fmt: skip
-        nodes = nodes_verdict(cluster, spec)[0]
+        part = _partition(cluster, spec.partition)
         question = ChoiceQuestion(
-            f"Set --nodes to {nodes}, one more than partition "
-            f"{spec.partition or 'the default'} has, the rest as above. What does Slurm do "
-            "with the script?", tuple(STAGE_LABELS.values()),
+            f"Set --nodes to {len(part.nodes) + 1}, one more than partition {part.name} has, "
+            "the rest as above. What does Slurm do with the script?",
+            tuple(STAGE_LABELS.values()),
             lambda: STAGE_LABELS[nodes_verdict(self.cluster, self.spec)[1].stage])
         self.predict = PredictStep(question, body, on_checked=self._show_nodes)
         self.view = widgets.VBox([self.predict.view, body])
