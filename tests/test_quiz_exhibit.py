@@ -96,3 +96,13 @@ def test_every_exhibit_of_the_shipped_banks_plays_in_every_variant():
         for item in bank.items:
             where = Where(f"{quiz_id}.yaml", item.common.id)
             check(item.common.exhibit, where, combinations(item.common.params))
+
+
+def test_author_build_refuses_an_item_whose_exhibit_does_not_play():
+    from quizzes.author import build_item
+    raw = dict(ITEM, exhibit={"steps": ["sbatch -p gpu --gres=gpu:{{r}} --wrap=true"],
+                              "show": ["squeue"]})
+    raw["options"] = [{"id": "y", "text": "Yes"}, {"id": "n", "text": "No", "correct": True}]
+    with pytest.raises(BankError, match=r"item 'read-squeue'.*variant \{'r': 30\}"):
+        build_item(raw, "salt", "t.yaml")
+    assert build_item(ITEM, "salt", "t.yaml")["exhibit"] == BACKFILL
