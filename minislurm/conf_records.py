@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minislurm import hostlist
+from minislurm.billing import TresWeights
 from minislurm.conf_tables import DEFAULT_SLURMD_PORT
 from minislurm.gres import NodeGres
 
@@ -98,6 +99,8 @@ class PartitionConfig:
     hidden: bool = False
     exclusive_user: bool = False
     nodes_expr: str = ""
+    #: ``TRESBillingWeights`` (None: a job's billing is its CPU count).
+    billing_weights: TresWeights | None = None
 
     @property
     def node_list(self) -> str:

@@ -28,12 +28,14 @@ default cluster ``minislurm/etc/slurm.conf``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from importlib import resources
 from pathlib import Path
 
 from minislurm import hostlist
+from minislurm.billing import BillingError, parse_tres_weights
 from minislurm.conf_cluster import cluster_options
 from minislurm.conf_cluster import parse_scheduler_parameters as parse_scheduler_parameters
 from minislurm.conf_nodes import build_nodes, merge_gres
@@ -126,6 +128,16 @@ def parse_config(
             part = build_partition(item, node_names, options["preempt_mode"], notes)
         except Rejected as exc:
             raise config_error([*exc.lines(), where(item)], exc.fatal) from None
+        weights_text = item.options.get("tresbillingweights")
+        if weights_text:
+            # slurmctld's read_config (set_partition_billing_weights, fail=true)
+            max_tres = "MAX_TRES" in options["priority"].flags
+            try:
+                weights = parse_tres_weights(str(weights_text), options["accounting_storage_tres"],
+                                             max_tres=max_tres)
+            except BillingError as exc:
+                raise config_error(exc.lines, exc.fatal) from None
+            part = dataclasses.replace(part, billing_weights=weights)
         if any(p.name == part.name for p in partitions):
             fatal = (
                 "fatal: _build_single_partitionline_info: duplicate entry for partition "

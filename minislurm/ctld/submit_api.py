@@ -134,6 +134,7 @@ class SubmitMixin:
         part = self.parts.get(part_name)
         if part is None:
             raise reject(prog, INVALID_PARTITION, f"invalid partition specified: {part_name}")
+        job.billing_weights = getattr(self.part_cfg.get(part_name), "billing_weights", None)
         if o.dependency:
             job.dependency, job.dep_any = parse_dependencies(o.dependency, prog)
             job.dep_text = o.dependency
