@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from minislurm import hostlist
 from minislurm.billing import TresWeights
+from minislurm.cgroup_conf import CgroupConfig
 from minislurm.conf_tables import DEFAULT_SLURMD_PORT
 from minislurm.gres import NodeGres
 
@@ -203,6 +204,21 @@ class SlurmConfig:
     extra: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     source: str = ""
+    #: cgroup.conf beside slurm.conf (read when a cgroup plugin is configured).
+    cgroup: CgroupConfig = field(default_factory=CgroupConfig)
+
+    @property
+    def uses_cgroup(self) -> bool:
+        """Whether a plugin reads cgroup.conf (TaskPlugin, ProctrackType or
+        JobAcctGatherType naming a cgroup plugin)."""
+        keys = ("TaskPlugin", "ProctrackType", "JobAcctGatherType")
+        return any("cgroup" in str(self.extra.get(k, "")) for k in keys)
+
+    @property
+    def use_local_device_index(self) -> bool:
+        """``gres_use_local_device_index``: ``TaskPlugin`` includes ``task/cgroup`` and
+        cgroup.conf has ``ConstrainDevices=yes``: jobs see their GPUs numbered from 0."""
+        return "cgroup" in str(self.extra.get("TaskPlugin", "")) and self.cgroup.constrain_devices
 
     @property
     def default_partition(self) -> PartitionConfig | None:

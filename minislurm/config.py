@@ -36,6 +36,7 @@ from pathlib import Path
 
 from minislurm import hostlist
 from minislurm.billing import BillingError, parse_tres_weights
+from minislurm.cgroup_conf import load_cgroup_conf
 from minislurm.conf_cluster import cluster_options
 from minislurm.conf_cluster import parse_scheduler_parameters as parse_scheduler_parameters
 from minislurm.conf_nodes import build_nodes, merge_gres
@@ -162,7 +163,8 @@ def parse_config(
 def load_config(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
     """Load slurm.conf from ``path``, else ``$SLURM_CONF``, else the embedded default.
 
-    gres.conf is read from the same folder when it exists (as Slurm does).
+    gres.conf is read from the same folder when it exists (as Slurm does), and so is
+    cgroup.conf when a cgroup plugin is configured (`minislurm.cgroup_conf`).
     """
     chosen = path if path is not None else os.environ.get("SLURM_CONF")
     if chosen is None:
@@ -170,7 +172,10 @@ def load_config(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
     conf = Path(chosen)
     gres = conf.with_name("gres.conf")
     gres_text = gres.read_text(encoding="utf-8") if gres.is_file() else None
-    return parse_config(read_conf_file(conf), str(conf), gres_text, str(gres))
+    config = parse_config(read_conf_file(conf), str(conf), gres_text, str(gres))
+    if config.uses_cgroup:
+        config = dataclasses.replace(config, cgroup=load_cgroup_conf(conf))
+    return config
 
 
 def default_config() -> SlurmConfig:

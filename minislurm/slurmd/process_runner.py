@@ -438,6 +438,7 @@ class ProcessRunner:
             array=array,
             restart_count=job.restart_count,
             conf_path=self.conf_path,
+            local_device_index=self.config.use_local_device_index,
             working_cluster=working_cluster(
                 self.config.cluster_name, *controller_address(self.config)
             ),
