@@ -24,6 +24,12 @@ def inline(text: str) -> str:
     return _INLINE_CODE.sub(lambda m: f"<code>{m.group(1)}</code>", escaped)
 
 
+def plain(text: str) -> str:
+    """A text for a widget label that cannot hold markup (radio buttons, checkboxes):
+    inline ``code`` loses its backticks, line breaks become spaces."""
+    return " ".join(_INLINE_CODE.sub(lambda m: m.group(1), text).split())
+
+
 def code_block(text: str) -> str:
     """Preformatted code (exhibits, scripts): kept exactly, scrolled rather than wrapped."""
     return f"<pre style='{PRE_STYLE}'><code>{html.escape(text, quote=False)}</code></pre>"

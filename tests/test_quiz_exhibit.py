@@ -85,3 +85,14 @@ def test_a_variant_that_fails_is_named():
     check(ex, where, [{"n": 2}])
     with pytest.raises(BankError, match=r"variant \{'n': 9\}"):
         check(ex, where, [{"n": 2}, {"n": 9}])
+
+
+def test_every_exhibit_of_the_shipped_banks_plays_in_every_variant():
+    """What `quizzes author build` should refuse (see quizzes.exhibit.check): run in CI."""
+    from quizzes.bank import load_banks
+    from quizzes.variants import combinations
+
+    for quiz_id, bank in load_banks().items():
+        for item in bank.items:
+            where = Where(f"{quiz_id}.yaml", item.common.id)
+            check(item.common.exhibit, where, combinations(item.common.params))

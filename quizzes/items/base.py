@@ -96,6 +96,7 @@ class Outcome:
     score: float
     feedback: str
     details: tuple[str, ...] = field(default=())
+    readable: bool = True  # False: the response could not be read (the item stays open)
 
     @property
     def correct(self) -> bool:

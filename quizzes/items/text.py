@@ -74,7 +74,7 @@ class TextItem:
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Answer with a short text.")
+            return Outcome(0.0, "Answer with a short text.", readable=False)
         form = normalise(text, case_sensitive=self.case_sensitive)
         ok = answer_hash(salt, self.common.id, variant, form) in self.keys[variant]
         return Outcome(1.0 if ok else 0.0, "Correct." if ok else "Incorrect.")
