@@ -308,6 +308,8 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         recorded (the job ended first) is added to that attempt's accounting record.
         """
         job = self._jobs[job_id]
+        if step.step_id in job.resized_steps:
+            return  # closed RESIZING when a --no-kill job lost its node (lifecycle.shrink)
         if any(s.step_id == step.step_id and s.state is not JobState.RUNNING
                for s in job.steps):
             return  # the job's end already closed it (CANCELLED with the job's signal)

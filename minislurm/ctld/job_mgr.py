@@ -126,6 +126,15 @@ class Job:
         self.derived_exit_code = 0
         self.restart_count = 0
         self.requeue = True
+        #: ``-k/--no-kill`` (``kill_on_node_fail == 0``): a node failure shrinks the job
+        self.no_kill = False
+        #: When a node failure last shrank the running job (``resize_time``: sacct's
+        #: record of the attempt starts there) and its node count before the first one
+        #: (what srun still reads in ``SLURM_JOB_NUM_NODES``); None: never shrunk.
+        self.resize_time: int | None = None
+        self.nodes_before_resize: int | None = None
+        #: srun steps a resize closed (RESIZING in sacct): their late reports are dropped
+        self.resized_steps: frozenset[int | str] = frozenset()
         self.batch_flag = True
         self.cancelled_by: int | None = None
         self.work_dir = ""
@@ -344,6 +353,8 @@ class Job:
         signal = self.signal
         if accounting:
             eligible, start, end = self.eligible_time, self.start_time, self.end_time
+            if self.resize_time is not None and start is not None:
+                start = self.resize_time  # job_post_resize_acctg: a new record from here
             if self.state in (JobState.TIMEOUT, JobState.CANCELLED, JobState.PREEMPTED):
                 signal = 0  # sacct: job line 0:0, the .batch step keeps 0:15 (capture c2/25)
         else:

@@ -178,6 +178,7 @@ class SubmitMixin:
         job.hold = "user" if o.hold else None
         job.begin_time = o.begin
         job.requeue = True if o.requeue is None else o.requeue
+        job.no_kill = bool(o.no_kill)
         job.kill_on_invalid_dep = bool(o.kill_on_invalid_dep)
         if o.signal is not None:
             job.signal_spec = (o.signal.signal, o.signal.time)
