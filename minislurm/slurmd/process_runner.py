@@ -199,6 +199,10 @@ class ProcessRunner:
 
     def _launch(self, item: _Queued) -> None:
         job, allocation, body, done = item.job, item.allocation, item.body, item.done
+        if self.jobacct is not None:  # the batch step's tasks (a new attempt starts afresh)
+            self.jobacct.forget(job.job_id, "batch")
+            self.jobacct.watch(job.job_id, "batch")
+            self.jobacct.start()
         ctx = self.job_context(job, body)
         spool = JobSpool(self.spool_dir, job.job_id, allocation.nodes[0].node, job.restart_count)
         try:
