@@ -297,8 +297,8 @@ class ProcessRunner:
         ports = self._step_ports.get(job_id, {})
         for step_id, nodes in failed.items():
             port = ports.get(step_id)
-            if port is not None:
-                self._tell_srun(port, {"op": "node_fail", "nodes": nodes})
+            if port is not None:  # "kill": this step alone ends (srun: Force Terminated)
+                self._tell_srun(port, {"op": "node_fail", "nodes": nodes, "kill": True})
             for pid in self._pids_of_step.get((job_id, step_id), ()):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signals.SIGKILL)
