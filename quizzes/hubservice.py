@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from jupyterhub.services.auth import HubOAuthCallbackHandler, HubOAuthenticated
+from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
 from tornado import ioloop, web
 
 from quizzes.bank import Bank, load_banks
@@ -55,6 +55,10 @@ from quizzes.serve import QuizService
 from quizzes.submission import MAX_BYTES
 
 SERVICE_NAME = "quizzes"
+#: How long the identity of a token is remembered before asking the hub again (seconds).
+TOKEN_CACHE_SECONDS = 5
+#: Bodies up to this size are read (and refused with 413 above MAX_BYTES).
+READ_LIMIT = 64 * 1024 * 1024
 
 
 class Instructors:
@@ -103,8 +107,10 @@ class App:
 class Base(HubOAuthenticated, web.RequestHandler):
     """JSON replies, hub identity, bounded JSON bodies.
 
-    Bodies are streamed: a ``Content-Length`` above the limit is refused (413) before
-    any byte of the body is read, and a chunked body stops being kept at the limit.
+    Bodies are streamed: at most :data:`MAX_BYTES` of a body is kept, the rest is
+    read and dropped, and the request is refused with 413 once it is all in (refusing
+    before the body is read would reset the proxy's upload and turn into its 503).
+    Bodies above ``READ_LIMIT`` are cut by tornado (the connection is closed).
     """
 
     app: App
@@ -121,9 +127,6 @@ class Base(HubOAuthenticated, web.RequestHandler):
         if length is None and "chunked" not in self.request.headers.get("Transfer-Encoding",
                                                                          ""):
             raise web.HTTPError(411, "Content-Length is required")
-        if length is not None and int(length) > MAX_BYTES:
-            raise web.HTTPError(413, f"body too large ({int(length)} bytes; the limit is "
-                                     f"{MAX_BYTES})")
 
     def data_received(self, chunk: bytes) -> None:
         self._size += len(chunk)
@@ -449,9 +452,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except QuizError as exc:
         print(exc.message, file=sys.stderr)
         return 1
+    # a token revoked at the hub is refused within TOKEN_CACHE_SECONDS (the default is 300)
+    HubOAuth.instance(cache_max_age=TOKEN_CACHE_SECONDS)
     url = urlparse(env["JUPYTERHUB_SERVICE_URL"])
     make_app(app).listen(url.port or 80, url.hostname or "127.0.0.1",
-                         max_body_size=1 << 30)
+                         max_body_size=READ_LIMIT)
     print(f"quizzes: service {SERVICE_NAME} on {url.geturl()} ({len(banks)} quizzes, "
           f"gradebook {args.db})", flush=True)
     ioloop.IOLoop.current().start()
