@@ -41,7 +41,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
+from jupyterhub.services.auth import (
+    HubOAuth,
+    HubOAuthCallbackHandler,
+    HubOAuthenticated,
+    UserNotAllowed,
+)
 from tornado import ioloop, web
 
 from quizzes.bank import Bank, load_banks
@@ -59,6 +64,10 @@ SERVICE_NAME = "quizzes"
 TOKEN_CACHE_SECONDS = 5
 #: Bodies up to this size are read (and refused with 413 above MAX_BYTES).
 READ_LIMIT = 64 * 1024 * 1024
+
+
+def _bearer(header: str) -> bool:
+    return header.split(" ", 1)[0].lower() in ("token", "bearer")
 
 
 class Instructors:
@@ -120,7 +129,13 @@ class Base(HubOAuthenticated, web.RequestHandler):
         self._chunks: list[bytes] = []
         self._size = 0
 
-    def prepare(self) -> None:
+    async def prepare(self) -> None:
+        # every hub call awaited on this loop: HubAuth's blocking mode runs them on a
+        # thread of its own, and the two must not share its HTTP client
+        await self._identify()
+        if self.request.method not in ("GET", "HEAD", "OPTIONS") \
+                and not getattr(self, "_token_authenticated", False):
+            HubOAuthenticated.check_xsrf_cookie(self)
         if self.request.method != "POST":
             return
         length = self.request.headers.get("Content-Length")
@@ -138,10 +153,22 @@ class Base(HubOAuthenticated, web.RequestHandler):
         return {f"access:services!service={SERVICE_NAME}"}
 
     def check_xsrf_cookie(self) -> None:
-        """A request with a hub API token needs no XSRF token; a cookie-borne one does
-        (the token check runs first: it marks the request token-authenticated)."""
-        _ = self.current_user
-        super().check_xsrf_cookie()
+        """Checked in :meth:`prepare` instead, once the hub has said who this is: a request
+        carrying a hub API token needs no XSRF token (a browser cannot add that header
+        cross-site, and a bad token is not rescued by a cookie); a cookie-borne one does."""
+
+    async def _identify(self) -> None:
+        """Ask the hub who this is without blocking the loop (the default blocks)."""
+        if hasattr(self, "_hub_auth_user_cache"):
+            return
+        model = await self.hub_auth.get_user(self, sync=False)
+        if model and _bearer(self.request.headers.get("Authorization", "")) \
+                and not getattr(self, "_token_authenticated", False):
+            model = None  # a bad token with a good cookie stays a bad token
+        try:
+            self._hub_auth_user_cache = self.check_hub_user(model) if model else None
+        except UserNotAllowed:
+            self._hub_auth_user_cache = None
 
     def reply(self, code: int, obj: Any) -> None:
         self.set_status(code)
