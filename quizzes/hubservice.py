@@ -33,6 +33,7 @@ import argparse
 import html
 import json
 import os
+import signal
 import sys
 import time
 import urllib.request
@@ -486,8 +487,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                          max_body_size=READ_LIMIT)
     print(f"quizzes: service {SERVICE_NAME} on {url.geturl()} ({len(banks)} quizzes, "
           f"gradebook {args.db})", flush=True)
-    ioloop.IOLoop.current().start()
-    return 0
+    loop = ioloop.IOLoop.current()
+
+    def stop(signum: int, frame: Any) -> None:  # the hub stops its services with SIGINT
+        loop.add_callback_from_signal(loop.stop)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
+    loop.start()
+    app.desk.close()  # every transaction is committed or rolled back by now
+    print(f"quizzes: service {SERVICE_NAME} stopped", flush=True)
+    sys.stdout.flush()
+    os._exit(0)  # HubAuth's helper thread must not keep a stopped service alive
 
 
 if __name__ == "__main__":

@@ -100,6 +100,7 @@ def test_hub_config_for_both_spawn_modes_and_a_site_authenticator(tmp_path):
     env = root["c.Spawner.environment"]
     assert env["PYTHONPATH"] == str(paths.image)
     assert env["PATH"].split(":")[0] == str(paths.image / "bin")
+    assert env["COURSE_QUIZ_SERVICE"] == "http://127.0.0.1:9000/services/quizzes/"
     text = hub_config(cfg, paths, repo=REPO, uid=0)
     assert "'name': 'quizzes', 'url': 'http://127.0.0.1:9003'" in text
     assert f"'--banks', '{paths.banks}'" in text
@@ -179,3 +180,21 @@ def test_exam_attempt_variants_differ_per_attempt(desk_parts):
         seen.add(json.dumps(att["items"], sort_keys=True))
         desk.submit("ada", att["attempt_id"])
     assert len(seen) > 1
+
+
+def test_auto_spawn_needs_a_python_other_users_can_run(tmp_path):
+    from course.classroom.deploy import shared_python
+
+    cfg = parse({"name": "c", "dir": "d", "passwords": "pw"}, "class.yaml", tmp_path)
+    assert cfg.spawn_mode(uid=0, shared=True) == "unix-users"
+    assert cfg.spawn_mode(uid=0, shared=False) == "one-user"
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    exe = private / "python"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert not shared_python(str(exe), str(private))
+    private.chmod(0o755)
+    tmp_path.chmod(0o755)
+    assert shared_python(str(exe), str(private)) == all(
+        p.stat().st_mode & 0o001 for p in exe.parents)

@@ -184,6 +184,7 @@ def test_a_learners_server_has_the_course_the_commands_and_its_own_cluster(cls):
     assert env["MINISLURM_STATE_DIR"].startswith(str(home))
     assert env["PYTHONPATH"] == str(cls.paths.image)
     assert env["JUPYTERHUB_USER"] == "ada"
+    assert env["COURSE_QUIZ_SERVICE"] == cls.service
     assert ctld_pid(cls, "ada") is not None
     assert "JOBID" in slurm(cls, "ada", "squeue")
     # through the proxy, with ada's token, the server answers

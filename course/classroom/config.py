@@ -14,8 +14,9 @@ authenticator_config: {}    # traits of that class, e.g. {client_id: ..., issuer
 ```
 
 ``spawn: auto`` is ``unix-users`` when the hub runs as root (each learner a Unix
-user of the same name, created with ``useradd`` at ``up``), else ``one-user``
-(every server runs as the hub's own Unix user).  Internal ports are ``port + 1``
+user of the same name, created with ``useradd`` at ``up``) and its Python can be
+run by other users, else ``one-user`` (every server runs as the hub's own Unix
+user).  Internal ports are ``port + 1``
 (the proxy's API), ``port + 2`` (the hub) and ``port + 3`` (the quiz service).
 """
 
@@ -67,11 +68,14 @@ class ClassConfig:
     def service_port(self) -> int:
         return self.port + 3
 
-    def spawn_mode(self, uid: int | None = None) -> str:
-        """``unix-users`` or ``one-user`` (``auto`` decided by the effective uid)."""
+    def spawn_mode(self, uid: int | None = None, *, shared: bool = True) -> str:
+        """``unix-users`` or ``one-user``.  ``auto`` is ``unix-users`` when the hub runs
+        as root (``uid``, default the effective uid) and its Python environment can be
+        run by other Unix users (``shared``), else ``one-user``."""
         if self.spawn != "auto":
             return self.spawn
-        return "unix-users" if (os.geteuid() if uid is None else uid) == 0 else "one-user"
+        root = (os.geteuid() if uid is None else uid) == 0
+        return "unix-users" if root and shared else "one-user"
 
     @property
     def users(self) -> tuple[str, ...]:

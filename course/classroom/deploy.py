@@ -79,11 +79,32 @@ def _secret(path: Path) -> None:
             fh.write(secrets.token_hex(32) + "\n")
 
 
+def shared_python(python: str = sys.executable, prefix: str = sys.prefix) -> bool:
+    """Whether other Unix users can run this Python and read its environment (every
+    folder on the way searchable, the interpreter executable by others)."""
+    exe = Path(os.path.realpath(python))
+    for target in (exe, Path(os.path.realpath(prefix))):
+        for folder in target.parents:
+            if not os.stat(folder).st_mode & 0o001:
+                return False
+    return bool(os.stat(exe).st_mode & 0o001)
+
+
+def spawn_mode(cfg: ClassConfig, uid: int | None = None) -> str:
+    """The spawner this class gets on this machine."""
+    return cfg.spawn_mode(uid, shared=shared_python())
+
+
 def prepare(cfg: ClassConfig, paths: ClassPaths, uid: int | None = None) -> str:
     """Create the class folder, keys, banks, image, homes and users; returns the mode."""
     from quizzes.keys import generate
 
-    mode = cfg.spawn_mode(uid)
+    mode = spawn_mode(cfg, uid)
+    if mode == "unix-users" and not shared_python():
+        raise ClassError(f"spawn: unix-users, but other Unix users cannot run "
+                         f"{os.path.realpath(sys.executable)} (a folder on its path is not "
+                         "searchable by others): install Python where learners can run it "
+                         "(e.g. a venv from /usr/bin/python3) or use spawn: one-user")
     for folder, perm in ((paths.root, 0o755), (paths.private, 0o700),
                          (paths.hub_log.parent, 0o700), (paths.revocations.parent, 0o755),
                          (paths.homes, 0o755)):
@@ -113,7 +134,8 @@ def prepare(cfg: ClassConfig, paths: ClassPaths, uid: int | None = None) -> str:
             home.chmod(0o700)
         else:
             home.mkdir(exist_ok=True)
-    paths.hub_config.write_text(hub_config(cfg, paths, repo=REPO, uid=uid), encoding="utf-8")
+    paths.hub_config.write_text(hub_config(cfg, paths, repo=REPO, uid=uid,
+                                           shared=shared_python()), encoding="utf-8")
     return mode
 
 
@@ -226,11 +248,14 @@ class Status:
 def status(cfg: ClassConfig) -> Status:
     paths = ClassPaths(cfg.dir)
     pid = hub_pid(paths)
-    mode = cfg.spawn_mode()
+    mode = spawn_mode(cfg)
     run_as = ("each learner runs as the Unix user of the same name (LocalProcessSpawner)"
               if mode == "unix-users" else
               f"every server runs as the hub's Unix user "
               f"'{pwd.getpwuid(os.geteuid()).pw_name}' (SimpleLocalProcessSpawner)")
+    if cfg.spawn == "auto" and mode == "one-user" and os.geteuid() == 0:
+        run_as += (f"; not separate Unix users although root: other users cannot run "
+                   f"{os.path.realpath(sys.executable)}")
     auth = (f"password file {cfg.passwords}" if cfg.authenticator == PASSWORD_FILE
             else cfg.authenticator)
     leaked = image.answer_material(paths.image) if paths.image.exists() else []
