@@ -198,3 +198,22 @@ def test_auto_spawn_needs_a_python_other_users_can_run(tmp_path):
     tmp_path.chmod(0o755)
     assert shared_python(str(exe), str(private)) == all(
         p.stat().st_mode & 0o001 for p in exe.parents)
+
+
+def test_demo_config_and_cli_without_a_hub(tmp_path, capsys):
+    from course.classroom.cli import DEMO_INSTRUCTOR, DEMO_LEARNERS, demo_config, main
+
+    conf, chosen = demo_config(tmp_path / "demo", 8800)
+    cfg = load(conf)
+    assert cfg.learners == DEMO_LEARNERS and cfg.instructors == (DEMO_INSTRUCTOR,)
+    stored = passwords.read(cfg.passwords)
+    assert all(passwords.check(chosen[u], stored[u]) for u in (*DEMO_LEARNERS, DEMO_INSTRUCTOR))
+    assert main(["status", "--config", str(conf)]) == 0
+    out = capsys.readouterr().out
+    assert "class demo-class: down at http://127.0.0.1:8800" in out and "spawner: " in out
+    assert main(["passwd", "dan", "--random", "--config", str(conf)]) == 0
+    said = capsys.readouterr().out.split(": ")[1].strip()
+    assert passwords.check(said, passwords.read(cfg.passwords)["dan"])
+    assert main(["down", "--config", str(conf)]) == 0  # nothing runs: nothing to stop
+    assert main(["status", "--config", str(tmp_path / "missing.yaml")]) == 1
+    assert "cannot read the class configuration" in capsys.readouterr().err
