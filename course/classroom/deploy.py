@@ -13,6 +13,7 @@ material.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import secrets
@@ -52,14 +53,27 @@ def proxy_bin() -> Path:
                      "(scripts/setup does)")
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, e.g. a hub started by this very process and not
+    yet reaped, counts as gone)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
 def hub_pid(paths: ClassPaths) -> int | None:
     """The running hub's pid, or None."""
     try:
         pid = int(paths.hub_pid.read_text().strip())
-        os.kill(pid, 0)
     except (OSError, ValueError):
         return None
-    return pid
+    return pid if alive(pid) else None
 
 
 def _get(url: str, timeout: float = 5.0) -> int:
@@ -202,12 +216,11 @@ def stop_hub(paths: ClassPaths, timeout: float = DOWN_TIMEOUT) -> bool:
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except OSError:
+        if not alive(pid):
             return True
         time.sleep(0.2)
-    os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
     return True
 
 
