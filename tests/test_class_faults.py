@@ -135,7 +135,7 @@ def learner_env(cls: RunningClass, user: str) -> dict[str, str]:
 
 def slurm(cls: RunningClass, user: str, *argv: str) -> str:
     out = subprocess.run(argv, env=learner_env(cls, user), capture_output=True, text=True,
-                         timeout=60)
+                         timeout=60, cwd=cls.paths.home(user))  # slurm-%j.out lands there
     assert out.returncode == 0, out.stderr
     return out.stdout
 
