@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.hashing import answer_hash
+from quizzes.i18n import M
 from quizzes.items.base import (
     Common,
     Outcome,
@@ -74,10 +75,10 @@ class TextItem:
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Answer with a short text.", readable=False)
+            return Outcome.said(0.0, M("Answer with a short text."), readable=False)
         form = normalise(text, case_sensitive=self.case_sensitive)
         ok = answer_hash(salt, self.common.id, variant, form) in self.keys[variant]
-        return Outcome(1.0 if ok else 0.0, "Correct." if ok else "Incorrect.")
+        return Outcome.said(1.0 if ok else 0.0, M("Correct.") if ok else M("Incorrect."))
 
 
 def author_key(
