@@ -39,6 +39,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from quizzes import ids
 from quizzes.errors import CertificateError
 from quizzes.hashing import canonical_json
+from quizzes.i18n import DEFAULT_LANG, language
 from quizzes.keys import key_id
 
 FORMAT = "quizzes-certificate/1"
@@ -71,14 +72,28 @@ class Verification:
 
 def make_record(*, course: str, quiz_id: str, quiz_title: str, learner_id: str,
                 learner_name: str, score: float, pass_mark: float, bank_version: str,
-                issuer: str, public: Ed25519PublicKey, issued_at: int | None = None
-                ) -> dict[str, Any]:
+                issuer: str, public: Ed25519PublicKey, issued_at: int | None = None,
+                lang: str = DEFAULT_LANG) -> dict[str, Any]:
+    """The record to sign.  ``lang`` is the language the quiz was taken in (the
+    submission's ``lang``): signed with the rest, it picks the language of the
+    certificate's renders and badge.  Records signed before it existed have no
+    ``lang`` and read as English (:func:`record_lang`); they verify as before."""
     when = int(time.time()) if issued_at is None else issued_at
     return {"course": course, "quiz_id": quiz_id, "quiz_title": quiz_title,
             "learner_id": learner_id, "learner_name": learner_name,
             "score": round(score, 4), "pass_mark": pass_mark, "issued_at": when,
             "issued_on": time.strftime("%Y-%m-%d", time.gmtime(when)),
-            "bank_version": bank_version, "issuer": issuer, "issuer_key_id": key_id(public)}
+            "bank_version": bank_version, "issuer": issuer, "issuer_key_id": key_id(public),
+            "lang": language(lang)}
+
+
+def record_lang(record: Mapping[str, Any]) -> str:
+    """The language a certificate was earned in (``en`` for records without one, or
+    with a language this version does not know)."""
+    try:
+        return language(str(record.get("lang") or DEFAULT_LANG))
+    except ValueError:
+        return DEFAULT_LANG
 
 
 def certificate_id(record_bytes: bytes, signature: bytes) -> str:
@@ -154,7 +169,10 @@ def verify(cert: Certificate, public: Ed25519PublicKey,
     rec = cert.record
     return Verification("valid", f"issued to {rec['learner_name']} on {rec['issued_on']} for "
                         f"{rec['quiz_title']} (score {float(rec['score']):.0%}, pass mark "
-                        f"{float(rec['pass_mark']):.0%})", cert)
+                        f"{float(rec['pass_mark']):.0%}"
+                        + ("" if (lang := record_lang(rec)) == DEFAULT_LANG
+                           else f", earned in {lang}")
+                        + ")", cert)
 
 
 def verify_bytes(data: bytes | str, public: Ed25519PublicKey,
