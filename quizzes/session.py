@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from quizzes import translations
 from quizzes.bank import Bank, Item
 from quizzes.errors import QuizError
 from quizzes.grade import NUMERIC_TYPES, attempt_items, explanation, grade_response, item_variant
@@ -77,6 +78,8 @@ class QuizSession:
             self.lang = language(lang)
         except ValueError as exc:
             raise QuizError(str(exc)) from None
+        #: The bank's words in the learner's language (None: English, or none yet).
+        self.translation = translations.load(bank, self.lang)
         self.shown: tuple[Item, ...] = attempt_items(bank, self.learner_id, self.attempt)
         self.clock = clock
         self.started_at = int(clock())
@@ -86,12 +89,24 @@ class QuizSession:
 
     # --- what the learner sees --------------------------------------------------------
     def items(self) -> list[Presented]:
+        """The items of this attempt as the learner sees them, in the learner's language
+        where the bank has a current translation (English otherwise, per field)."""
         out = []
         for item in self.shown:
             params, _, seed = item_variant(self.bank, self.learner_id, item.common.id,
                                            self.attempt)
-            out.append(present(item, params, seed))
+            shown = present(item, params, seed)
+            if self.translation is not None:
+                shown = self.translation.prompt(item, shown, params)
+            out.append(shown)
         return out
+
+    @property
+    def title(self) -> str:
+        """The quiz's title in the learner's language (the bank's when not translated)."""
+        if self.translation is not None and self.translation.title:
+            return self.translation.title
+        return self.bank.title
 
     @property
     def max_points(self) -> float:
@@ -139,6 +154,9 @@ class QuizSession:
         remaining = self.remaining_seconds()
         now = int(self.clock())
         why = explanation(self.bank, self.learner_id, item_id, self.attempt)
+        if self.translation is not None:
+            variant, _, _ = item_variant(self.bank, self.learner_id, item_id, self.attempt)
+            why = self.translation.explanation(item_id, variant) or why
         if remaining is not None and remaining <= 0:
             result = Feedback(item_id, False, 0.0, tr(t, "The time limit has passed."), why)
         else:

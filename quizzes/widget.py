@@ -142,7 +142,7 @@ class QuizWidget:
         attempt = tr(t, "attempt {n}").format(n=self.session.attempt)
         if left is not None:
             attempt = tr(t, "attempt {n}, {left} left").format(n=self.session.attempt, left=left)
-        bits = [f"<b>{html.escape(self.session.bank.title)}</b>",
+        bits = [f"<b>{html.escape(self.session.title)}</b>",
                 tr(t, "score so far {got} / {asked} (of {total})").format(
                     got=f"{got:g}", asked=f"{asked:g}", total=f"{self.session.max_points:g}"),
                 html.escape(attempt)]

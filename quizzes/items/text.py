@@ -84,12 +84,32 @@ class TextItem:
 def author_key(
     source: Mapping[str, Any], salt: str, item_id: str, variants: Sequence[str], where: Where
 ) -> dict[str, Any]:
-    """Hash the plain ``accept`` spellings (templated with ``{{param}}``) per variant."""
+    """Hash the plain ``accept`` spellings (templated with ``{{param}}``) per variant.
+
+    An entry may be a mapping of a language to its spellings (``{pt-BR: [daemon do
+    nó]}``): those are accepted too, whatever language the learner answers in (a
+    learner may answer in either), and the tag says which language they belong to.
+    ``accept`` is private, so none of them reaches the bank in plain text."""
+    from quizzes.i18n import language
     from quizzes.variants import params_of
 
-    accept = source.get("accept")
-    if not isinstance(accept, list) or not accept:
+    raw = source.get("accept")
+    if not isinstance(raw, list) or not raw:
         raise where.error("accept", "must be a non-empty list of accepted answers")
+    accept: list[Any] = []
+    for entry in raw:
+        if not isinstance(entry, dict):
+            accept.append(entry)
+            continue
+        for tag, forms in entry.items():
+            try:
+                language(str(tag))
+            except ValueError as exc:
+                raise where.error("accept", str(exc)) from None
+            if not isinstance(forms, list) or not forms \
+                    or not all(isinstance(f, str | int | float) for f in forms):
+                raise where.error("accept", f"'{tag}' must list its accepted answers")
+            accept.extend(forms)
     cs = bool(source.get("case_sensitive", False))
     keys = {}
     for variant in variants:
