@@ -5,6 +5,7 @@ language it was answered in."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -14,11 +15,14 @@ import yaml
 from quizzes import translations
 from quizzes.analysis import analyse
 from quizzes.bank import BANKS_DIR, load_bank, load_banks
-from quizzes.batch import grade_folder
+from quizzes.batch import CertificateIssuer, grade_folder
+from quizzes.certify import parse_certificate
 from quizzes.errors import BankError
 from quizzes.grade import grade_response, item_variant
 from quizzes.gradebook import Gradebook
+from quizzes.keys import generate, load_private
 from quizzes.session import QuizSession
+from quizzes.submission import parse_submission
 from tests.test_quiz_items import bank_of
 
 
@@ -166,3 +170,27 @@ def test_a_pt_br_and_an_en_submission_of_one_item_land_in_one_analysis_row(tmp_p
 @pytest.mark.xfail(strict=False, reason="pt-BR bank text pending the content issue")
 def test_every_bank_item_has_a_current_pt_br_translation():
     assert translations.report(load_banks(), "pt-BR") == {}
+
+
+PENDING_SUBMISSION_LANG = ("quizzes.submission.Submission drops the submission's 'lang' (labs' "
+                           "file; patch in /work/tools/notes/i18n-to-lead.md): quizzes grade "
+                           "reads every answer in English and signs certificates as en")
+
+
+@pytest.mark.xfail(strict=True, reason=PENDING_SUBMISSION_LANG)
+def test_quizzes_grade_reads_a_pt_br_submission_in_pt_br_and_certifies_its_language(tmp_path):
+    bank = load_banks()["02-sbatch"]
+    session = QuizSession(bank, "ada", "Ada", lang="pt-BR", clock=Clock())
+    params, _, _ = item_variant(bank, "ada", "total-tasks")
+    assert session.answer("total-tasks", f"{params['n'] * params['t']},0").correct
+    path = session.save(tmp_path / "subs")
+    key, _ = generate(tmp_path / "issuer")
+    with Gradebook(tmp_path / "g.sqlite") as book:
+        grade_folder(tmp_path / "subs", {bank.quiz_id: bank}, book,
+                     CertificateIssuer(load_private(key)))
+        rows = book.db.execute("SELECT score FROM item_responses "
+                               "WHERE item_id = 'total-tasks'").fetchall()
+    assert rows == [(1.0,)]                                 # "16,0" is 16 in pt-BR
+    sub = parse_submission(path.read_text(encoding="utf-8"), {bank.quiz_id: bank})
+    doc = CertificateIssuer(load_private(key))(sub, bank, 1.0)
+    assert parse_certificate(json.dumps(doc)).record["lang"] == "pt-BR"
