@@ -248,3 +248,19 @@ def test_an_unknown_language_shows_why_instead_of_the_quiz(tmp_path):
 
     box = quiz("02-sbatch", "ada", folder=tmp_path, lang="fr", env={})
     assert "unknown language &#x27;fr&#x27;" in box.children[0].value
+
+
+def test_quizzes_output_follows_lang_else_course_lang(tmp_path, monkeypatch, capsys):
+    from quizzes.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    assert main(["--lang", "pt-BR", "keygen", "--out", "a"]) == 0
+    assert capsys.readouterr().out.startswith("gravei a.key (privada: fica com quem corrige)")
+    monkeypatch.setenv("COURSE_LANG", "pt-BR")
+    assert main(["keygen", "--out", "b"]) == 0
+    assert capsys.readouterr().out.startswith("gravei b.key")
+    assert main(["--lang", "en", "keygen", "--out", "c"]) == 0
+    assert capsys.readouterr().out.startswith("wrote c.key (private: keep it with the grader)")
+    assert main(["--lang", "fr", "keygen", "--out", "d"]) == 2
+    assert "unknown language 'fr'" in capsys.readouterr().err
