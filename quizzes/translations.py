@@ -240,3 +240,39 @@ def report(banks: Mapping[str, Bank], lang: str, folder: str | Path | None = Non
         if missing:
             out[quiz_id] = missing
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m quizzes.translations build [--sources DIR] [--banks DIR]`` builds every
+    ``<sources>/<lang>/*.yaml``; ``... report [LANG]`` lists the items without a current
+    translation (exit 1 when there are some)."""
+    import argparse
+
+    from quizzes.author import sources_dir
+    from quizzes.bank import load_banks
+    from quizzes.errors import QuizError
+
+    parser = argparse.ArgumentParser(prog="python -m quizzes.translations")
+    parser.add_argument("action", choices=["build", "report"])
+    parser.add_argument("lang", nargs="?", default="pt-BR")
+    parser.add_argument("--sources", help="authoring sources (default: quizzes.author's rule)")
+    parser.add_argument("--banks", help="banks folder (default: the packaged banks)")
+    args = parser.parse_args(argv)
+    try:
+        banks = load_banks(args.banks)
+        if args.action == "build":
+            for path in build_all(banks, sources_dir(args.sources), args.banks):
+                print(f"wrote {path}")
+            return 0
+        missing = report(banks, args.lang, args.banks)
+    except QuizError as exc:
+        print(exc.message)
+        return 1
+    for quiz_id, ids in missing.items():
+        print(f"{quiz_id}: {len(ids)} item(s) without a current {args.lang} text: "
+              f"{', '.join(ids)}")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

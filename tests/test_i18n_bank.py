@@ -194,3 +194,24 @@ def test_quizzes_grade_reads_a_pt_br_submission_in_pt_br_and_certifies_its_langu
     sub = parse_submission(path.read_text(encoding="utf-8"), {bank.quiz_id: bank})
     doc = CertificateIssuer(load_private(key))(sub, bank, 1.0)
     assert parse_certificate(json.dumps(doc)).record["lang"] == "pt-BR"
+
+
+def test_the_translations_command_builds_and_reports(tmp_path, capsys):
+    folder = tmp_path / "banks"
+    folder.mkdir()
+    shutil.copy(Path(BANKS_DIR) / "02-sbatch.yaml", folder)
+    src = tmp_path / "src" / "pt-BR"
+    src.mkdir(parents=True)
+    (src / "02-sbatch.yaml").write_text(yaml.safe_dump(SOURCE, allow_unicode=True),
+                                        encoding="utf-8")
+    assert translations.main(["build", "--sources", str(tmp_path / "src"),
+                              "--banks", str(folder)]) == 0
+    assert capsys.readouterr().out == f"wrote {folder / 'pt-BR' / '02-sbatch.yaml'}\n"
+    assert translations.main(["report", "pt-BR", "--banks", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("02-sbatch: 9 item(s) without a current pt-BR text: nodes-and-tasks")
+    assert "total-tasks" not in out
+    (src / "02-sbatch.yaml").write_text(yaml.safe_dump({**SOURCE, "items": {"x": {}}}))
+    assert translations.main(["build", "--sources", str(tmp_path / "src"),
+                              "--banks", str(folder)]) == 1
+    assert "item 'x': no such item" in capsys.readouterr().out
