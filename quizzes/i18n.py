@@ -36,8 +36,13 @@ DEFAULT_LANG = "en"
 #: Languages of the course: tag -> gettext locale directory name.
 LANGS = {"en": "en", "pt-BR": "pt_BR"}
 ENV_VAR = "COURSE_LANG"
+#: A file naming the edition's language in the folder of its notebooks (see resolve).
+MARKER = ".course-lang"
 DOMAIN = "quizzes"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+#: Other packages' gettext domains and their locale folders (``course`` registers its
+#: own: course imports quizzes, never the reverse).
+DOMAINS: dict[str, Path] = {}
 #: Babel extraction keywords of this module's functions.
 KEYWORDS: dict[str, Any] = {"tr": (2,), "M": None, "N_": None}
 
@@ -54,8 +59,12 @@ def language(lang: str | None) -> str:
                      f"language '{lang}' (known: {', '.join(LANGS)})")
 
 
-def resolve(lang: str | None = None, env: Mapping[str, str] | None = None) -> str:
-    """The language to use: ``lang`` when given, else ``$COURSE_LANG``, else ``en``.
+def resolve(lang: str | None = None, env: Mapping[str, str] | None = None,
+            cwd: str | Path | None = None) -> str:
+    """The language to use: ``lang`` when given, else ``$COURSE_LANG``, else the
+    edition's marker file :data:`MARKER` in the working directory (a kernel runs in
+    its notebook's folder: the pt-BR build writes ``notebooks/pt-BR/.course-lang``,
+    so one JupyterLab can serve both editions), else ``en``.
 
     >>> resolve(None, {"COURSE_LANG": "pt_BR"})
     'pt-BR'
@@ -63,21 +72,36 @@ def resolve(lang: str | None = None, env: Mapping[str, str] | None = None) -> st
     'en'
     """
     environ = os.environ if env is None else env
-    chosen = (lang or "").strip() or environ.get(ENV_VAR, "").strip() or DEFAULT_LANG
-    return language(chosen)
+    chosen = (lang or "").strip() or environ.get(ENV_VAR, "").strip()
+    if not chosen:
+        marker = Path.cwd() / MARKER if cwd is None else Path(cwd) / MARKER
+        try:
+            chosen = marker.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            chosen = ""
+    return language(chosen or DEFAULT_LANG)
 
 
-def po_path(lang: str) -> Path:
-    """``quizzes/locale/<ll_CC>/LC_MESSAGES/quizzes.po`` of a language."""
-    return LOCALE_DIR / LANGS[language(lang)] / "LC_MESSAGES" / f"{DOMAIN}.po"
+def register(domain: str, locale_dir: str | Path) -> None:
+    """Another package's catalogues: ``<locale_dir>/<ll_CC>/LC_MESSAGES/<domain>.po``."""
+    DOMAINS[domain] = Path(locale_dir)
+    catalogue.cache_clear()
+
+
+def po_path(lang: str, domain: str = DOMAIN) -> Path:
+    """``quizzes/locale/<ll_CC>/LC_MESSAGES/quizzes.po`` of a language (or of a
+    registered domain)."""
+    base = LOCALE_DIR if domain == DOMAIN else DOMAINS[domain]
+    return base / LANGS[language(lang)] / "LC_MESSAGES" / f"{domain}.po"
 
 
 @cache
-def catalogue(lang: str) -> Mapping[str | tuple[str, str], tuple[str, ...]]:
+def catalogue(lang: str, domain: str = DOMAIN
+              ) -> Mapping[str | tuple[str, str], tuple[str, ...]]:
     """msgid (or (singular, plural)) -> translated forms, from the language's ``.po``;
     English and a missing file give an empty catalogue (messages stay English)."""
     lang = language(lang)
-    path = po_path(lang)
+    path = po_path(lang, domain)
     if lang == DEFAULT_LANG or not path.exists():
         return {}
     from babel.messages.pofile import read_po
@@ -97,9 +121,10 @@ def catalogue(lang: str) -> Mapping[str | tuple[str, str], tuple[str, ...]]:
     return out
 
 
-def tr(lang: str, message: str) -> str:
-    """``message`` (an English msgid) in ``lang``; English when not translated."""
-    forms = catalogue(language(lang)).get(message)
+def tr(lang: str, message: str, domain: str = DOMAIN) -> str:
+    """``message`` (an English msgid) in ``lang`` (from ``domain``'s catalogue);
+    English when not translated."""
+    forms = catalogue(language(lang), domain).get(message)
     return forms[0] if forms else message
 
 

@@ -39,6 +39,32 @@ def test_the_language_comes_from_lang_else_course_lang_else_english(lang, env, e
     assert resolve(lang, env) == expected
 
 
+def test_an_editions_folder_names_its_language_when_nothing_else_does(tmp_path):
+    """A kernel runs in its notebook's folder: notebooks/pt-BR/.course-lang says pt-BR."""
+    edition = tmp_path / "pt-BR"
+    edition.mkdir()
+    (edition / i18n.MARKER).write_text("pt-BR\n", encoding="utf-8")
+    assert resolve(None, {}, edition) == "pt-BR"
+    assert resolve(None, {}, tmp_path) == "en"
+    assert resolve(None, {"COURSE_LANG": "en"}, edition) == "en"     # the switch wins
+    assert resolve("en", {}, edition) == "en"
+
+
+def test_another_package_registers_its_own_catalogue(tmp_path):
+    po = tmp_path / "pt_BR" / "LC_MESSAGES" / "course.po"
+    po.parent.mkdir(parents=True)
+    po.write_text('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n\n'
+                  'msgid "Run"\nmsgstr "Executar"\n', encoding="utf-8")
+    i18n.register("course", tmp_path)
+    try:
+        assert tr("pt-BR", "Run", "course") == "Executar"
+        assert tr("pt-BR", "Run") == "Run"                 # not a message of the quizzes
+        assert tr("en", "Run", "course") == "Run"
+    finally:
+        i18n.DOMAINS.pop("course")
+        i18n.catalogue.cache_clear()
+
+
 def test_an_unknown_language_is_refused_naming_the_known_ones():
     with pytest.raises(ValueError, match=r"unknown language 'fr'.*known: en, pt-BR"):
         resolve("fr", {})
