@@ -290,3 +290,14 @@ def test_quizzes_output_follows_lang_else_course_lang(tmp_path, monkeypatch, cap
     assert capsys.readouterr().out.startswith("wrote c.key (private: keep it with the grader)")
     assert main(["--lang", "fr", "keygen", "--out", "d"]) == 2
     assert "unknown language 'fr'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("text", "unit", "value"), [
+    ("3 nós", "nodes", 3.0), ("1 nó", "nodes", 1.0), ("16 tarefas", "tasks", 16.0),
+    ("2 GPU-horas", "GPU-hours", 2.0), ("2 horas", "minutes", 120.0),
+    ("3 nos", "nodes", None), ("3 nœuds", "nodes", None),
+])
+def test_portuguese_unit_words_with_accents_are_read(text, unit, value):
+    from quizzes.items.units import parse_quantity
+
+    assert parse_quantity(text, unit) == value

@@ -48,7 +48,9 @@ _WORDS_PT = {"horas": "hours", "hora": "hour", "minutos": "minutes", "minuto": "
 LANGS = {"en": (".", ","), "pt-BR": (",", ".")}
 _TOKEN = re.compile(r"^\s*([-+]?)([0-9.,_]*[0-9][0-9.,_]*)((?:[eE][-+]?\d+)?)(.*)$", re.S)
 
-_NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%/ -]*?)\s*$")
+#: A number and its unit; the unit's letters may be accented (``nós``, ``GPU-horas``).
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*"
+                     r"((?:[^\W\d_]|[%/ -])*?)\s*$")
 _THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(?:,\d{3})+(?![\d,])")
 AMBIGUOUS_COMMA = N_("write decimals with a point (0.5, not 0,5); a comma is read only between "
                      "groups of three digits (9,216)")
