@@ -183,13 +183,17 @@ def update(lang: str) -> tuple[list[str], Path]:
     lang = language(lang)
     path = po_path(lang)
     old: dict[Any, Any] = {}
+    dates: dict[str, Any] = {}
     if path.exists():
         with path.open("rb") as fh:
-            old = {m.id: m.string for m in read_po(fh, locale=LANGS[lang]) if m.id}
+            previous = read_po(fh, locale=LANGS[lang])
+        old = {m.id: m.string for m in previous if m.id}
+        dates = {"creation_date": previous.creation_date,   # no churn when nothing changed
+                 "revision_date": previous.revision_date}
     cat = Catalog(locale=LANGS[lang], domain=DOMAIN, project="minislurm-course",
                   version="0.1.0", copyright_holder="the minislurm-course authors",
                   msgid_bugs_address="", last_translator="minislurm-course authors",
-                  language_team=f"{lang} <minislurm-course>", fuzzy=False)
+                  language_team=f"{lang} <minislurm-course>", fuzzy=False, **dates)
     missing = []
     root = Path(__file__).resolve().parent
     for msgid, places in sorted(extract(root).items(), key=lambda kv: kv[1][0]):

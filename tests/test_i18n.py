@@ -301,3 +301,29 @@ def test_portuguese_unit_words_with_accents_are_read(text, unit, value):
     from quizzes.items.units import parse_quantity
 
     assert parse_quantity(text, unit) == value
+
+
+def test_update_keeps_translations_adds_new_messages_and_drops_gone_ones(tmp_path, monkeypatch):
+    po = tmp_path / "pt_BR" / "LC_MESSAGES" / "quizzes.po"
+    po.parent.mkdir(parents=True)
+    text = i18n.po_path("pt-BR").read_text(encoding="utf-8")
+    text = text.replace('msgid "Check"\nmsgstr "Verificar"\n', "")          # a new message
+    text += '\nmsgid "a message the code no longer has"\nmsgstr "velha"\n'  # a gone one
+    po.write_text(text, encoding="utf-8")
+    monkeypatch.setattr(i18n, "LOCALE_DIR", tmp_path)
+    i18n.catalogue.cache_clear()
+    try:
+        missing, path = i18n.update("pt-BR")
+        assert path == po and missing == ["Check"]
+        after = _po_at(po)
+        assert after["Check"] == "" and "a message the code no longer has" not in after
+        assert after["Correct."] == "Correto."
+        assert set(after) == set(i18n.extract())
+    finally:
+        monkeypatch.undo()
+        i18n.catalogue.cache_clear()
+
+
+def _po_at(path: Path) -> dict[str, str]:
+    with path.open("rb") as fh:
+        return {m.id: m.string for m in read_po(fh) if m.id}
