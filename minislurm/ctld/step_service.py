@@ -31,6 +31,19 @@ from minislurm.slurmd.stepd import step_identity, step_tasks
 from minislurm.states import JobState
 
 
+def _beyond_shrunk(wanted: int | None, nodes: int, env: dict[str, str]) -> bool:
+    """A ``--no-kill`` job that lost nodes still has the old count in its environment
+    (``SLURM_JOB_NUM_NODES``: nothing updates it), so srun's own ``Only allocated N
+    nodes`` check lets ``srun -N<old count>`` through and slurmctld answers "busy":
+    srun waits ``step creation temporarily disabled, retrying (Requested nodes are
+    busy)`` until the job ends (measured on 22.05.8)."""
+    try:
+        known = int(env.get("SLURM_JOB_NUM_NODES") or nodes)
+    except ValueError:
+        known = nodes
+    return wanted is not None and nodes < wanted <= known
+
+
 class StepService:
     """The step bookkeeping of one controller (called under the clock's lock)."""
 
@@ -93,6 +106,8 @@ class StepService:
         for old in [a for a in self._holds if a[0] == job_id and a != attempt]:
             del self._holds[old]  # an earlier attempt's steps
         holds = self._holds.setdefault(attempt, {})
+        if _beyond_shrunk(opts.nodes_min, len(allocation.nodes), env):
+            return {"busy": NODES_BUSY, "ended": self._ended.get(job_id, 0)}
         in_use: dict[str, StepUse] = {}
         for per_node in holds.values():
             for node, use in per_node.items():
@@ -173,6 +188,10 @@ class StepService:
     def pids(self, req: dict[str, Any]) -> dict[str, Any]:
         """Remember a step's process groups, so that killing the job reaches them."""
         step_id = req.get("step_id")
+        gather = getattr(self.runner, "jobacct", None)
+        if gather is not None and step_id is not None:
+            gather.watch(int(req["job_id"]), int(step_id))
+            gather.start()
         self.runner.register_step_pids(int(req["job_id"]), {int(p) for p in req["pids"]},
                                        None if step_id is None else int(step_id),
                                        int(req.get("port") or 0))
@@ -204,6 +223,11 @@ class StepService:
                               int(req.get("end", self.controller.now)),
                               exit_code=max(codes, default=0), signal=max(sigs, default=0),
                               info=info)
+        gather = getattr(self.runner, "jobacct", None)
+        if gather is not None:  # the step's last poll: sacct's MaxRSS, AveCPU, ...
+            usage = gather.forget(job_id, step_id)
+            if usage.ntasks:
+                record = dataclasses.replace(record, usage=usage)
         self.controller.add_step(job_id, record)
         return {}
 
