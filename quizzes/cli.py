@@ -215,7 +215,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     cid = f" {result.certificate.id}" if result.certificate else ""
     note = "" if lookup.revocations_checked \
         else " " + tr(args.lang, "(no revocation list checked)")
-    print(f"{result.status.upper()}{cid}: {result.reason}{note}")
+    print(f"{result.status.upper()}{cid}: {result.in_language(args.lang)}{note}")
     return {"valid": 0, "revoked": EXIT_REVOKED}.get(result.status, EXIT_INVALID)
 
 

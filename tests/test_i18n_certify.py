@@ -103,3 +103,25 @@ def test_quizzes_verify_accepts_pt_br_and_older_certificates(keys, tmp_path, mon
         assert out.startswith(f"VALID {cert.id}: issued to Ada Lovelace")
         assert ("earned in pt-BR" in out) == (name == "pt.json")
         assert parse_certificate((tmp_path / name).read_text()).id == cert.id
+
+
+def test_quizzes_verify_says_why_in_the_chosen_language(keys, tmp_path, monkeypatch, capsys):
+    private, public = keys
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    cert = issue(_record(public, lang="pt-BR"), private)
+    (tmp_path / "pt.json").write_text(json.dumps(cert.to_json()))
+    forged = {**cert.to_json(), "record": {**cert.record, "score": 1.0}}
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    pub = str(tmp_path / "issuer.pub")
+    assert main(["--lang", "pt-BR", "verify", "pt.json", "--pub", pub, "--db", "x"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"VALID {cert.id}: emitido para Ada Lovelace em 2026-01-05 referente "
+                          "a Módulo 2: sbatch (nota 88%, mínimo para aprovação 70%, obtido em "
+                          "pt-BR) (nenhuma lista de revogação consultada)")
+    assert main(["--lang", "pt-BR", "verify", "forged.json", "--pub", pub, "--db", "x"]) == 1
+    assert "INVALID" in (out := capsys.readouterr().out) and "a assinatura não confere" in out
+    assert main(["verify", "forged.json", "--pub", pub, "--db", "x"]) == 1
+    assert "the signature does not match the record" in capsys.readouterr().out
+    result = verify(cert, public)
+    assert result.reason.startswith("issued to Ada Lovelace on 2026-01-05")  # the service's
