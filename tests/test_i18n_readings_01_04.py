@@ -19,7 +19,7 @@ from quizzes import translations
 from quizzes.bank import load_banks
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSONS = ("01-what-is-slurm", "02-sbatch")
+LESSONS = ("01-what-is-slurm", "02-sbatch", "03-gres-gpus")
 FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
 SPAN = re.compile(r"(`+)(.+?)\1")
 
