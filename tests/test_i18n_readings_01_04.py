@@ -19,8 +19,8 @@ from quizzes import translations
 from quizzes.bank import load_banks
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSONS = ("01-what-is-slurm", "02-sbatch", "03-gres-gpus")
-FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
+LESSONS = ("01-what-is-slurm", "02-sbatch", "03-gres-gpus", "04-srun-ddp")
+FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.M | re.S)  # indented ones too
 SPAN = re.compile(r"(`+)(.+?)\1")
 
 
