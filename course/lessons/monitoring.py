@@ -123,14 +123,22 @@ def watch_job(cluster: LocalCluster, folder: str = "monitor", timeout: float = 6
         time.sleep(0.5)
     if not live:
         raise RuntimeError(f"sstat never saw job {job}'s step hold {MIB} MiB")
+    # The end gets a deadline of its own: on a loaded machine the first phase may have used
+    # most of ``timeout``, and reading sacct before the step's record is final would show
+    # RUNNING (or no MaxRSS yet) instead of what the lesson is about.
+    deadline = time.monotonic() + timeout
+    acct: dict[str, list[str]] = {}
     while time.monotonic() < deadline:
         state = cluster.run(["squeue", "-h", "-j", job, "-o", "%T"], cwd=work).stdout.strip()
         if not state:
-            break
+            acct = {r[0]: r for r in _rows(cluster.run(
+                ["sacct", "-j", job, "-n", "-P", "-o", ACCT_FIELDS], cwd=work).stdout)}
+            if acct.get(f"{job}.0", ["", "RUNNING"])[1] not in ("RUNNING", "PENDING", ""):
+                break
         time.sleep(0.5)
-    acct = {r[0]: r for r in _rows(cluster.run(
-        ["sacct", "-j", job, "-n", "-P", "-o", ACCT_FIELDS], cwd=work).stdout)}
-    step = acct.get(f"{job}.0", ["", "?", "", ""])
+    else:
+        raise RuntimeError(f"job {job} did not end with a final step record in {timeout} s")
+    step = acct[f"{job}.0"]
     return Usage(
         job_id=int(job), live_step=live[0], live_tasks=int(live[1] or 0),
         live_max_rss_mib=parse_size(live[2]), step_state=step[1],
