@@ -125,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--badge")
     c.add_argument("--json", help="write the signed certificate file")
 
-    s = sub.add_parser("serve", help="grading + verification web service")
+    s = sub.add_parser("serve", help="grading + verification web service ('serve --hub "
+                       "--key K --db D' runs it as JupyterHub's quizzes service)")
     s.add_argument("--key", required=True)
     s.add_argument("--db", default="gradebook.sqlite")
     s.add_argument("--host", default="127.0.0.1")
@@ -153,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: Sequence[str]) -> int:
+    if list(argv[:2]) == ["serve", "--hub"]:  # the service under JupyterHub: its own options
+        from quizzes.hubservice import main as hub_main
+        return hub_main(list(argv[2:]))
     args = build_parser().parse_args(argv)
     try:
         args.lang = resolve(args.lang)

@@ -217,3 +217,12 @@ def test_demo_config_and_cli_without_a_hub(tmp_path, capsys):
     assert main(["down", "--config", str(conf)]) == 0  # nothing runs: nothing to stop
     assert main(["status", "--config", str(tmp_path / "missing.yaml")]) == 1
     assert "cannot read the class configuration" in capsys.readouterr().err
+
+
+def test_quizzes_serve_hub_is_the_hub_service_entry_point(capsys, monkeypatch):
+    from quizzes.cli import main
+
+    for var in ("JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["serve", "--hub", "--key", "k", "--db", "d"]) == 1
+    assert "JUPYTERHUB_SERVICE_URL is not set" in capsys.readouterr().err

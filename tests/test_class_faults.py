@@ -67,7 +67,7 @@ def test_service_killed_mid_submission_loses_no_accepted_attempt(cls):
                                 body={"item_id": item["item_id"], "response": response})
             assert code == 200, fb
             attempts.append((learner, att["attempt_id"]))
-    service = pids(cls, "quizzes.hubservice")
+    service = pids(cls, "quizzes serve --hub")
     assert len(service) == 1
     accepted: list[str] = []
     failed: list[str] = []
@@ -100,7 +100,7 @@ def test_service_killed_mid_submission_loses_no_accepted_attempt(cls):
     assert accepted, "no submission was accepted before the kill"
     assert failed, "the kill landed after every submission: nothing was cut"
     cls.wait_service()  # the hub restarts its managed service
-    assert pids(cls, "quizzes.hubservice") != service
+    assert pids(cls, "quizzes serve --hub") != service
     # every submission again: the accepted ones and any committed before the kill answer 409
     for learner, aid in attempts:
         code, reply = cls.call("POST", f"api/attempts/{aid}/submit", token=cls.token(learner))

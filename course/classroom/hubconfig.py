@@ -99,7 +99,7 @@ def hub_config(cfg: ClassConfig, paths: ClassPaths, *, repo: Path, uid: int | No
                      f"{str(paths.homes) + '/{username}'!r}")
         lines.append("import os")
         lines.append("c.Spawner.args = ['--allow-root'] if os.geteuid() == 0 else []")
-    service_cmd = [python, "-m", "quizzes.hubservice", "--key", str(paths.key),
+    service_cmd = [python, "-m", "quizzes", "serve", "--hub", "--key", str(paths.key),
                    "--db", str(paths.gradebook), "--banks", str(paths.banks),
                    "--revocations", str(paths.revocations), "--instructors", "instructors",
                    "--issuer", cfg.name, "--public-url", cfg.url]
