@@ -255,3 +255,12 @@ def test_wrong_answers_get_their_message(lab_id: str, text: str, message: str) -
     verdict = check(lab_id, text)
     assert not verdict.passed
     assert message in verdict.text(), verdict.text()
+
+
+def test_lab_objectives_exist_in_their_lesson_source() -> None:
+    from quizzes.author import load_sources
+
+    sources = load_sources()
+    for item in LABS:
+        objectives = {str(k) for k in sources[item.lesson]["objectives"]}
+        assert set(item.objectives) <= objectives, item.id
