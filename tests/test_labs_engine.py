@@ -75,7 +75,11 @@ def test_nothing_the_learner_wrote_runs(tmp_path: Path) -> None:
     ("#!/bin/bash\n#SBATCH --array=0-999\nsleep 1\n", "a lab plays at most 128"),
     ("#!/bin/bash\n#SBATCH -N1\n" + "srun hostname\n" * 1000, "1000 srun lines"),
     ("scontrol update nodename=gpu01 state=down reason=x\nsbatch --wrap 'sleep 1'",
-     "Access/permission denied"),
+     "slurm_update error: Invalid user id"),
+    ("scontrol create reservation starttime=now duration=10 users=student nodes=ALL",
+     "Error creating the reservation: Invalid user id"),
+    ("scontrol delete reservation=big", "delete_reservation reservation=big: Invalid user id"),
+    ("scontrol reconfigure", "slurm_reconfigure error: Invalid user id"),
     ("\n".join(["sbatch --wrap 'sleep 1'"] * 40), "more than 32 commands"),
     ("\n".join(["sbatch --array=0-100 --wrap 'sleep 1'"] * 3), "tasks in all"),
 ])

@@ -48,9 +48,19 @@ from quizzes.labs.shell import Interpreter, ShellError
 #: Commands a lab answer may run (read-only ones, and sbatch/scancel for the learner's jobs).
 ALLOWED = ("sbatch", "squeue", "sacct", "scontrol", "sinfo", "sprio", "sshare", "scancel",
            "echo", "cat", "true")
-#: ``scontrol`` verbs only an operator may use: refused as slurmctld refuses a user.
-ADMIN_VERBS = ("create", "delete", "reconfigure", "shutdown", "takeover", "setdebug",
-               "setdebugflags", "reboot", "write", "fsdometimeout")
+#: What scontrol prints when a plain user runs an operator's command (measured on
+#: 22.05.8 as a non-root user; ``{arg}`` is the verb's first argument).
+ADMIN_REFUSALS = {
+    "update": "slurm_update error: Invalid user id",
+    "update reservation": "Error updating the reservation: Invalid user id\n"
+                          "slurm_update error: Invalid user id",
+    "create": "Error creating the reservation: Invalid user id",
+    "delete": "delete_reservation {arg}: Invalid user id",
+    "reconfigure": "slurm_reconfigure error: Invalid user id",
+    "shutdown": "slurm_shutdown error: Invalid user id",
+    "setdebug": "slurm_set_debug_level error: Permission denied",
+    "setdebugflags": "slurm_set_debug_flags error: Permission denied",
+}
 #: Most array tasks a lab plays, srun lines per script, and command lines per snippet.
 MAX_ARRAY_TASKS = 128
 MAX_SRUN_LINES = 64
@@ -222,10 +232,9 @@ class _Session:
                 out = "".join(self._read(a) for a in argv[1:])
             self.commands.append(Command(tuple(argv), out, "", 0))
             return out, "", 0
-        if name == "scontrol" and _admin(argv[1:]):
-            msg = "slurm_update error: Access/permission denied\n"
-            if argv[1:2] and argv[1].lower() not in ("update",):
-                msg = f"scontrol: error: {argv[1]}: Access/permission denied\n"
+        refusal = _admin(argv[1:]) if name == "scontrol" else None
+        if refusal is not None:
+            msg = refusal + "\n"
             self.commands.append(Command(tuple(argv), "", msg, 1))
             return "", msg, 1
         import importlib
@@ -251,19 +260,26 @@ class _Session:
         return path.read_text(encoding="utf-8", errors="replace")[:MAX_ANSWER_BYTES]
 
 
-def _admin(args: list[str]) -> bool:
-    """``scontrol update nodename=...``/``partitionname=...``, create, delete, ..."""
+def _admin(args: list[str]) -> str | None:
+    """scontrol's refusal of an operator command by a plain user, or None (a user's own
+    command: show, update jobid=..., hold, requeue...)."""
     if not args:
-        return False
+        return None
     verb = args[0].lower()
-    if verb in ADMIN_VERBS:
-        return True
+    arg = args[1] if len(args) > 1 else ""
     if verb == "update":
         keys = {a.split("=", 1)[0].lower() for a in args[1:]}
-        return bool(keys & {"nodename", "node", "partitionname", "partition_name",
-                            "reservationname", "frontendname", "powercap"}) \
-            and not keys & {"jobid", "job"}
-    return False
+        if keys & {"jobid", "job"}:
+            return None
+        if keys & {"reservationname", "reservation"}:
+            return ADMIN_REFUSALS["update reservation"]
+        if keys & {"nodename", "node", "partitionname", "partition", "frontendname",
+                   "powercap"}:
+            return ADMIN_REFUSALS["update"]
+        return None
+    if verb in ADMIN_REFUSALS:
+        return ADMIN_REFUSALS[verb].format(arg=arg)
+    return None
 
 
 def first_job_id(text: str, salt: int = 0) -> int:
