@@ -194,3 +194,14 @@ def test_cli_list_show_check(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "no lab 'nope'" in capsys.readouterr().err
     assert main(["lab", "check", "first-job", str(tmp_path / "missing")]) == 2
     assert main(["lab", "frobnicate"]) == 2
+
+
+def test_sbatch_wait_is_bounded_and_observed() -> None:
+    forever = check("first-job", "sbatch --wait -p gpu -t UNLIMITED --wrap 'srun sleep 9'")
+    assert "had not ended after 72 simulated hours" in forever.feedback
+    ok = check("first-job", "sbatch --wait -p gpu -J train --gres=gpu:1 -t 30 "
+                            "-o train-%j.out --wrap 'srun python train.py'")
+    assert ok.passed, ok.text()  # the job ran inside the wait: still observed
+    timed_out = check("first-job", "sbatch --wait -p gpu -J train --gres=gpu:1 -t 30 "
+                                   "-o train-%j.out --wrap 'srun python train.py\nsleep 7200'")
+    assert "ended TIMEOUT" in timed_out.feedback, timed_out.text()  # not "refused"

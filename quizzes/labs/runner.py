@@ -66,7 +66,7 @@ MAX_ARRAY_TASKS = 128
 MAX_SRUN_LINES = 64
 MAX_COMMANDS = 32
 MAX_JOBS = 16
-_SUBMITTED = re.compile(r"^(?:Submitted batch job )?(\d+)(?:;\S+)?\s*$")
+SUBMITTED = re.compile(r"^(?:Submitted batch job )?(\d+)(?:;\S+)?\s*$")
 
 
 class LabLimit(SlurmError):
@@ -203,6 +203,45 @@ class _Session:
         self._last_inv: SbatchInvocation | None = None
         self.commands: list[Command] = []
         self.array_tasks = 0
+        self.stop = self.cluster.now + lab.horizon  # set again once the setup ran
+        #: Each learner job's record when first seen running, and its tasks' environments.
+        self.firsts: dict[int, JobRecord] = {}
+        self.tasks: dict[int, tuple[tuple[TaskEnv, ...], str, tuple[str, ...]]] = {}
+
+    def capture(self) -> None:
+        """Record the learner's jobs that run now and were not seen running before."""
+        ctl = self.cluster.controller
+        for jid, inv in list(self.invocations.items()) + self._waited():
+            if jid in self.firsts:
+                continue
+            rec = ctl.job(jid)
+            if rec.start_time is not None and rec.allocation is not None \
+                    and rec.state.value == "RUNNING":
+                self.firsts[jid] = rec
+                self.tasks[jid] = task_environments(self.cluster, rec, inv)
+
+    def _waited(self) -> list[tuple[int, SbatchInvocation]]:
+        """The job ``sbatch --wait`` is waiting for (submitted, id not printed yet)."""
+        if self._last_inv is None:
+            return []
+        ctl = self.cluster.controller
+        mine = [r.job_id for r in ctl.jobs() if r.user == self.cluster.user
+                and r.job_id not in self.invocations]
+        return [(max(mine), self._last_inv)] if mine else []
+
+    def wait(self, predicate: Any) -> None:
+        """``sbatch --wait`` on the lab's clock: at most up to the lab's horizon; the
+        job is observed while it runs, as the play does."""
+        def seen() -> bool:
+            self.capture()
+            return bool(predicate())
+
+        try:
+            self.cluster.wait(seen, limit=max(0, self.stop - self.cluster.now))
+        except SlurmError:
+            raise LabLimit(f"sbatch --wait: the job had not ended after "
+                           f"{self.lab.horizon // 3600} simulated hours, the lab's "
+                           "horizon") from None
 
     def job_body(self, inv: SbatchInvocation, _ctx: Any) -> Any:
         _check_script(inv.script_text)
@@ -242,12 +281,19 @@ class _Session:
         module = importlib.import_module(f"minislurm.cli.{name}")
         ctx = self.cluster.context()
         ctx.job_body = self.job_body
+        ctx.wait = self.wait
         self._last_inv = None
-        rc = int(module.run(argv[1:], ctx))
+        try:
+            rc = int(module.run(argv[1:], ctx))
+        except LabLimit:
+            raise
+        except SlurmError as exc:  # a command's own failure: its message, exit 1
+            ctx.stderr.write(exc.message.rstrip("\n") + "\n")
+            rc = exc.exit_code or 1
         assert isinstance(ctx.stdout, io.StringIO) and isinstance(ctx.stderr, io.StringIO)
         out, err = ctx.stdout.getvalue(), ctx.stderr.getvalue()
-        if name == "sbatch" and rc == 0 and self._last_inv is not None:
-            match = _SUBMITTED.match(out.strip())
+        if name == "sbatch" and self._last_inv is not None:  # --wait: rc is the job's
+            match = SUBMITTED.match(out.strip())
             if match:
                 self.invocations[int(match.group(1))] = self._last_inv
         self.commands.append(Command(tuple(argv), out, err, rc))
@@ -317,6 +363,7 @@ def play_once(lab: Lab, text: str, files: tuple[tuple[str, str], ...],
         if lab.setup:
             cluster.advance(60)
         start = cluster.now
+        session.stop = start + lab.horizon
         shell = Interpreter(session.run, {"HOME": str(workdir), "USER": cluster.user},
                             max_commands=MAX_COMMANDS)
         refused = ""
@@ -345,20 +392,10 @@ def _observe(session: _Session, start: int, queue: list[JobRecord]
     ids = sorted(session.invocations)
     if not ids:
         return ()
-    firsts: dict[int, JobRecord] = {}
-    tasks: dict[int, tuple[tuple[TaskEnv, ...], str, tuple[str, ...]]] = {}
+    firsts, tasks = session.firsts, session.tasks
     after: dict[int, JobRecord] = {}
     stop = start + lab.horizon
-
-    def capture() -> None:
-        for jid in ids:
-            if jid in firsts:
-                continue
-            rec = ctl.job(jid)
-            if rec.start_time is not None and rec.allocation is not None \
-                    and rec.state.value == "RUNNING":
-                firsts[jid] = rec
-                tasks[jid] = task_environments(cluster, rec, session.invocations[jid])
+    capture = session.capture
 
     def done() -> bool:
         return all(_settled(ctl.job(j)) for j in ids)
