@@ -81,6 +81,9 @@ def test_nothing_the_learner_wrote_runs(tmp_path: Path) -> None:
     ("scontrol delete reservation=big", "delete_reservation reservation=big: Invalid user id"),
     ("scontrol reconfigure", "slurm_reconfigure error: Invalid user id"),
     ("\n".join(["sbatch --wrap 'sleep 1'"] * 40), "more than 32 commands"),
+    ("squeue --format=%999999999i", "field width of 10000 characters or more"),
+    ("a=xxxxxxxx\n" + "a=$a$a\n" * 80 + "echo $a", "a lab's shell keeps at most 65536"),
+    ("sacct --format=JobID%99999999", "field width of 10000 characters or more"),
     ("\n".join(["sbatch --array=0-100 --wrap 'sleep 1'"] * 3), "tasks in all"),
 ])
 def test_hostile_answers_get_a_clear_message_fast(text: str, message: str) -> None:

@@ -66,6 +66,10 @@ MAX_ARRAY_TASKS = 128
 MAX_SRUN_LINES = 64
 MAX_COMMANDS = 32
 MAX_JOBS = 16
+#: A format field width a lab does not print (``squeue -o %999999999i`` builds a GB line).
+_WIDE = re.compile(r"%[-.]?\d{5,}")
+#: Most output kept per command (what a terminal would show is far less).
+MAX_OUTPUT = 256 * 1024
 SUBMITTED = re.compile(r"^(?:Submitted batch job )?(\d+)(?:;\S+)?\s*$")
 
 
@@ -271,6 +275,10 @@ class _Session:
                 out = "".join(self._read(a) for a in argv[1:])
             self.commands.append(Command(tuple(argv), out, "", 0))
             return out, "", 0
+        wide = next((a for a in argv[1:] if _WIDE.search(a)), None)
+        if wide is not None:
+            raise LabLimit(f"{name} {wide}: a field width of 10000 characters or more is not "
+                           "printed in a lab")
         refusal = _admin(argv[1:]) if name == "scontrol" else None
         if refusal is not None:
             msg = refusal + "\n"
@@ -291,7 +299,7 @@ class _Session:
             ctx.stderr.write(exc.message.rstrip("\n") + "\n")
             rc = exc.exit_code or 1
         assert isinstance(ctx.stdout, io.StringIO) and isinstance(ctx.stderr, io.StringIO)
-        out, err = ctx.stdout.getvalue(), ctx.stderr.getvalue()
+        out, err = ctx.stdout.getvalue()[:MAX_OUTPUT], ctx.stderr.getvalue()[:MAX_OUTPUT]
         if name == "sbatch" and self._last_inv is not None:  # --wait: rc is the job's
             match = SUBMITTED.match(out.strip())
             if match:

@@ -28,6 +28,8 @@ from minislurm.errors import SlurmError
 
 #: Longest ``$(...)`` nesting read.
 MAX_DEPTH = 4
+#: Longest value a variable or a command line may hold (``a=$a$a`` doubles each time).
+MAX_VALUE = 64 * 1024
 
 _NAME_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 _NAME_CHARS = _NAME_START + "0123456789"
@@ -323,6 +325,9 @@ class Interpreter:
         for st in parse(text):
             if st.kind == "assign":
                 value, rc = self._expand_joined(st.words[0], depth)
+                if len(value) > MAX_VALUE:
+                    raise ShellError(f"line {st.line}: {st.name} would hold {len(value)} "
+                                     f"characters; a lab's shell keeps at most {MAX_VALUE}")
                 self.vars[st.name] = value
                 continue
             argv: list[str] = []
@@ -332,6 +337,9 @@ class Interpreter:
                 rc = sub_rc if sub_rc else rc
             if not argv:
                 continue
+            if sum(len(a) for a in argv) > MAX_VALUE:
+                raise ShellError(f"line {st.line}: the command line is longer than "
+                                 f"{MAX_VALUE} characters")
             self.commands += 1
             if self.commands > self.max_commands:
                 raise ShellError(f"more than {self.max_commands} commands: a lab snippet "
