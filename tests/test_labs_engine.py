@@ -53,6 +53,7 @@ def test_shell_field_splitting_and_backquotes() -> None:
     ("echo $((1+2))", "arithmetic"),
     ("echo 'open", "not closed"),
     ("echo ${x:-default}", "only plain ${NAME}"),
+    ("x=" + "$(echo " * 5000 + ")" * 5000, "more than 4 nested $(...)"),
 ])
 def test_shell_refuses_what_it_does_not_interpret(text: str, message: str) -> None:
     with pytest.raises(ShellError) as info:

@@ -69,10 +69,11 @@ class Statement:
 class _Lexer:
     """A hand-written scanner for the subset of sh a lab snippet needs."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, depth: int = 0) -> None:
         self.text = text
         self.pos = 0
         self.line = 1
+        self.depth = depth
 
     def error(self, what: str) -> ShellError:
         return ShellError(f"line {self.line}: {what}")
@@ -117,7 +118,7 @@ class _Lexer:
                 raise self.error("'&' (background) is not interpreted in a lab snippet")
             if ch in "()":
                 raise self.error("subshells '( ... )' are not interpreted in a lab")
-            word = self._word(depth=0)
+            word = self._word(depth=self.depth)
             if not words and len(word.pieces) == 1 and word.pieces[0].kind == "text" \
                     and word.pieces[0].value in _KEYWORDS:
                 raise self.error(f"'{word.pieces[0].value}' (shell control flow) is not "
@@ -261,7 +262,10 @@ class _Lexer:
     def _command(self, inner: str, depth: int, quoted: bool) -> Piece:
         if depth + 1 > MAX_DEPTH:
             raise self.error(f"more than {MAX_DEPTH} nested $(...)")
-        _Lexer(inner).statements()  # check it now: errors name the outer line
+        try:
+            _Lexer(inner, depth + 1).statements()  # check it now
+        except ShellError as exc:  # name the outer line
+            raise self.error(exc.message.split(": ", 1)[-1]) from None
         return Piece("cmd", inner, quoted)
 
 
