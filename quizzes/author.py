@@ -132,6 +132,9 @@ def build_item(raw: Mapping[str, Any], salt: str, file: str) -> dict[str, Any]:
     elif kind == "lab":
         from quizzes.items import lab
         lab.author_key(raw, salt, item_id, variants, where)
+    if raw.get("exhibit") is not None:
+        from quizzes.exhibit import check, parse_exhibit
+        check(parse_exhibit(where, raw), where, [params_of(v) for v in variants])
     return out
 
 

@@ -151,7 +151,7 @@ def test_each_lesson_has_its_parts_and_ends_with_its_quiz(module: Module) -> Non
     last = nb.cells[-1]
     assert last.cell_type == "code"
     assert last.source.startswith("from quizzes.widget import quiz")
-    assert f'quiz("{m.quiz}", ' in last.source
+    assert f'quiz("{m.quiz}")' in last.source and "learner_id" not in last.source
     assert any(WIDGET in o.get("data", {}) for o in last.outputs)
     for cell in nb.cells:
         if cell.cell_type == "code":
