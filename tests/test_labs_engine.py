@@ -18,7 +18,7 @@ FIRST = ("#!/bin/bash\n#SBATCH -p gpu -J train --gres=gpu:1 -t 30 -o train-%j.ou
 
 
 def _echo_runner(calls: list[list[str]]):  # type: ignore[no-untyped-def]
-    def run(argv: list[str]) -> tuple[str, str, int]:
+    def run(argv: list[str], env: dict[str, str]) -> tuple[str, str, int]:
         calls.append(argv)
         if argv[0] == "sbatch":
             return "4242\n", "", 0
@@ -58,6 +58,14 @@ def test_shell_refuses_what_it_does_not_interpret(text: str, message: str) -> No
     with pytest.raises(ShellError) as info:
         parse(text)
     assert message in info.value.message
+
+
+def test_exported_variables_reach_slurm_commands() -> None:
+    text = ("export SBATCH_PARTITION=gpu\nexport SBATCH_JOB_NAME=train\n"
+            "sbatch --gres=gpu:1 -t 30 -o train-%j.out --wrap 'srun python train.py'\n")
+    assert check("first-job", text).passed, check("first-job", text).text()
+    unexported = text.replace("export ", "")  # shell variables only: sbatch does not see them
+    assert "JobName=wrap" in check("first-job", unexported).feedback
 
 
 def test_nothing_the_learner_wrote_runs(tmp_path: Path) -> None:

@@ -262,7 +262,8 @@ class _Session:
         self._last_inv = inv
         return script_body(inv.script_text)
 
-    def run(self, argv: list[str]) -> tuple[str, str, int]:
+    def run(self, argv: list[str], env: dict[str, str]) -> tuple[str, str, int]:
+        """One command line; ``env``: the snippet's exported variables (``SBATCH_*``...)."""
         name = argv[0]
         if name not in ALLOWED:
             msg = (f"{name}: command not interpreted in a lab (the lab runs "
@@ -287,7 +288,7 @@ class _Session:
         import importlib
 
         module = importlib.import_module(f"minislurm.cli.{name}")
-        ctx = self.cluster.context()
+        ctx = self.cluster.context(env=env)
         ctx.job_body = self.job_body
         ctx.wait = self.wait
         self._last_inv = None

@@ -64,6 +64,7 @@ class Statement:
     words: tuple[Word, ...]
     line: int
     name: str = ""
+    exported: bool = False
 
 
 class _Lexer:
@@ -280,7 +281,10 @@ def _statement(words: list[Word], line: int, lexer: _Lexer) -> Statement:
         if head == "export" and len(first.pieces) == 1:
             if len(words) != 2:
                 raise lexer.error("write one 'export NAME=value' per line")
-            return _assignment(words[1], line, lexer) or Statement("command", (), line)
+            assign = _assignment(words[1], line, lexer)
+            if assign is None:
+                raise lexer.error("write 'export NAME=value'")
+            return Statement("assign", assign.words, line, assign.name, exported=True)
         assign = _assignment(first, line, lexer)
         if assign is not None:
             if len(words) > 1:
@@ -307,8 +311,8 @@ def parse(text: str) -> list[Statement]:
     return _Lexer(text).statements()
 
 
-#: Runs one command line; returns (stdout, stderr, exit code).
-Runner = Callable[[list[str]], tuple[str, str, int]]
+#: Runs one command line with the exported variables; returns (stdout, stderr, exit code).
+Runner = Callable[[list[str], dict[str, str]], tuple[str, str, int]]
 
 
 class Interpreter:
@@ -318,6 +322,7 @@ class Interpreter:
                  *, max_commands: int = 64) -> None:
         self.runner = runner
         self.vars: dict[str, str] = dict(env or {})
+        self.exported: set[str] = set()  # ``export NAME=...``: commands see them
         self.max_commands = max_commands
         self.commands = 0
         self.transcript: list[tuple[list[str], str, str, int]] = []
@@ -333,6 +338,8 @@ class Interpreter:
                     raise ShellError(f"line {st.line}: {st.name} would hold {len(value)} "
                                      f"characters; a lab's shell keeps at most {MAX_VALUE}")
                 self.vars[st.name] = value
+                if st.exported:
+                    self.exported.add(st.name)
                 continue
             argv: list[str] = []
             for word in st.words:
@@ -348,7 +355,8 @@ class Interpreter:
             if self.commands > self.max_commands:
                 raise ShellError(f"more than {self.max_commands} commands: a lab snippet "
                                  "needs a few lines")
-            stdout, stderr, rc = self.runner(argv)
+            env = {k: self.vars[k] for k in sorted(self.exported)}
+            stdout, stderr, rc = self.runner(argv, env)
             self.transcript.append((argv, stdout, stderr, rc))
             out.append(stdout)
         return "".join(out), rc
