@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from minislurm import hostlist
+from minislurm.billing import TresWeights
+from minislurm.cgroup_conf import CgroupConfig
 from minislurm.conf_tables import DEFAULT_SLURMD_PORT
 from minislurm.gres import NodeGres
 
@@ -98,6 +100,8 @@ class PartitionConfig:
     hidden: bool = False
     exclusive_user: bool = False
     nodes_expr: str = ""
+    #: ``TRESBillingWeights`` (None: a job's billing is its CPU count).
+    billing_weights: TresWeights | None = None
 
     @property
     def node_list(self) -> str:
@@ -200,6 +204,21 @@ class SlurmConfig:
     extra: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     source: str = ""
+    #: cgroup.conf beside slurm.conf (read when a cgroup plugin is configured).
+    cgroup: CgroupConfig = field(default_factory=CgroupConfig)
+
+    @property
+    def uses_cgroup(self) -> bool:
+        """Whether a plugin reads cgroup.conf (TaskPlugin, ProctrackType or
+        JobAcctGatherType naming a cgroup plugin)."""
+        keys = ("TaskPlugin", "ProctrackType", "JobAcctGatherType")
+        return any("cgroup" in str(self.extra.get(k, "")) for k in keys)
+
+    @property
+    def use_local_device_index(self) -> bool:
+        """``gres_use_local_device_index``: ``TaskPlugin`` includes ``task/cgroup`` and
+        cgroup.conf has ``ConstrainDevices=yes``: jobs see their GPUs numbered from 0."""
+        return "cgroup" in str(self.extra.get("TaskPlugin", "")) and self.cgroup.constrain_devices
 
     @property
     def default_partition(self) -> PartitionConfig | None:

@@ -28,12 +28,15 @@ default cluster ``minislurm/etc/slurm.conf``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from importlib import resources
 from pathlib import Path
 
 from minislurm import hostlist
+from minislurm.billing import BillingError, parse_tres_weights
+from minislurm.cgroup_conf import load_cgroup_conf
 from minislurm.conf_cluster import cluster_options
 from minislurm.conf_cluster import parse_scheduler_parameters as parse_scheduler_parameters
 from minislurm.conf_nodes import build_nodes, merge_gres
@@ -126,6 +129,16 @@ def parse_config(
             part = build_partition(item, node_names, options["preempt_mode"], notes)
         except Rejected as exc:
             raise config_error([*exc.lines(), where(item)], exc.fatal) from None
+        weights_text = item.options.get("tresbillingweights")
+        if weights_text:
+            # slurmctld's read_config (set_partition_billing_weights, fail=true)
+            max_tres = "MAX_TRES" in options["priority"].flags
+            try:
+                weights = parse_tres_weights(str(weights_text), options["accounting_storage_tres"],
+                                             max_tres=max_tres)
+            except BillingError as exc:
+                raise config_error(exc.lines, exc.fatal) from None
+            part = dataclasses.replace(part, billing_weights=weights)
         if any(p.name == part.name for p in partitions):
             fatal = (
                 "fatal: _build_single_partitionline_info: duplicate entry for partition "
@@ -150,7 +163,8 @@ def parse_config(
 def load_config(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
     """Load slurm.conf from ``path``, else ``$SLURM_CONF``, else the embedded default.
 
-    gres.conf is read from the same folder when it exists (as Slurm does).
+    gres.conf is read from the same folder when it exists (as Slurm does), and so is
+    cgroup.conf when a cgroup plugin is configured (`minislurm.cgroup_conf`).
     """
     chosen = path if path is not None else os.environ.get("SLURM_CONF")
     if chosen is None:
@@ -158,7 +172,10 @@ def load_config(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
     conf = Path(chosen)
     gres = conf.with_name("gres.conf")
     gres_text = gres.read_text(encoding="utf-8") if gres.is_file() else None
-    return parse_config(read_conf_file(conf), str(conf), gres_text, str(gres))
+    config = parse_config(read_conf_file(conf), str(conf), gres_text, str(gres))
+    if config.uses_cgroup:
+        config = dataclasses.replace(config, cgroup=load_cgroup_conf(conf))
+    return config
 
 
 def default_config() -> SlurmConfig:

@@ -159,6 +159,10 @@ class JobRecord:
     exclusive: bool = False
     tres_req: dict[str, int] = field(default_factory=dict)
     tres_alloc: dict[str, int] = field(default_factory=dict)
+    #: ``job_ptr->billable_tres`` (``calc_job_billable_tres``): the billing value as a
+    #: double, what fair-share usage is charged with per second (``tres_alloc``'s
+    #: ``billing`` is it truncated); None while pending.
+    billable_tres: float | None = None
     # --- where ---
     nodelist: str = ""  # compressed allocation, '' while pending
     allocation: Allocation | None = None

@@ -53,6 +53,9 @@ class NodeRecord:
     last_busy_time: int | None = None
     tmp_disk: int = 0
     jobs: tuple[int, ...] = ()  # ids of jobs holding resources here
+    #: ``CfgTRES`` billing: the highest billing of the node's TRES over its partitions
+    #: with ``TRESBillingWeights`` (``_set_node_billing_tres``); None: the CPU count.
+    billing: int | None = None
 
     @property
     def idle_cpus(self) -> int:
@@ -76,7 +79,8 @@ class NodeRecord:
     @property
     def cfg_tres(self) -> dict[str, int]:
         """``CfgTRES`` (``cpu=4,mem=4000M,billing=4,gres/gpu=4``) as a mapping."""
-        tres = {"cpu": self.cpus, "mem": self.real_memory, "billing": self.cpus}
+        billing = self.cpus if self.billing is None else self.billing
+        tres = {"cpu": self.cpus, "mem": self.real_memory, "billing": billing}
         if self.gpus_total:
             tres["gres/gpu"] = self.gpus_total
         return tres
@@ -119,6 +123,10 @@ class PartitionRecord:
     total_nodes: int = 0
     total_mem: int = 0
     total_gpus: int = 0
+    #: ``TRESBillingWeights`` as written ('' = none; then billing is the CPU count).
+    billing_weights: str = ""
+    #: The partition's weighted TRES (``assoc_mgr_tres_weighted``); None: total CPUs.
+    billing: int | None = None
 
     @property
     def tres(self) -> dict[str, int]:
@@ -127,7 +135,7 @@ class PartitionRecord:
             "cpu": self.total_cpus,
             "mem": self.total_mem,
             "node": self.total_nodes,
-            "billing": self.total_cpus,
+            "billing": self.total_cpus if self.billing is None else self.billing,
         }
         if self.total_gpus:
             tres["gres/gpu"] = self.total_gpus

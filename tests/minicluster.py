@@ -118,6 +118,10 @@ class MiniCluster(CommandLineCluster):
     timings: dict[str, float] = field(default_factory=dict)
     #: Mirrors RealSlurm.ports (None: minislurm opens no TCP port; its socket is in state/).
     ports: None = None
+    #: (old, new) replacements applied to the reference slurm.conf before start.
+    conf_edits: tuple[tuple[str, str], ...] = ()
+    #: More files for etc/ beside slurm.conf (e.g. ``{"cgroup.conf": "..."}``).
+    etc_files: dict[str, str] = field(default_factory=dict)
 
     # ----- layout (conf_path: the reference slurm.conf, paths rewritten; work_dir:
     # like the real harness's root/work; both from CommandLineCluster) ----------
@@ -148,10 +152,19 @@ class MiniCluster(CommandLineCluster):
         for sub in ("etc", "state", "work", "logs", "run", "dev"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         conf, gres = reference_conf_texts(self.first_job_id, self.root)
+        for old, new in self.conf_edits:
+            if old not in conf:
+                raise MiniClusterUnavailable(f"{old!r} is not in the reference slurm.conf")
+            conf = conf.replace(old, new)
         self.conf_path.write_text(conf)
         (self.root / "etc" / "gres.conf").write_text(gres)
+        for name, text in self.etc_files.items():
+            (self.root / "etc" / name).write_text(text)
+        # the daemon is this checkout's minislurm (bin/ wrappers find it by their path;
+        # ``python -m`` would import whatever the venv has installed)
         res = self.run(
             [python(), "-m", "minislurm", "cluster", "up", "--conf", str(self.conf_path)],
+            env={"PYTHONPATH": str(REPO)},
             timeout=timeout,
         )
         if res.rc != 0:

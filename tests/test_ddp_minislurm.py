@@ -261,6 +261,61 @@ def test_a_node_down_during_the_checkpoint_write_kills_every_rank_and_resumes_el
                     timeout=30)
 
 
+SWEEP_SH = """#!/bin/bash
+#SBATCH -N1 -n4 -o sweep-%j.out
+# Lesson 4's sweep pattern: two 2-rank DDP runs side by side in one allocation,
+# each an `srun --exact` step of its own (its own world, its own rank 0).
+for run in a b; do
+    srun --exact -n2 -o "$run-%s-%t.out" "$PYTHON" -m course.ddp.train \\
+        --checkpoint-dir "ckpt-$run" "$@" &
+done
+wait
+"""
+
+
+def test_two_concurrent_exact_steps_each_rendezvous_on_their_own_port(
+    cluster: MiniCluster, bare_digest: str
+) -> None:
+    """Two 2-rank gloo steps at once on one node of one allocation: their rank 0s
+    share MASTER_ADDR (the first node of each step, n1 for both) so they must not
+    share MASTER_PORT too -- with the job's port for every step the second rank 0
+    fails with EADDRINUSE or the four ranks cross-wire into one broken world.
+    Each step trains to the bare launcher's bits and logs its own port."""
+    work = cluster.work_dir / "sweep"
+    work.mkdir(parents=True)
+    (work / "sweep.sh").write_text(SWEEP_SH)
+    # --step-time keeps both steps alive together for a few seconds
+    res = cluster.run(["sbatch", "--parsable", "--wait", "sweep.sh", *TRAIN_ARGS,
+                       "--step-time", "0.1"], cwd=work, env=JOB_ENV, timeout=LIMIT)
+    match = re.match(r"(\d+)", res.stdout)
+    assert match, f"sbatch printed no job id (rc {res.rc}): {res.stdout}{res.stderr}"
+    job_id = int(match.group(1))
+    logs = {p.name: p.read_text() for p in sorted(work.glob("*.out"))}
+    assert res.rc == 0, (res.stderr, logs)
+    task_logs = sorted(name for name in logs if not name.startswith("sweep"))
+    # run a and run b are steps 0 and 1 (in either order), two tasks each
+    assert {re.sub(r"^[ab]-", "", n) for n in task_logs} == {"0-0.out", "0-1.out",
+                                                            "1-0.out", "1-1.out"}, logs
+    assert {n[0] for n in task_logs} == {"a", "b"}, logs
+    rank0 = {name: logs[name] for name in task_logs if name.endswith("-0.out")}
+    assert len(rank0) == 2, logs
+    masters = set()
+    for name, text in rank0.items():
+        assert "Traceback" not in text and "EADDRINUSE" not in text, (name, logs)
+        start = next(f for kind, f in parse_records(text.splitlines()) if kind == "start")
+        assert (start["world"], start["launcher"]) == ("2", "slurm"), text
+        step_id = int(name.split("-")[1])
+        assert start["master"] == f"127.0.0.1:{master_port(job_id, step_id)}", text
+        masters.add(start["master"])
+        assert digest_of(text) == bare_digest, text
+    assert len(masters) == 2, masters
+    sacct = cluster.run(["sacct", "-j", str(job_id), "-P", "-n", "-o", "JobID,State,NodeList"],
+                        timeout=30)
+    assert sorted(sacct.stdout.splitlines()) == [
+        f"{job_id}.0|COMPLETED|n1", f"{job_id}.1|COMPLETED|n1",
+        f"{job_id}.batch|COMPLETED|n1", f"{job_id}|COMPLETED|n1"], sacct
+
+
 # ----- the launch benchmark's srun column (benchmarks/bench_ddp_launch.py) -------------
 def _bench() -> ModuleType:
     return load_benchmark("bench_ddp_launch")

@@ -98,12 +98,53 @@ def test_extra_local_names_come_from_course_ddp_local_nodes() -> None:
 
 
 def test_master_port_follows_the_job_id() -> None:
-    assert master_port(3) == 20003
+    assert master_port(3) == master_port(3, 0) == 20003  # step 0: the job's own port
     assert master_port(3) != master_port(4)
     assert len({master_port(j) for j in range(1000, 1100)}) == 100
     assert all(20000 <= master_port(j) < 30000 for j in (0, 1, 9999, 10000, 123456789))
     with pytest.raises(WiringError):
         master_port(-1)
+
+
+def test_master_port_differs_between_the_steps_of_one_job() -> None:
+    """Concurrent ``srun --exact`` steps of one allocation are separate worlds."""
+    assert master_port(3, 1) == 20000 + (3 + 1009) % 10000 == 21012
+    for job_id in (0, 3, 9999, 123456789):
+        ports = [master_port(job_id, step) for step in range(10000)]
+        assert len(set(ports)) == 10000  # no two of a job's first 10000 steps meet
+        assert all(20000 <= p < 30000 for p in ports)  # unprivileged, below ephemeral
+    assert master_port(7, 2) == master_port(7, 2)  # deterministic: every task agrees
+    with pytest.raises(WiringError, match="invalid SLURM_STEP_ID -1"):
+        master_port(7, -1)
+
+
+STEP_ENV = {"SLURM_NTASKS": "2", "SLURM_JOB_NODELIST": "gpu[01-02]", "SLURM_JOB_ID": "42",
+            "SLURM_STEP_NODELIST": "gpu02", "SLURM_STEP_ID": "1"}
+
+
+def test_master_addr_and_port_are_the_steps_not_the_jobs() -> None:
+    """``srun -N1 --exact`` on the allocation's second node: rank 0 of that step
+    is on gpu02, and its port is step 1's."""
+    table = {"gpu01": "10.0.0.11", "gpu02": "10.0.0.12"}
+    wirings = [wiring_from_env({**STEP_ENV, "SLURM_PROCID": str(r), "SLURM_LOCALID": str(r)},
+                               resolve=table.__getitem__) for r in range(2)]
+    assert {(w.master_addr, w.master_port) for w in wirings} == {("10.0.0.12", 21051)}
+    assert {(w.job_id, w.step_id, w.world_size) for w in wirings} == {(42, 1, 2)}
+    assert not wirings[0].single_host
+
+
+def test_outside_a_step_the_jobs_nodes_and_step_0_are_used() -> None:
+    """The batch script has no SLURM_STEP_* (slurm-reference/a2_sbatch_env)."""
+    env = {k: v for k, v in STEP_ENV.items() if not k.startswith("SLURM_STEP")}
+    wiring = wiring_from_env({**env, "SLURM_PROCID": "0", "SLURM_LOCALID": "0"},
+                             resolve={"gpu01": "10.0.0.11", "gpu02": "10.0.0.12"}.__getitem__)
+    assert (wiring.master_addr, wiring.master_port, wiring.step_id) == ("10.0.0.11", 20042, 0)
+
+
+def test_a_bad_step_id_is_named() -> None:
+    env = {**STEP_ENV, "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_STEP_ID": "x"}
+    with pytest.raises(WiringError, match="SLURM_STEP_ID='x' is not an integer"):
+        wiring_from_env(env, resolve=no_dns)
 
 
 def test_restart_count_is_read_from_slurm_restart_count(task_envs: list[dict[str, str]]) -> None:

@@ -7,15 +7,19 @@ assertions are the textbook properties of each policy on it.
 from __future__ import annotations
 
 import pytest
+from busy_probe import assert_busy_while
 
 from course.lessons.backfill_compare import (
     POLICIES,
+    PREDICT_WINDOW,
     SCENARIO,
+    WHATIF_KINDS,
     BackfillExplorer,
     WhatIf,
     compare,
     gantt_grid,
     head_job,
+    longest_wait,
     reservation_bound,
     scenario_cluster,
     scenario_config,
@@ -26,6 +30,7 @@ from course.lessons.backfill_compare import (
     wait_figure,
     wait_table,
     whatif_jobs,
+    whatif_run,
 )
 from minislurm.simulate import SimulationResult, simulate
 
@@ -157,3 +162,56 @@ def test_scenario_listing_gives_minutes_after_the_first_submission() -> None:
     assert pretrain.startswith("+  1 min  alice  sbatch -p gpu -N4 ")
     minutes = [int(line[1:4]) for line in lines]
     assert minutes == sorted(minutes) and minutes[-1] > 60
+
+
+def test_the_explorer_asks_when_the_big_run_starts_before_it_opens() -> None:
+    e = BackfillExplorer()
+    body = e.box.children[1]
+    assert body.layout.display == "none"
+    truth = e.predicted_start()
+    short = simulate(SCENARIO, scenario_config(PREDICT_WINDOW), scheduler="slurm")
+    assert truth == start_hours(short)["pretrain"]
+    assert truth > start_hours(e.baseline)["pretrain"]  # no reservation: it starts later
+    score = e.predict.check(8.0)
+    assert score is not None and not score.correct
+    assert score.error == pytest.approx(8.0 - truth)
+    assert f"{truth - 8:.2f} h too early" in score.message
+    assert body.layout.display is None and e.window.value == PREDICT_WINDOW
+    assert start_hours(e.result)["pretrain"] == truth  # the figure shows that run
+
+
+def test_the_explorer_is_busy_while_it_resimulates(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import backfill_compare
+
+    e = BackfillExplorer()
+    windows = iter((120, 240))
+    assert_busy_while(monkeypatch, backfill_compare, "simulate", e.busy,
+                      lambda: setattr(e.window, "value", next(windows)))
+
+
+def test_longest_wait_is_the_kind_with_the_largest_mean_wait() -> None:
+    r = whatif_run(100, 1440, 60)
+    assert set(r.waits) == set(WHATIF_KINDS)
+    kind = longest_wait(r)
+    assert all(r.waits[kind] >= v for v in r.waits.values())
+
+
+def test_the_whatif_asks_which_kind_waits_longest_before_it_opens() -> None:
+    w = WhatIf(size=100)
+    body = w.box.children[1]
+    assert body.layout.display == "none" and w.predict.question.options == WHATIF_KINDS
+    truth = longest_wait(whatif_run(100, 1440, 60))
+    wrong = next(k for k in WHATIF_KINDS if k != truth)
+    score = w.predict.check(wrong)
+    assert score is not None and not score.correct
+    assert score.message.endswith(f"the simulation says {truth}.")
+    assert body.layout.display is None
+
+
+def test_the_whatif_is_busy_while_it_simulates(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import backfill_compare
+
+    w = WhatIf(size=100)
+    windows = iter((60, 120))
+    assert_busy_while(monkeypatch, backfill_compare, "whatif_run", w.busy,
+                      lambda: setattr(w.window, "value", next(windows)))

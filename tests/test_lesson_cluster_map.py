@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from busy_probe import assert_busy_while
 
 from course.lessons.cluster_map import (
     CELLS,
@@ -10,10 +11,12 @@ from course.lessons.cluster_map import (
     NodeMapExplorer,
     cells,
     fill,
+    first_wait,
     node_map,
     queue_counts,
     queue_listing,
 )
+from minislurm.states import JobState
 
 
 def test_empty_cluster_is_all_idle() -> None:
@@ -89,3 +92,39 @@ def test_queue_listing_is_one_line_per_job_with_its_user() -> None:
                         "--wrap 'srun sleep 25200'")
     assert lines[-1].startswith(" student: sbatch -J stats -p cpu")
     assert queue_listing(QUEUE[:1]) == lines[0]
+
+
+def test_first_wait_is_the_first_prefix_with_a_job_pending_for_resources() -> None:
+    found = first_wait()
+    assert found is not None
+    before, at = fill(found.k - 1), fill(found.k)
+    assert not [j for j in before.jobs() if j.state is JobState.PENDING]
+    waiting = [j.name for j in at.jobs() if j.state is JobState.PENDING
+               and j.reason.value == "Resources"]
+    assert found.job == waiting[0] and found.reason == "Resources"
+    # with nine jobs the 3-node bigrun starts before the earlier pretrain (it fits now)
+    assert (found.k, found.job) == (9, "pretrain")
+
+
+def test_the_explorer_asks_first_then_shows_the_map_at_the_first_wait() -> None:
+    ex = NodeMapExplorer(k=4)
+    body = ex.box.children[1]
+    assert body.layout.display == "none"
+    assert "From which k on" in ex.predict.view.children[0].value
+    score = ex.predict.check(10)
+    assert score is not None and not score.correct
+    assert score.message == ("You predicted 10; the simulation says 9: "
+                             "1 too many (11% of the true value).")
+    assert body.layout.display is None and ex.slider.value == 9
+    assert "9 job(s) submitted" in ex.figure.layout.title.text
+
+
+def test_the_explorer_is_busy_while_it_refills(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import cluster_map
+
+    ex = NodeMapExplorer(k=2)
+
+    def move() -> None:
+        ex.slider.value = 7 if ex.slider.value != 7 else 6
+
+    assert_busy_while(monkeypatch, cluster_map, "fill", ex.busy, move)

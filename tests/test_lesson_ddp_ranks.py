@@ -12,9 +12,12 @@ import random
 import time
 
 import pytest
+from busy_probe import assert_busy_while
 
 from course.ddp.logfmt import format_record
 from course.lessons.ddp_ranks import (
+    PREDICT_RANK,
+    PREDICT_STEP,
     LayoutExplorer,
     Placement,
     TaskRow,
@@ -28,6 +31,7 @@ from course.lessons.ddp_ranks import (
     loss_figure,
     parse_env_dump,
     placements,
+    rank_placement,
     rank_rows,
     run_ddp,
     srun_env,
@@ -115,6 +119,36 @@ def test_layout_explorer_sliders_redraw() -> None:
     assert shown == e.figure.to_dict()["data"]
     assert "SLURM_TASKS_PER_NODE=3(x4)" in e.table.value
     assert "gpu02: SLURM_GTIDS=1,5,9" in e.table.value
+
+
+def test_rank_placement_names_the_node_and_local_rank() -> None:
+    cyclic = step_layout(3, 2, "cyclic")  # 0 1 2 on gpu01-03, then 3 4 5
+    assert [rank_placement(cyclic, r) for r in (0, 4, 5)] == [
+        "gpu01, LOCAL_RANK 0", "gpu02, LOCAL_RANK 1", "gpu03, LOCAL_RANK 1"]
+    assert rank_placement(step_layout(3, 2, "block"), 4) == "gpu03, LOCAL_RANK 0"
+    with pytest.raises(ValueError, match="no rank 6"):
+        rank_placement(cyclic, 6)
+
+
+def test_layout_explorer_asks_where_a_rank_runs_before_it_opens() -> None:
+    e = LayoutExplorer()
+    body = e.box.children[1]
+    assert body.layout.display == "none"
+    assert len(e.predict.question.options) == PREDICT_STEP[0] * PREDICT_STEP[1]
+    score = e.predict.check("gpu03, LOCAL_RANK 0")  # block's answer
+    assert score is not None and not score.correct
+    assert score.message.endswith("the simulation says gpu02, LOCAL_RANK 1.")
+    assert body.layout.display is None
+    assert e.layout.task_ids == ((0, 3), (1, 4), (2, 5))  # the controls moved there
+    assert PREDICT_RANK in e.layout.task_ids[1]
+
+
+def test_layout_explorer_is_busy_while_it_lays_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import ddp_ranks
+
+    e = LayoutExplorer()
+    assert_busy_while(monkeypatch, ddp_ranks, "step_layout", e.busy,
+                      lambda: setattr(e.tasks, "value", e.tasks.value % 4 + 1))
 
 
 # ----- env table -------------------------------------------------------------------

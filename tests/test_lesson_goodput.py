@@ -15,17 +15,21 @@ import time
 
 import pytest
 import simpy
+from busy_probe import assert_busy_while
 
 from course.lessons.goodput import (
     CHECKPOINT_MINUTES,
     MTBF_HOURS,
+    PREDICT_CHECKPOINT_MINUTES,
     TRAP_SAVE,
     TRAP_WORK,
     FailureDrill,
     FailureModel,
     GoodputExplorer,
+    Measured,
     SignalDrill,
     TrapRunner,
+    best_interval,
     daly_interval,
     exact_goodput,
     first_order_goodput,
@@ -311,6 +315,38 @@ def test_explorer_slider_remeasures_and_redraws() -> None:
     assert elapsed < 6  # ~1 s alone on 2 cores; generous for a shared machine
     assert e.model.checkpoint == pytest.approx(0.25)
     assert 4 in MTBF_HOURS and 5 in CHECKPOINT_MINUTES
+
+
+def test_best_interval_is_the_measured_run_with_the_highest_goodput() -> None:
+    runs = [Measured(0.5, 0.6, 10, 100, 60), Measured(1, 0.7, 9, 100, 70),
+            Measured(2, 0.7, 8, 100, 70), Measured(4, 0.5, 8, 100, 50)]
+    assert best_interval(runs) is runs[1]
+    with pytest.raises(ValueError, match="no measured run"):
+        best_interval([])
+
+
+def test_the_explorer_asks_for_the_best_interval_before_it_opens() -> None:
+    e = GoodputExplorer()
+    body = e.box.children[1]
+    assert body.layout.display == "none"
+    m = FailureModel(4.0, PREDICT_CHECKPOINT_MINUTES / 60, restart=10 / 60)
+    truth = best_interval(sweep(m, interval_grid(m), 0)).tau * 60
+    assert truth == pytest.approx(120)  # the measured peak sits at Young's sqrt(2CM)
+    assert e.predicted_interval() == truth
+    score = e.predict.check(60.0)
+    assert score is not None and not score.correct
+    assert "60 min too short (50% of the true value)" in score.message
+    assert body.layout.display is None and e.checkpoint.value == PREDICT_CHECKPOINT_MINUTES
+    assert best_interval(e.points).tau * 60 == truth  # the figure shows that sweep
+
+
+def test_the_explorer_is_busy_while_it_measures(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import goodput
+
+    e = GoodputExplorer()
+    mtbfs = iter((6, 8))
+    assert_busy_while(monkeypatch, goodput, "sweep", e.busy,
+                      lambda: setattr(e.mtbf, "value", next(mtbfs)))
 
 
 def test_waste_report_terms_add_up_and_name_both_optima() -> None:

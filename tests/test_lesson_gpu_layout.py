@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from busy_probe import assert_busy_while
 
 from course.lessons.gpu_layout import (
     BUSY_JOBS,
+    PENDS,
+    PREDICT_ARGS,
     FragmentationLab,
     busy_cluster,
     compare_requests,
     format_outcomes,
     format_tasks,
     gpu_map,
+    landing,
     node_gpus,
     task_gpus,
     why_pending,
@@ -166,3 +170,39 @@ def test_why_pending_counts_the_nodes_a_multi_node_job_needs() -> None:
     text = why_pending(cluster, 8)
     assert ("10 GPUs are free, but only 2 node(s) have 3 free and the job needs 3 such nodes: "
             "the free GPUs are fragmented") in text
+
+
+def test_landing_says_where_a_job_runs_or_that_it_pends() -> None:
+    c = busy_cluster()
+    # 2, 2, 3, 3 GPUs free on gpu01-gpu04: a 3-GPU job fits only gpu03 or gpu04
+    assert landing(c, "-N1 --gres=gpu:3 -t 1:00:00") == "gpu04"
+    assert [n.free for n in node_gpus(c)] == [2, 2, 3, 0]
+    assert landing(c, "-N2 --gres=gpu:2 -t 1:00:00") == "gpu[01-02]"
+    assert landing(c, "-N1 --gres=gpu:8 -t 1:00:00") == PENDS
+    assert landing(c, "-N1 --gres=gpu:9 -t 1:00:00").startswith("sbatch: error:")
+
+
+def test_the_lab_asks_which_node_gets_the_job_before_it_opens() -> None:
+    lab = FragmentationLab()
+    body = lab.view.children[1]
+    assert body.layout.display == "none"
+    prompt = lab.predict.view.children[0].value
+    assert "gpu01 2, gpu02 2, gpu03 3, gpu04 3" in prompt and PREDICT_ARGS in prompt
+    assert lab.predict.question.options == ("gpu01", "gpu02", "gpu03", "gpu04", PENDS)
+    score = lab.predict.check("gpu03")
+    assert score is not None and not score.correct and "says gpu04" in score.message
+    assert body.layout.display is None and (lab.want.value, lab.nodes.value) == (3, 1)
+    assert not lab.submitted and len(lab.cluster.jobs()) == len(BUSY_JOBS)  # untouched
+    lab.submit_clicked()
+    assert "job 8 is RUNNING on gpu04" in lab.log.value  # as predicted on the copy
+
+
+def test_the_lab_is_busy_while_it_redraws_submits_and_advances(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import gpu_layout
+
+    lab = FragmentationLab()
+    assert_busy_while(monkeypatch, gpu_layout, "gpu_map", lab.busy,
+                      lambda: setattr(lab.want, "value", lab.want.value % 8 + 1))
+    assert_busy_while(monkeypatch, gpu_layout, "_submit", lab.busy, lab.submit_clicked)
+    assert_busy_while(monkeypatch, lab.cluster, "advance", lab.busy, lab.advance_clicked)

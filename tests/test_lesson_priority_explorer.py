@@ -7,15 +7,21 @@ priority/multifactor's documented formula says.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from busy_probe import assert_busy_while
 
 from course.lessons.priority_explorer import (
+    CHANGES,
     ClassicExplorer,
     Knobs,
     PriorityExplorer,
     QueueSnapshot,
     classic_example,
     classic_table,
+    factor_change,
+    first_in_line,
     format_ranking,
     queue_cluster,
     rank_queue,
@@ -169,3 +175,62 @@ def test_classic_explorer_usage_of_a_sibling_lowers_a_users_factor() -> None:
     assert (after["user2"] or 0) < (before["user2"] or 0)
     assert (after["user3"] or 0) < (before["user3"] or 0)
     assert e.figure.to_dict()["data"][2]["y"] != fig_before
+
+
+def test_first_in_line_is_rank_queues_first_job(snap: QueueSnapshot) -> None:
+    k = Knobs.from_params(snap.params)
+    assert first_in_line(snap, k) == rank_queue(snap, k)[0].label == "8 student homework"
+    # without fair share, QOS high and the debug partition decide
+    assert first_in_line(snap, replace(k, fairshare=0)) == "9 alice hotfix"
+
+
+def test_the_explorer_asks_who_goes_first_without_fair_share(snap: QueueSnapshot) -> None:
+    e = PriorityExplorer(snap)
+    body = e.box.children[1]
+    assert body.layout.display == "none"
+    assert e.predict.question.options[0].startswith("5 alice")  # by job id, not by rank
+    score = e.predict.check("10 dave eval-quick")
+    assert score is not None and not score.correct
+    assert score.message.endswith("the simulation says 9 alice hotfix.")
+    assert body.layout.display is None and e.controls["fairshare"].value == 0
+    assert e.order[0] == 9
+
+
+def test_the_priority_explorer_is_busy_while_it_reranks(snap: QueueSnapshot,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import priority_explorer
+
+    e = PriorityExplorer(snap)
+    assert_busy_while(monkeypatch, priority_explorer, "rank_queue", e.busy,
+                      lambda: setattr(e.controls["qos"], "value",
+                                      e.controls["qos"].value + 500))
+
+
+def test_factor_change_compares_the_example_before_and_after() -> None:
+    # user 3's usage raises account C's, so A's: user 1 (in B, under A) falls too
+    assert factor_change("user1", {"user3": 0.2}) == "falls"
+    assert factor_change("user4", {"user3": 0.2}) == "stays the same"
+    assert factor_change("user2", {"user2": 0.0}) == "rises"
+    with pytest.raises(ValueError, match="no user 'B'"):
+        factor_change("B", {})
+
+
+def test_the_classic_explorer_asks_first_then_moves_the_slider() -> None:
+    e = ClassicExplorer()
+    body = e.box.children[1]
+    assert body.layout.display == "none" and e.predict.question.options == CHANGES
+    score = e.predict.check("stays the same")
+    assert score is not None and not score.correct and "says falls" in score.message
+    assert e.sliders["user3"].value == 0.2 and body.layout.display is None
+    user1 = next(r.fairshare for r in e.rows if r.name == "user1")
+    assert user1 is not None and user1 < 0.408479
+
+
+def test_the_classic_explorer_is_busy_while_it_recomputes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import priority_explorer
+
+    e = ClassicExplorer()
+    assert_busy_while(monkeypatch, priority_explorer, "classic_example", e.busy,
+                      lambda: setattr(e.sliders["user4"], "value",
+                                      round(e.sliders["user4"].value + 0.05, 2)))

@@ -7,6 +7,7 @@ import math
 import random
 
 import pytest
+from busy_probe import assert_busy_while
 
 from course.lessons.checkpointing import CheckpointRunner, RunBreakdown
 from course.lessons.scaling import (
@@ -22,7 +23,15 @@ from course.lessons.scaling import (
     size_table,
     young_interval,
 )
-from course.lessons.scaling_view import GPU_STEPS, ScalingExplorer, scaling_figure, study_table
+from course.lessons.scaling_view import (
+    GPU_STEPS,
+    PREDICT_CHECKPOINT_MINUTES,
+    PREDICT_GPUS,
+    ScalingExplorer,
+    goodput_percent,
+    scaling_figure,
+    study_table,
+)
 from minislurm.states import JobState
 
 
@@ -202,6 +211,42 @@ def test_explorer_slider_redraws_the_figure() -> None:
     point = ex.simulate()
     assert point.params.gpus == 64 and "minislurm:" in ex.status.value
     assert "goodput on minislurm" in [t.name for t in ex.figure.data]
+
+
+def test_goodput_percent_is_the_models_goodput() -> None:
+    p = ScaleParams(100_000)
+    assert goodput_percent(p, 24) == pytest.approx(100 * expected_run(p, 24).goodput)
+    assert 30 < goodput_percent(p, 24) < 40  # a failure every 29 min: a third is useful
+    assert goodput_percent(ScaleParams(8), 24) > 97
+
+
+def test_the_explorer_asks_for_the_goodput_at_100k_gpus_before_it_opens() -> None:
+    ex = ScalingExplorer(work=24, base=ScaleParams(16384))
+    body = ex.box.children[1]
+    assert body.layout.display == "none"
+    prompt = ex.predict.view.children[0].value
+    assert "100,000 GPUs (12,500 nodes: a failure every 29 min)" in prompt
+    assert "from 5 min to 30 s" in prompt
+    truth = goodput_percent(ScaleParams(PREDICT_GPUS, checkpoint=0.5 / 60), 24)
+    assert truth > goodput_percent(ScaleParams(PREDICT_GPUS), 24) + 10  # cheaper: better
+    score = ex.predict.check(80)
+    assert score is not None and not score.correct
+    assert f"the simulation says {truth:.0f} %" in score.message
+    assert body.layout.display is None and ex.gpus.value == PREDICT_GPUS
+    assert ex.checkpoint.value == PREDICT_CHECKPOINT_MINUTES
+    assert ex.figure.layout.title.text.endswith(f"goodput {truth:.0f}%")
+    assert ex.predict.check(80) is score
+
+
+def test_the_explorer_is_busy_while_it_redraws_and_simulates(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import scaling_view
+
+    ex = ScalingExplorer(work=24)
+    sizes = iter((16, 32))
+    assert_busy_while(monkeypatch, scaling_view, "scaling_figure", ex.busy,
+                      lambda: setattr(ex.gpus, "value", next(sizes)))
+    assert_busy_while(monkeypatch, scaling_view, "simulate_run", ex.busy, ex.simulate)
 
 
 def test_size_table_rows() -> None:

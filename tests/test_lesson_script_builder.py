@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from busy_probe import assert_busy_while
 
 from course.lessons.script_builder import (
     REAL_SLURM_CAPTURE,
+    STAGE_LABELS,
     ScriptBuilder,
     ScriptSpec,
     check_changes,
+    nodes_verdict,
     plotly_output,
     render_script,
     request_figure,
@@ -179,3 +182,49 @@ def test_real_slurm_capture_is_the_stored_one() -> None:
     wanted = [line for line in (REFERENCE / "batch.env").read_text().splitlines()
               if re.match(grep.group(1), line)]
     assert text.endswith("\n".join(wanted) + "\n")
+
+
+def test_nodes_verdict_asks_for_one_node_more_than_the_partition_has(cluster: Cluster) -> None:
+    spec = ScriptSpec(partition="gpu")
+    gpu = next(p for p in cluster.controller.partitions() if p.name == "gpu")
+    nodes, verdict = nodes_verdict(cluster, spec)
+    assert nodes == len(gpu.nodes) + 1
+    assert verdict == validate(render_script(replace(spec, nodes=nodes)), cluster)
+    assert verdict.stage == "pends" and verdict.reason == "PartitionNodeLimit"
+    debug = next(p for p in cluster.controller.partitions() if p.name == "debug")
+    assert nodes_verdict(cluster, spec, "debug")[0] == len(debug.nodes) + 1
+    assert not cluster.jobs()  # checked on a scratch copy
+    default = next(p for p in cluster.controller.partitions() if p.default)
+    assert nodes_verdict(cluster, ScriptSpec(partition=""))[0] == len(default.nodes) + 1
+
+
+def test_the_builder_names_the_default_partition_when_the_spec_has_none(
+        cluster: Cluster) -> None:
+    default = next(p for p in cluster.controller.partitions() if p.default)
+    builder = ScriptBuilder(cluster, ScriptSpec(partition=""))
+    assert f"one more than partition {default.name} has" in builder.predict.view.children[0].value
+
+
+def test_the_builder_asks_what_slurm_does_before_it_opens(cluster: Cluster) -> None:
+    builder = ScriptBuilder(cluster, ScriptSpec(partition="gpu"))
+    body = builder.view.children[1]
+    assert body.layout.display == "none"
+    prompt = builder.predict.view.children[0].value
+    assert "Set --nodes to 5, one more than partition gpu has" in prompt
+    score = builder.predict.check(STAGE_LABELS["slurmctld"])
+    assert score is not None and not score.correct
+    assert score.message.endswith(f"the simulation says {STAGE_LABELS['pends']}.")
+    assert body.layout.display is None and builder.controls["nodes"].value == 5
+    assert builder.verdict is not None and builder.verdict.reason == "PartitionNodeLimit"
+
+
+def test_the_builder_is_busy_while_it_checks_and_submits(cluster: Cluster,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import script_builder
+
+    builder = ScriptBuilder(cluster)
+    assert_busy_while(monkeypatch, script_builder, "validate", builder.busy,
+                      lambda: setattr(builder.controls["nodes"], "value",
+                                      builder.controls["nodes"].value % 4 + 1))
+    assert_busy_while(monkeypatch, script_builder, "submit", builder.busy,
+                      builder.submit_clicked)

@@ -7,8 +7,9 @@
 #     sbatch -N1 --ntasks-per-node=2 course/ddp/job.sh --steps 50   # overrides
 #
 # Every task reads its rank from SLURM_PROCID, the world size from SLURM_NTASKS,
-# its local rank from SLURM_LOCALID, MASTER_ADDR from the first host of
-# SLURM_JOB_NODELIST and MASTER_PORT from SLURM_JOB_ID (course/ddp/wiring.py):
+# its local rank from SLURM_LOCALID, MASTER_ADDR from the first host of the
+# step's SLURM_STEP_NODELIST and MASTER_PORT from SLURM_JOB_ID and SLURM_STEP_ID
+# (course/ddp/wiring.py: concurrent `srun --exact` steps get different ports):
 # no torchrun. --requeue: when a node fails (or `scontrol requeue`), Slurm puts
 # the job back in the queue with the same job id and SLURM_RESTART_COUNT=1, 2, ...;
 # the script then resumes from checkpoints/job-$SLURM_JOB_ID (which must be on a

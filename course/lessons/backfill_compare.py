@@ -42,10 +42,14 @@ from minislurm.plots import PALETTE, UIREVISION, gantt, gpu_utilisation, wait_ti
 from minislurm.simulate import SimulationResult, simulate
 from minislurm.workload.generator import DEFAULT_START, WorkloadJob, WorkloadSpec, generate
 
+from .predict import BusyIndicator, ChoiceQuestion, NumberQuestion, PredictStep
+
 __all__ = [
     "POLICIES",
+    "PREDICT_WINDOW",
     "RESOLUTIONS",
     "SCENARIO",
+    "WHATIF_KINDS",
     "WHATIF_SIZES",
     "WINDOWS",
     "BackfillExplorer",
@@ -55,6 +59,7 @@ __all__ = [
     "explorer_figure",
     "gantt_grid",
     "head_job",
+    "longest_wait",
     "plotly_output",
     "reservation_bound",
     "sbatch_line",
@@ -316,9 +321,18 @@ def _bf_sliders(window: int, resolution: int) -> tuple[Any, Any]:
                                 style=style, layout=widgets.Layout(**layout)),
     )
 
+#: The explorer's prediction: the pre-training run's start with this ``bf_window``.
+PREDICT_WINDOW = 60
+
+
 class BackfillExplorer:
     """``bf_window`` / ``bf_resolution`` sliders and a policy choice; the scenario is
-    re-simulated on every change (`refresh`, a plain method)."""
+    re-simulated on every change (`refresh`, a plain method).
+
+    Before it opens, the learner predicts when the pre-training run starts with
+    ``bf_window`` = `PREDICT_WINDOW` minutes (`start_hours` of that simulation); the
+    check moves the slider there.
+    """
 
     def __init__(self, policy: str = "slurm", jobs: Sequence[WorkloadJob] = SCENARIO) -> None:
         self.jobs = tuple(jobs)
@@ -330,8 +344,17 @@ class BackfillExplorer:
             w.observe(lambda _c: self.refresh(), names="value")
         self.status = widgets.HTML()
         self.figure_view = widgets.Output()
-        self.box = widgets.VBox([widgets.HBox([widgets.VBox([self.window, self.resolution]),
-                                               self.policy]), self.status, self.figure_view])
+        self.busy = BusyIndicator()
+        body = widgets.VBox([widgets.HBox([widgets.VBox([self.window, self.resolution]),
+                                           widgets.VBox([self.policy, self.busy.view])]),
+                             self.status, self.figure_view])
+        question = NumberQuestion(
+            f"With bf_window = {PREDICT_WINDOW} minutes ({policy}, bf_resolution "
+            f"{d.bf_resolution} s), when does the pre-training run start? Hours after "
+            "08:00 (16:00 is 8).", self.predicted_start, unit="h", tolerance=0.5,
+            low="early", high="late")
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.box = widgets.VBox([self.predict.view, body])
         self._cache: dict[tuple[str, int, int], SimulationResult] = {}
         self.baseline = self.run("slurm", d.bf_window, d.bf_resolution)
         self.result = self.baseline
@@ -346,16 +369,27 @@ class BackfillExplorer:
                                         scheduler=policy)
         return self._cache[key]
 
+    def predicted_start(self) -> float:
+        """Hours from 08:00 to the pre-training run's start with ``bf_window`` =
+        `PREDICT_WINDOW` (the policy and resolution the explorer starts with)."""
+        d = scenario_config().scheduler
+        result = self.run(str(self.policy.value), PREDICT_WINDOW, d.bf_resolution)
+        return start_hours(result)["pretrain"]
+
+    def _show_prediction(self) -> None:
+        self.window.value = PREDICT_WINDOW
+
     def refresh(self) -> None:
         """Re-simulate for the controls' values and redraw."""
-        t = time.perf_counter()
         w, r, p = int(self.window.value), int(self.resolution.value), str(self.policy.value)
-        self.result = self.run(p, w, r)
         label = f"{p}, bf_window={w} min, bf_resolution={r} s"
-        self.figure = explorer_figure(self.result, self.baseline, label)
-        self.figure_view.outputs = (plotly_output(self.figure),)
-        self.status.value = (f"simulated {len(self.jobs)} jobs under {label} in "
-                             f"{time.perf_counter() - t:.2f} s")
+        with self.busy.working(f"simulating {len(self.jobs)} jobs under {label}…"):
+            t = time.perf_counter()
+            self.result = self.run(p, w, r)
+            self.figure = explorer_figure(self.result, self.baseline, label)
+            self.figure_view.outputs = (plotly_output(self.figure),)
+            self.status.value = (f"simulated {len(self.jobs)} jobs under {label} in "
+                                 f"{time.perf_counter() - t:.2f} s")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -422,8 +456,23 @@ def whatif_figure(current: WhatIfResult, baseline: WhatIfResult) -> go.Figure:
     return fig
 
 
+def longest_wait(result: WhatIfResult) -> str:
+    """The kind of job with the longest mean wait in ``result``."""
+    if not result.waits:
+        raise ValueError("no job of the workload started")
+    return max(result.waits, key=lambda k: result.waits[k])
+
+
+#: The kinds of job the generator makes (the what-if's prediction offers them).
+WHATIF_KINDS = ("debug", "eval", "sweep", "train")
+
+
 class WhatIf:
-    """Workload size, ``bf_window`` and ``bf_resolution`` for a generated workload."""
+    """Workload size, ``bf_window`` and ``bf_resolution`` for a generated workload.
+
+    Before it opens, the learner predicts which kind of job waits longest under
+    slurm.conf's settings (`longest_wait` of the run the figure shows first).
+    """
 
     def __init__(self, size: int = WHATIF_SIZES[0], seed: int = 1) -> None:
         self.seed = seed
@@ -435,9 +484,17 @@ class WhatIf:
             w.observe(lambda _c: self.refresh(), names="value")
         self.status = widgets.HTML()
         self.figure_view = widgets.Output()
-        self.box = widgets.VBox([widgets.HBox([self.size, widgets.VBox([self.window,
-                                                                       self.resolution])]),
-                                 self.status, self.figure_view])
+        self.busy = BusyIndicator()
+        body = widgets.VBox([widgets.HBox([widgets.VBox([self.size, self.busy.view]),
+                                           widgets.VBox([self.window, self.resolution])]),
+                             self.status, self.figure_view])
+        question = ChoiceQuestion(
+            f"{size} generated jobs (training runs, evaluations, debug jobs, sweep arrays) "
+            f"under slurm.conf's settings (bf_window {d.bf_window} min, bf_resolution "
+            f"{d.bf_resolution} s): which kind of job waits longest on average?",
+            WHATIF_KINDS, lambda: longest_wait(self.run(size, *self.default)))
+        self.predict = PredictStep(question, body)
+        self.box = widgets.VBox([self.predict.view, body])
         self._cache: dict[tuple[int, int, int], WhatIfResult] = {}
         self.current: WhatIfResult | None = None
         self.figure = go.Figure()
@@ -453,12 +510,13 @@ class WhatIf:
     def refresh(self) -> None:
         """Simulate (or fetch) the current and the default settings and redraw."""
         size = int(self.size.value)
-        base = self.run(size, *self.default)
-        self.current = self.run(size, int(self.window.value), int(self.resolution.value))
-        self.figure = whatif_figure(self.current, base)
-        self.figure_view.outputs = (plotly_output(self.figure),)
-        self.status.value = (f"{size} jobs: simulated in {self.current.seconds:.2f} s "
-                             f"(cached settings are instant)")
+        with self.busy.working(f"simulating {size} jobs…"):
+            base = self.run(size, *self.default)
+            self.current = self.run(size, int(self.window.value), int(self.resolution.value))
+            self.figure = whatif_figure(self.current, base)
+            self.figure_view.outputs = (plotly_output(self.figure),)
+            self.status.value = (f"{size} jobs: simulated in {self.current.seconds:.2f} s "
+                                 f"(cached settings are instant)")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

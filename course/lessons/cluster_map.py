@@ -5,7 +5,8 @@ fine-tunes and evaluations on a few GPUs, CPU-only preprocessing). `fill(k)` sub
 the first ``k`` of them to a fresh embedded cluster with ``sbatch`` and lets a minute
 pass, so that slurmctld has placed what fits; `node_map` draws every node as a row of
 cells (the 8 GPUs of a GPU node, the CPUs of a CPU node in blocks) coloured by the job
-that holds them, and `NodeMapExplorer` puts a slider for ``k`` in front of it.
+that holds them, and `NodeMapExplorer` puts a slider for ``k`` in front of it, after
+the learner predicts from which ``k`` on a job has to wait (`first_wait`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import plotly.graph_objects as go
 from minislurm.cluster import Cluster, CommandResult
 from minislurm.job import JobRecord
 from minislurm.states import JobState
+
+from .predict import BusyIndicator, NumberQuestion, PredictStep
 
 #: Cells per node row; a CPU node's CPUs are shown in this many blocks.
 CELLS = 8
@@ -119,6 +122,30 @@ def queue_counts(cluster: Cluster) -> Counter[str]:
     return c
 
 
+@dataclass(frozen=True, slots=True)
+class FirstWait:
+    """The smallest ``k`` at which a job of the first ``k`` has to wait for Resources."""
+
+    k: int
+    job: str  # the job's name
+    reason: str
+
+
+def first_wait() -> FirstWait | None:
+    """Submit the first 1, 2, ... jobs of `QUEUE` to fresh clusters (`fill`) until one
+    of them is PENDING for ``Resources``; ``None`` if all of them fit."""
+    for k in range(1, len(QUEUE) + 1):
+        cluster = fill(k)
+        try:
+            waiting = sorted((j for j in cluster.jobs() if j.state is JobState.PENDING
+                              and j.reason.value == "Resources"), key=lambda j: j.job_id)
+        finally:
+            cluster.close()
+        if waiting:
+            return FirstWait(k, waiting[0].name, waiting[0].reason.value)
+    return None
+
+
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
             "#17becf", "#bcbd22", "#7f7f7f")
 
@@ -164,8 +191,22 @@ def node_map(cluster: Cluster) -> go.Figure:
     return fig
 
 
+#: Lesson 1's prediction: asked before the node map is shown.
+FIRST_WAIT_PROMPT = ("The slider submits the first k jobs of the queue to a fresh cluster. "
+                     "From which k on does a job have to wait (PENDING, reason Resources)?")
+
+
+def _first_wait_k() -> float:
+    found = first_wait()
+    return float(found.k if found is not None else len(QUEUE) + 1)
+
+
 class NodeMapExplorer:
-    """A slider for how many jobs of `QUEUE` are submitted, the node map and squeue."""
+    """A slider for how many jobs of `QUEUE` are submitted, the node map and squeue.
+
+    In front of it, `predict` asks from which ``k`` on a job waits (`first_wait`); the
+    check moves the slider to that ``k``.
+    """
 
     def __init__(self, k: int = 4) -> None:
         import ipywidgets as w
@@ -173,8 +214,13 @@ class NodeMapExplorer:
         self.slider = w.IntSlider(value=k, min=0, max=len(QUEUE), description="jobs",
                                   continuous_update=False)
         self.out = w.Output()
+        self.busy = BusyIndicator()
         self.slider.observe(lambda _c: self.redraw(), names="value")
-        self.box = w.VBox([self.slider, self.out])
+        body = w.VBox([w.HBox([self.slider, self.busy.view]), self.out])
+        question = NumberQuestion(FIRST_WAIT_PROMPT, _first_wait_k, digits=0,
+                                  low="few", high="many")
+        self.predict = PredictStep(question, body, on_checked=self._show_first_wait)
+        self.box = w.VBox([self.predict.view, body])
         self.cluster = fill(k)
         self.figure = node_map(self.cluster)
         self.redraw()
@@ -192,12 +238,19 @@ class NodeMapExplorer:
         """
         from course.lessons.script_builder import plotly_output
 
-        self.cluster.close()
-        self.cluster = fill(int(self.slider.value))
-        self.figure = node_map(self.cluster)
-        self.out.outputs = (plotly_output(self.figure),
-                            {"output_type": "stream", "name": "stdout",
-                             "text": f"{self.squeue()}\n"})
+        k = int(self.slider.value)
+        with self.busy.working(f"submitting {k} job(s) to a fresh cluster…"):
+            self.cluster.close()
+            self.cluster = fill(k)
+            self.figure = node_map(self.cluster)
+            self.out.outputs = (plotly_output(self.figure),
+                                {"output_type": "stream", "name": "stdout",
+                                 "text": f"{self.squeue()}\n"})
+
+    def _show_first_wait(self) -> None:
+        found = first_wait()
+        if found is not None:
+            self.slider.value = found.k
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -205,5 +258,6 @@ class NodeMapExplorer:
         display(self.box)
 
 
-__all__ = ["CELLS", "QUEUE", "Cell", "NodeMapExplorer", "QueuedJob", "cells", "fill",
-           "node_map", "queue_counts", "queue_listing"]
+__all__ = ["CELLS", "FIRST_WAIT_PROMPT", "QUEUE", "Cell", "FirstWait", "NodeMapExplorer",
+           "QueuedJob", "cells", "fill", "first_wait", "node_map", "queue_counts",
+           "queue_listing"]

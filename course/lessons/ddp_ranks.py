@@ -65,6 +65,7 @@ __all__ = [
     "parse_env_dump",
     "placements",
     "rank_main",
+    "rank_placement",
     "rank_rows",
     "run_ddp",
     "srun_env",
@@ -410,6 +411,20 @@ def placements(layout: TaskLayout) -> list[Placement]:
     return sorted(out, key=lambda p: p.rank)
 
 
+def rank_placement(layout: TaskLayout, rank: int) -> str:
+    """Where task ``rank`` of ``layout`` runs, as the lesson's prediction offers it:
+    ``"gpu02, LOCAL_RANK 1"``."""
+    p = next((p for p in placements(layout) if p.rank == rank), None)
+    if p is None:
+        raise ValueError(f"the layout has no rank {rank}")
+    return f"{p.node}, LOCAL_RANK {p.local_rank}"
+
+
+#: The explorer's prediction: where rank PREDICT_RANK of this step runs.
+PREDICT_STEP = (3, 2, "cyclic")
+PREDICT_RANK = 4
+
+
 def layout_figure(layout: TaskLayout) -> go.Figure:
     """Nodes as columns, one box per task (``rank r`` / ``local l``) stacked by local rank;
     rank 0's node is marked as ``MASTER_ADDR``."""
@@ -458,11 +473,15 @@ class LayoutExplorer:
     """Sliders for ``-N`` and ``--ntasks-per-node``, buttons for ``-m``; the layout follows.
 
     Every control calls `refresh` (a plain method, so tests drive it without a browser).
+    Before it opens, the learner predicts where rank `PREDICT_RANK` of the step
+    `PREDICT_STEP` runs (`rank_placement`); the check sets the controls to that step.
     """
 
     def __init__(self, nodes: int = 2, tasks_per_node: int = 2,
                  distribution: str = "block") -> None:
         import ipywidgets as widgets
+
+        from course.lessons.predict import BusyIndicator, ChoiceQuestion, PredictStep
 
         style = {"description_width": "150px"}
         self.nodes = widgets.IntSlider(nodes, min=1, max=len(NODES), description="-N (nodes)",
@@ -475,23 +494,37 @@ class LayoutExplorer:
             w.observe(lambda _change: self.refresh(), names="value")
         self.figure_view = widgets.Output()
         self.table = widgets.HTML()
-        self.box = widgets.VBox([widgets.HBox([widgets.VBox([self.nodes, self.tasks]),
-                                               self.distribution]),
-                                 self.figure_view, self.table])
+        self.busy = BusyIndicator()
+        body = widgets.VBox([widgets.HBox([widgets.VBox([self.nodes, self.tasks]),
+                                           self.distribution, self.busy.view]),
+                             self.figure_view, self.table])
+        n, t, d = PREDICT_STEP
+        question = ChoiceQuestion(
+            f"`srun -N{n} --ntasks-per-node={t} -m {d}`: on which node does rank "
+            f"{PREDICT_RANK} run, and with which LOCAL_RANK?",
+            tuple(f"{node}, LOCAL_RANK {local}" for node in NODES[:n] for local in range(t)),
+            lambda: rank_placement(step_layout(*PREDICT_STEP), PREDICT_RANK))
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.box = widgets.VBox([self.predict.view, body])
         self.layout = step_layout(nodes, tasks_per_node, distribution)
         self.figure = layout_figure(self.layout)
         self.refresh()
 
+    def _show_prediction(self) -> None:
+        n, t, d = PREDICT_STEP
+        self.nodes.value, self.tasks.value, self.distribution.value = n, t, d
+
     def refresh(self) -> None:
         """Lay the step out for the controls' values and redraw."""
-        self.layout = step_layout(int(self.nodes.value), int(self.tasks.value),
-                                  str(self.distribution.value))
-        self.figure = layout_figure(self.layout)
-        self.figure_view.outputs = (_plotly_output(self.figure),)
-        gtids = "  ".join(f"{n}: SLURM_GTIDS={self.layout.gtids(i) or '-'}"
-                          for i, n in enumerate(self.layout.nodes))
-        self.table.value = (f"<pre>SLURM_TASKS_PER_NODE={self.layout.tasks_per_node_string()}"
-                            f"\n{gtids}</pre>")
+        with self.busy.working("laying out the tasks…"):
+            self.layout = step_layout(int(self.nodes.value), int(self.tasks.value),
+                                      str(self.distribution.value))
+            self.figure = layout_figure(self.layout)
+            self.figure_view.outputs = (_plotly_output(self.figure),)
+            gtids = "  ".join(f"{n}: SLURM_GTIDS={self.layout.gtids(i) or '-'}"
+                              for i, n in enumerate(self.layout.nodes))
+            self.table.value = ("<pre>SLURM_TASKS_PER_NODE="
+                                f"{self.layout.tasks_per_node_string()}\n{gtids}</pre>")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -42,6 +42,7 @@ from minislurm.slurmd.context import JobContext
 from minislurm.slurmd.env import batch_environment
 from minislurm.states import JobState
 
+from .predict import BusyIndicator, NumberQuestion, PredictStep
 from .scaling import REQUEUE_WAIT_HOURS, ScaleParams, expected_run, simulate_run, young_interval
 from .script_builder import plotly_output
 
@@ -49,6 +50,7 @@ __all__ = [
     "CHECKPOINT_MINUTES",
     "EVAL_SCRIPT",
     "MTBF_HOURS",
+    "PREDICT_CHECKPOINT_MINUTES",
     "SIGNALS",
     "TRAIN_SCRIPT",
     "TRAP_SCRIPT",
@@ -61,6 +63,7 @@ __all__ = [
     "Measured",
     "SignalDrill",
     "TrapRunner",
+    "best_interval",
     "daly_interval",
     "exact_goodput",
     "first_order_goodput",
@@ -573,6 +576,17 @@ def goodput_figure(m: FailureModel, points: Sequence[Measured] = ()) -> go.Figur
     return fig
 
 
+def best_interval(points: Sequence[Measured]) -> Measured:
+    """The measured run with the highest goodput (the first of equals)."""
+    if not points:
+        raise ValueError("no measured run")
+    return max(points, key=lambda p: p.goodput)
+
+
+#: The explorer's prediction: the best interval with this checkpoint cost (minutes).
+PREDICT_CHECKPOINT_MINUTES = 30
+
+
 #: The sliders' values: the job's MTBF (hours) and the checkpoint cost (minutes).
 MTBF_HOURS = (1, 2, 3, 4, 6, 8, 12, 16, 24)
 CHECKPOINT_MINUTES = (1, 2, 5, 10, 15, 20, 30)
@@ -582,7 +596,10 @@ class GoodputExplorer:
     """MTBF and checkpoint-cost sliders; the figure re-measures and redraws.
 
     `refresh` (what each slider move calls) runs at most seven measured runs on
-    minislurm (under a second or two on two cores; results are cached), then redraws.
+    minislurm (results are cached), then redraws, with a busy label meanwhile. Before
+    it opens, the learner predicts the best checkpoint interval with a
+    `PREDICT_CHECKPOINT_MINUTES` write (`best_interval` of that sweep); the check moves
+    the slider there.
     """
 
     def __init__(self, mtbf: float = 4, checkpoint_minutes: float = 5,
@@ -598,9 +615,19 @@ class GoodputExplorer:
             layout=widgets.Layout(width="480px"))
         self.table = widgets.HTML()
         self.figure_view = widgets.Output()
+        self.busy = BusyIndicator()
         for s in (self.mtbf, self.checkpoint):
             s.observe(lambda _c: self.refresh(), names="value")
-        self.box = widgets.VBox([self.mtbf, self.checkpoint, self.figure_view, self.table])
+        body = widgets.VBox([self.mtbf, widgets.HBox([self.checkpoint, self.busy.view]),
+                             self.figure_view, self.table])
+        question = NumberQuestion(
+            f"Make the checkpoint write {PREDICT_CHECKPOINT_MINUTES} minutes (job MTBF "
+            f"{mtbf:g} h, restart {restart_minutes:g} min). Which checkpoint interval τ "
+            "gives the best goodput measured on minislurm? (minutes of work)",
+            self.predicted_interval, unit="min", rel_tolerance=0.25, digits=0,
+            low="short", high="long")
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.box = widgets.VBox([self.predict.view, body])
         self.points: tuple[Measured, ...] = ()
         self.figure = go.Figure()
         self.refresh()
@@ -611,13 +638,24 @@ class GoodputExplorer:
         return FailureModel(float(self.mtbf.value), float(self.checkpoint.value) / 60,
                             restart=self.restart)
 
+    def predicted_interval(self) -> float:
+        """Minutes: the best measured interval (`best_interval` of `sweep`, as `refresh`
+        measures it) with a `PREDICT_CHECKPOINT_MINUTES` write at the starting MTBF."""
+        m = FailureModel(float(self.mtbf.value), PREDICT_CHECKPOINT_MINUTES / 60,
+                         restart=self.restart)
+        return best_interval(sweep(m, interval_grid(m), self.seed)).tau * 60
+
+    def _show_prediction(self) -> None:
+        self.checkpoint.value = PREDICT_CHECKPOINT_MINUTES
+
     def refresh(self) -> None:
         """Measure the grid of intervals for the sliders' values and redraw."""
         m = self.model
-        self.points = sweep(m, interval_grid(m), self.seed)
-        self.figure = goodput_figure(m, self.points)
-        self.figure_view.outputs = (plotly_output(self.figure),)
-        self.table.value = f"<pre>{measured_table(m, self.points)}</pre>"
+        with self.busy.working(f"measuring {len(interval_grid(m))} runs on minislurm…"):
+            self.points = sweep(m, interval_grid(m), self.seed)
+            self.figure = goodput_figure(m, self.points)
+            self.figure_view.outputs = (plotly_output(self.figure),)
+            self.table.value = f"<pre>{measured_table(m, self.points)}</pre>"
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

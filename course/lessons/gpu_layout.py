@@ -18,7 +18,7 @@ Everything here asks minislurm, never a rule of its own:
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -37,6 +37,8 @@ from minislurm.slurmd.context import StepContext, job_context
 from minislurm.slurmd.env import batch_environment, step_environments
 from minislurm.states import JobState
 
+from .predict import BusyIndicator, ChoiceQuestion, PredictStep
+
 __all__ = [
     "BUSY_JOBS",
     "LAB_COMMAND",
@@ -49,6 +51,7 @@ __all__ = [
     "format_outcomes",
     "format_tasks",
     "gpu_map",
+    "landing",
     "node_gpus",
     "task_gpus",
     "why_pending",
@@ -331,17 +334,43 @@ def _gpus_per_node_wanted(job: JobRecord) -> int:
     return 0
 
 
+#: What pends instead of landing, as `landing` and the lab's prediction say it.
+PENDS = "none: it pends"
+
+
+def landing(cluster: Cluster, args: str) -> str:
+    """Submit ``sbatch ARGS --wrap LAB_COMMAND`` to ``cluster``, let the scheduler run for
+    a second, and say where the job landed: its nodes (``gpu03`` or ``gpu[01-02]``),
+    `PENDS` or sbatch's error. ``cluster`` keeps the job (pass a scratch one)."""
+    message, job_id = _submit(cluster, args, LAB_COMMAND)
+    if job_id is None:
+        return message
+    cluster.advance(1)
+    job = cluster.controller.job(job_id)
+    if job.state is JobState.RUNNING and job.allocation is not None:
+        return compress(job.allocation.node_names)
+    return PENDS
+
+
+#: The lab's prediction: the job whose landing the learner predicts.
+PREDICT_ARGS = "-N1 --gres=gpu:3 -t 1:00:00"
+
+
 class FragmentationLab:
     """Lesson 3's widget: the GPU map of a busy cluster, a job to submit, the clock.
 
+    Before it opens, the learner predicts which node `PREDICT_ARGS` gets (`landing`).
     ``want`` (IntSlider): GPUs per node of the next job -- the map marks the nodes that
     could host it; ``nodes`` (IntSlider): its node count; ``option``: ``--gres=gpu:N``
     or ``--gpus-per-node=N``. Submit runs sbatch on the cluster; "advance 30 min" lets
     jobs end.
     """
 
-    def __init__(self, cluster: Cluster | None = None) -> None:
-        self.cluster = cluster or busy_cluster()
+    def __init__(self, cluster: Cluster | None = None,
+                 factory: Callable[[], Cluster] = busy_cluster) -> None:
+        self.factory = factory
+        self.cluster = cluster or factory()
+        self.busy = BusyIndicator()
         self.want = widgets.IntSlider(4, min=1, max=8, description="GPUs per node")
         self.nodes = widgets.IntSlider(1, min=1, max=4, description="nodes")
         self.option = widgets.Dropdown(options=["--gres=gpu:", "--gpus-per-node="],
@@ -359,12 +388,32 @@ class FragmentationLab:
         self.submitted: list[int] = []
         self.figure: go.Figure | None = None
         self.redraw()
-        self.view = widgets.VBox([
+        body = widgets.VBox([
             widgets.HBox([widgets.VBox([self.want, self.nodes, self.option]),
                           widgets.VBox([self.command, widgets.HBox(
-                              [self.submit_button, self.advance_button])])]),
+                              [self.submit_button, self.advance_button, self.busy.view])])]),
             self.figure_view, self.log,
         ])  # fmt: skip
+        nodes = [n.node for n in node_gpus(self.cluster)]
+        free = ", ".join(f"{n.node} {n.free}" for n in node_gpus(self.cluster))
+        question = ChoiceQuestion(
+            f"Free GPUs per node now: {free}. You submit `sbatch {PREDICT_ARGS}`. "
+            "Which node does the job get?", (*nodes, PENDS), self.predicted_landing)
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.view = widgets.VBox([self.predict.view, body])
+
+    def predicted_landing(self) -> str:
+        """Where `PREDICT_ARGS` lands (`landing`) on a fresh cluster from ``factory``:
+        the lab's cluster as it is before the learner's first move (a given ``cluster``
+        must be in the state ``factory`` builds)."""
+        scratch = self.factory()
+        try:
+            return landing(scratch, PREDICT_ARGS)
+        finally:
+            scratch.close()
+
+    def _show_prediction(self) -> None:
+        self.nodes.value, self.want.value, self.option.value = 1, 3, "--gres=gpu:"
 
     def sbatch_args(self) -> str:
         """The options of the job the widgets describe."""
@@ -372,9 +421,11 @@ class FragmentationLab:
 
     def redraw(self, _change: object = None) -> None:
         """Redraw the GPU map for the current slider values."""
-        self.command.value = f"<pre>sbatch {self.sbatch_args()} --wrap '{LAB_COMMAND}'</pre>"
-        self.figure = gpu_map(self.cluster, self.want.value)
-        self.figure_view.outputs = (plotly_output(self.figure),)
+        with self.busy.working("drawing the map…"):
+            self.command.value = (f"<pre>sbatch {self.sbatch_args()} --wrap "
+                                  f"'{LAB_COMMAND}'</pre>")
+            self.figure = gpu_map(self.cluster, self.want.value)
+            self.figure_view.outputs = (plotly_output(self.figure),)
 
     def _report(self, header: str) -> None:
         lines = [header, str(self.cluster.run("squeue")).rstrip()]
@@ -384,16 +435,18 @@ class FragmentationLab:
 
     def submit_clicked(self, _button: object = None) -> str:
         """Submit the job the widgets describe; let the scheduler run; report."""
-        message, job_id = _submit(self.cluster, self.sbatch_args(), LAB_COMMAND)
-        if job_id is not None:
-            self.submitted.append(job_id)
-        self.cluster.advance(1)
-        self.redraw()
-        self._report(f"$ sbatch {self.sbatch_args()} --wrap '{LAB_COMMAND}'\n{message}")
+        with self.busy.working("submitting…"):
+            message, job_id = _submit(self.cluster, self.sbatch_args(), LAB_COMMAND)
+            if job_id is not None:
+                self.submitted.append(job_id)
+            self.cluster.advance(1)
+            self.redraw()
+            self._report(f"$ sbatch {self.sbatch_args()} --wrap '{LAB_COMMAND}'\n{message}")
         return message
 
     def advance_clicked(self, _button: object = None) -> None:
         """Let 30 simulated minutes pass (jobs end, pending ones may start)."""
-        self.cluster.advance(1800)
-        self.redraw()
-        self._report("(30 minutes later)")
+        with self.busy.working("30 simulated minutes pass…"):
+            self.cluster.advance(1800)
+            self.redraw()
+            self._report("(30 minutes later)")

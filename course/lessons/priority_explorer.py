@@ -38,10 +38,15 @@ from minislurm.priority.fairshare import ShareRow, classic_shares, compute_share
 from minislurm.priority.multifactor import MultifactorPriority
 from minislurm.priority.usage import UsageTracker, billable_seconds, rollup
 
+from .predict import BusyIndicator, ChoiceQuestion, PredictStep
+
 __all__ = [
+    "CHANGES",
     "CLASSIC_USAGE",
     "FACTORS",
     "HISTORY",
+    "PREDICT_USAGE",
+    "PREDICT_WATCH",
     "QUEUE",
     "ClassicExplorer",
     "ClassicRow",
@@ -54,6 +59,8 @@ __all__ = [
     "classic_example",
     "classic_figure",
     "classic_table",
+    "factor_change",
+    "first_in_line",
     "format_ranking",
     "plotly_output",
     "priority_figure",
@@ -278,11 +285,21 @@ def plotly_output(fig: go.Figure) -> dict[str, Any]:
     return {"output_type": "display_data", "data": bundle, "metadata": {}}
 
 
+def first_in_line(snap: QueueSnapshot, knobs: Knobs) -> str:
+    """The label of the job the scheduler considers first under ``knobs`` (`rank_queue`)."""
+    ranked = rank_queue(snap, knobs)
+    if not ranked:
+        raise ValueError("the queue is empty")
+    return ranked[0].label
+
+
 class PriorityExplorer:
     """Sliders for the weights, the half-life and one account's usage; the queue follows.
 
     Every control calls `refresh` (plain method: tests call it without a browser),
-    which re-ranks the queue (`rank_queue`, a few milliseconds) and redraws.
+    which re-ranks the queue (`rank_queue`, a few milliseconds) and redraws. Before it
+    opens, the learner predicts which job goes first with ``PriorityWeightFairshare=0``
+    (`first_in_line`); the check sets that weight.
     """
 
     def __init__(self, snap: QueueSnapshot, account: str = "llm") -> None:
@@ -318,10 +335,20 @@ class PriorityExplorer:
         self.reset_button.on_click(lambda _b: self.reset())
         self.figure_view = widgets.Output()
         self.table = widgets.HTML()
-        self.box = widgets.VBox([
+        self.busy = BusyIndicator()
+        body = widgets.VBox([
             widgets.HBox([widgets.VBox(list(self.controls.values())[:4]),
-                          widgets.VBox([*list(self.controls.values())[4:], self.reset_button])]),
+                          widgets.VBox([*list(self.controls.values())[4:], self.reset_button,
+                                        self.busy.view])]),
             self.figure_view, self.table])
+        labels = tuple(r.label for r in sorted(self.baseline, key=lambda r: r.job.job_id))
+        question = ChoiceQuestion(
+            "Set PriorityWeightFairshare to 0 and keep every other setting of slurm.conf. "
+            "Which job does the scheduler consider first?", labels,
+            lambda: first_in_line(self.snap, replace(Knobs.from_params(self.snap.params),
+                                                     fairshare=0)))
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.box = widgets.VBox([self.predict.view, body])
         self.ranked: list[RankedJob] = []
         self.figure = go.Figure()
         self.refresh()
@@ -342,10 +369,15 @@ class PriorityExplorer:
 
     def refresh(self) -> None:
         """Re-rank for the controls' values and redraw the figure and the table."""
-        self.ranked = rank_queue(self.snap, self.knobs)
-        self.figure = priority_figure(self.ranked, self.baseline)
-        self.figure_view.outputs = (plotly_output(self.figure),)
-        self.table.value = f"<pre>{format_ranking(self.ranked)}</pre>"
+        with self.busy.working("re-ranking the queue…"):
+            self.ranked = rank_queue(self.snap, self.knobs)
+            self.figure = priority_figure(self.ranked, self.baseline)
+            self.figure_view.outputs = (plotly_output(self.figure),)
+            self.table.value = f"<pre>{format_ranking(self.ranked)}</pre>"
+
+    def _show_prediction(self) -> None:
+        self.reset()
+        self.controls["fairshare"].value = 0
 
     def reset(self) -> None:
         """Put every control back to the cluster's slurm.conf values."""
@@ -443,8 +475,33 @@ def classic_figure(rows: Sequence[ClassicRow]) -> go.Figure:
     return fig
 
 
+#: The classic explorer's prediction: this user's usage changes, that user's factor moves.
+PREDICT_USAGE = ("user3", 0.2)
+PREDICT_WATCH = "user1"
+CHANGES = ("falls", "stays the same", "rises")
+
+
+def factor_change(user: str, usage: Mapping[str, float]) -> str:
+    """How ``user``'s fair-share factor in the classic example moves when the users'
+    usage becomes ``usage`` (`classic_example`): one of `CHANGES`."""
+    def factor(rows: list[ClassicRow]) -> float:
+        row = next((r for r in rows if r.name == user and r.is_user), None)
+        if row is None or row.fairshare is None:
+            raise ValueError(f"no user {user!r} in the example")
+        return row.fairshare
+
+    before, after = factor(classic_example()), factor(classic_example(usage))
+    if abs(after - before) <= 1e-9:
+        return CHANGES[1]
+    return CHANGES[0] if after < before else CHANGES[2]
+
+
 class ClassicExplorer:
-    """One usage slider per user of the example; the table and the figure follow."""
+    """One usage slider per user of the example; the table and the figure follow.
+
+    Before it opens, the learner predicts how `PREDICT_WATCH`'s factor moves when
+    `PREDICT_USAGE` changes (`factor_change`); the check moves that slider.
+    """
 
     def __init__(self) -> None:
         self.sliders = {
@@ -455,18 +512,33 @@ class ClassicExplorer:
             s.observe(lambda _c: self.refresh(), names="value")
         self.figure_view = widgets.Output()
         self.table = widgets.HTML()
-        self.box = widgets.VBox([widgets.HBox([widgets.VBox(list(self.sliders.values())),
-                                               self.table]), self.figure_view])
+        self.busy = BusyIndicator()
+        body = widgets.VBox([widgets.HBox([widgets.VBox([*self.sliders.values(),
+                                                         self.busy.view]),
+                                           self.table]), self.figure_view])
+        user, usage = PREDICT_USAGE
+        question = ChoiceQuestion(
+            f"Give {user} (account {_CLASSIC_ACCOUNT[user]}) a usage of {usage}. "
+            f"{PREDICT_WATCH} is in account {_CLASSIC_ACCOUNT[PREDICT_WATCH]} and its usage "
+            f"does not change. What happens to {PREDICT_WATCH}'s fair-share factor?",
+            CHANGES, lambda: factor_change(PREDICT_WATCH, {user: usage}))
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.box = widgets.VBox([self.predict.view, body])
         self.rows: list[ClassicRow] = []
         self.figure = go.Figure()
         self.refresh()
 
     def refresh(self) -> None:
         """Recompute the example for the sliders' usage and redraw."""
-        self.rows = classic_example({u: float(s.value) for u, s in self.sliders.items()})
-        self.figure = classic_figure(self.rows)
-        self.figure_view.outputs = (plotly_output(self.figure),)
-        self.table.value = f"<pre>{classic_table(self.rows)}</pre>"
+        with self.busy.working("recomputing the shares…"):
+            self.rows = classic_example({u: float(s.value) for u, s in self.sliders.items()})
+            self.figure = classic_figure(self.rows)
+            self.figure_view.outputs = (plotly_output(self.figure),)
+            self.table.value = f"<pre>{classic_table(self.rows)}</pre>"
+
+    def _show_prediction(self) -> None:
+        user, usage = PREDICT_USAGE
+        self.sliders[user].value = usage
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

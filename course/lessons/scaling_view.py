@@ -3,7 +3,8 @@
 `scaling_figure` draws the model's curves over a range of job sizes, the points that
 minislurm simulated, and the breakdown of the wall time at the selected size.
 `ScalingExplorer` puts sliders (GPUs in the job, checkpoint write time, restart time)
-and a button that simulates the selected size on minislurm in front of it.
+and a button that simulates the selected size on minislurm in front of it, after the
+learner predicts the goodput at `PREDICT_GPUS` with cheap checkpoints (`goodput_percent`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .predict import BusyIndicator, NumberQuestion, PredictStep
 from .scaling import ScaleParams, StudyPoint, expected_run, simulate_run
 
 #: Job sizes on the slider and the curves (GPUs).
@@ -100,9 +102,26 @@ def _same_costs(a: ScaleParams, b: ScaleParams) -> bool:
         b.checkpoint, b.restart, b.node_mtbf, b.interval, b.gpus_per_node)
 
 
+#: The explorer's prediction: the goodput of a job this large with checkpoints this
+#: cheap (minutes; asynchronous checkpointing), where the lesson's figure shows 5 minutes.
+PREDICT_GPUS = 100000
+PREDICT_CHECKPOINT_MINUTES = 0.5
+
+
+def goodput_percent(p: ScaleParams, work: float) -> float:
+    """The model's goodput of ``p`` doing ``work`` hours (`expected_run`), in percent:
+    the figure's "selected" point."""
+    return 100 * expected_run(p, work).goodput
+
+
 class ScalingExplorer:
     """Sliders for the job size and the checkpoint/restart costs, a figure that follows
-    them, and a button that runs the selected size on minislurm."""
+    them, and a button that runs the selected size on minislurm.
+
+    Before it opens, the learner predicts the goodput at `PREDICT_GPUS` GPUs with a
+    `PREDICT_CHECKPOINT_MINUTES` checkpoint write (`goodput_percent`); the check moves
+    the sliders there.
+    """
 
     def __init__(self, work: float = 24.0, sims: Sequence[StudyPoint] = (),
                  base: ScaleParams | None = None, seed: int = 0) -> None:
@@ -125,13 +144,30 @@ class ScalingExplorer:
                                layout=w.Layout(width="220px"))
         self.status = w.HTML()
         self.out = w.Output()
+        self.busy = BusyIndicator()
         for s in (self.gpus, self.checkpoint, self.restart):
             s.observe(lambda _c: self.redraw(), names="value")
         self.button.on_click(lambda _b: self.simulate())
         self.figure = self._figure()
-        self.box = w.VBox([self.gpus, w.HBox([self.checkpoint, self.restart]),
-                           w.HBox([self.button, self.status]), self.out])
+        body = w.VBox([self.gpus, w.HBox([self.checkpoint, self.restart]),
+                       w.HBox([self.button, self.status, self.busy.view]), self.out])
+        big = replace(self.params, gpus=PREDICT_GPUS,
+                      checkpoint=PREDICT_CHECKPOINT_MINUTES / 60)
+        question = NumberQuestion(
+            f"Asynchronous checkpointing cuts the checkpoint write from "
+            f"{b.checkpoint * 60:g} min to {PREDICT_CHECKPOINT_MINUTES * 60:g} s. A run of "
+            f"{work:g} hours of work on {PREDICT_GPUS:,} GPUs ({big.nodes:,} nodes: a "
+            f"failure every {_fmt_hours(big.job_mtbf)}), checkpoints at Young's interval, "
+            f"restart {b.restart * 60:g} min: what share of the wall time is useful work "
+            "now (goodput, %)?", lambda: goodput_percent(big, self.work), unit="%",
+            tolerance=5, digits=0)
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.box = w.VBox([self.predict.view, body])
         self.redraw()
+
+    def _show_prediction(self) -> None:
+        self.gpus.value = PREDICT_GPUS
+        self.checkpoint.value = PREDICT_CHECKPOINT_MINUTES
 
     @property
     def params(self) -> ScaleParams:
@@ -147,20 +183,23 @@ class ScalingExplorer:
         side, as in every lesson's explorer)."""
         from course.lessons.script_builder import plotly_output
 
-        self.figure = self._figure()
-        self.out.outputs = (plotly_output(self.figure),)
+        with self.busy.working("redrawing…"):
+            self.figure = self._figure()
+            self.out.outputs = (plotly_output(self.figure),)
 
     def simulate(self) -> StudyPoint:
-        """Run the selected size on minislurm (100,000 GPUs takes about half a minute)."""
+        """Run the selected size on minislurm (the busy label says so meanwhile)."""
         p = self.params
-        self.status.value = f"simulating {p.gpus:,} GPUs on minislurm…"
-        self.seed += 1
-        run = StudyPoint((simulate_run(p, self.work, seed=self.seed),))
-        self.sims.append(run)
-        b = run.breakdown
-        self.status.value = (f"minislurm: {b.failures:.0f} interruptions, goodput "
-                             f"{b.goodput:.0%} (model {expected_run(p, self.work).goodput:.0%})")
-        self.redraw()
+        with self.busy.working(f"simulating {p.gpus:,} GPUs on minislurm…"):
+            self.status.value = ""
+            self.seed += 1
+            run = StudyPoint((simulate_run(p, self.work, seed=self.seed),))
+            self.sims.append(run)
+            b = run.breakdown
+            self.status.value = (f"minislurm: {b.failures:.0f} interruptions, goodput "
+                                 f"{b.goodput:.0%} (model "
+                                 f"{expected_run(p, self.work).goodput:.0%})")
+            self.redraw()
         return run
 
     def _ipython_display_(self) -> None:
@@ -193,5 +232,6 @@ def study_table(points: Sequence[StudyPoint]) -> str:
     return "\n".join(rows)
 
 
-__all__ = ["GPU_STEPS", "PARTS", "ScalingExplorer", "scaling_figure", "study", "study_table",
-           "summary"]
+__all__ = ["GPU_STEPS", "PARTS", "PREDICT_CHECKPOINT_MINUTES", "PREDICT_GPUS",
+           "ScalingExplorer", "goodput_percent",
+           "scaling_figure", "study", "study_table", "summary"]

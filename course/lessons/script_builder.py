@@ -17,7 +17,8 @@ of its own:
    never run: ``PartitionTimeLimit``, ``PartitionNodeLimit``).
 
 `ScriptBuilder` wires the widgets; its callbacks are plain methods the tests
-call headless.
+call headless. Before it opens, the learner predicts what Slurm does with the
+script at one more node than the partition has (`STAGE_LABELS`, `nodes_verdict`).
 """
 
 from __future__ import annotations
@@ -36,18 +37,22 @@ from plotly.subplots import make_subplots
 from minislurm.cluster import Cluster
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation
-from minislurm.node import NodeRecord
+from minislurm.node import NodeRecord, PartitionRecord
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.plots import PALETTE, UIREVISION
 from minislurm.states import JobState
 
+from .predict import BusyIndicator, ChoiceQuestion, PredictStep
+
 __all__ = [
     "GPU_OPTIONS",
     "REAL_SLURM_CAPTURE",
+    "STAGE_LABELS",
     "ScriptBuilder",
     "ScriptSpec",
     "Verdict",
     "check_changes",
+    "nodes_verdict",
     "plotly_output",
     "render_script",
     "request_figure",
@@ -184,6 +189,31 @@ def check_changes(cluster: Cluster, spec: ScriptSpec, changes: Sequence[Mapping[
     return "\n\n".join(blocks)
 
 
+#: A `Verdict`'s stage as the builder's prediction offers it.
+STAGE_LABELS: dict[str, str] = {
+    "sbatch": "sbatch refuses it (sbatch: error: ...)",
+    "slurmctld": "slurmctld refuses the submission",
+    "pends": "accepted, but it never starts",
+    "runs": "accepted, and it starts at once on an empty cluster",
+}
+
+
+def _partition(cluster: Cluster, name: str) -> PartitionRecord:
+    """The partition ``name``, or the default partition when ``name`` is empty or unknown."""
+    parts = cluster.controller.partitions()
+    return next((p for p in parts if p.name == name), None) or next(
+        (p for p in parts if p.default), parts[0])
+
+
+def nodes_verdict(cluster: Cluster, spec: ScriptSpec, partition: str = "") -> tuple[int, Verdict]:
+    """`validate` ``spec`` with one node more than ``partition`` (default: the spec's, else
+    the default partition) has: the builder's prediction."""
+    part = _partition(cluster, partition or spec.partition)
+    nodes = len(part.nodes) + 1
+    return nodes, validate(render_script(replace(spec, nodes=nodes, partition=part.name)),
+                           cluster)
+
+
 def submit(script: str, cluster: Cluster) -> str:
     """Submit ``script`` to ``cluster`` (sbatch reading it from stdin); what sbatch printed."""
     return str(cluster.run("sbatch", stdin=script))
@@ -274,6 +304,7 @@ class ScriptBuilder:
         self.submit_button = widgets.Button(description="Submit (sbatch)", button_style="primary")
         self.submit_button.on_click(self.submit_clicked)
         self.queue_view = widgets.HTML()
+        self.busy = BusyIndicator()
         self.spec = spec
         self.script = ""
         self.verdict: Verdict | None = None
@@ -281,10 +312,21 @@ class ScriptBuilder:
         self.refresh()
         left = widgets.VBox(list(self.controls.values()),
                             layout=widgets.Layout(min_width="440px"))
-        right = widgets.VBox([self.script_view, self.verdict_view],
+        right = widgets.VBox([self.busy.view, self.script_view, self.verdict_view],
                              layout=widgets.Layout(flex="1 1 auto"))
-        self.view = widgets.VBox([widgets.HBox([left, right]), self.figure_view,
-                                  self.submit_button, self.queue_view])  # fmt: skip
+        body = widgets.VBox([widgets.HBox([left, right]), self.figure_view,
+                             self.submit_button, self.queue_view])  # fmt: skip
+        part = _partition(cluster, spec.partition)
+        question = ChoiceQuestion(
+            f"Set --nodes to {len(part.nodes) + 1}, one more than partition {part.name} has, "
+            "the rest as above. What does Slurm do with the script?",
+            tuple(STAGE_LABELS.values()),
+            lambda: STAGE_LABELS[nodes_verdict(self.cluster, self.spec)[1].stage])
+        self.predict = PredictStep(question, body, on_checked=self._show_nodes)
+        self.view = widgets.VBox([self.predict.view, body])
+
+    def _show_nodes(self) -> None:
+        self.controls["nodes"].value = nodes_verdict(self.cluster, self.spec)[0]
 
     def current_spec(self) -> ScriptSpec:
         """The `ScriptSpec` the widgets show."""
@@ -293,23 +335,26 @@ class ScriptBuilder:
 
     def refresh(self, _change: object = None) -> None:
         """Rebuild the script, check it, redraw the figure (any widget changed)."""
-        self.spec = self.current_spec()
-        self.script = render_script(self.spec)
-        self.verdict = validate(self.script, self.cluster)
-        colour = {"runs": "#1a7f37", "pends": "#9a6700"}.get(self.verdict.stage, "#cf222e")
-        self.script_view.value = f"<b>job.sh</b><pre>{_html(self.script)}</pre>"
-        self.verdict_view.value = (f"<b>what Slurm says</b><pre style='color:{colour};"
-                                   f"white-space:pre-wrap'>{_html(self.verdict.summary())}</pre>")
-        self.figure = request_figure(self.verdict, self.cluster, self.spec.partition)
-        self.figure_view.outputs = (plotly_output(self.figure),)
+        with self.busy.working("checking the script with sbatch and slurmctld…"):
+            self.spec = self.current_spec()
+            self.script = render_script(self.spec)
+            self.verdict = validate(self.script, self.cluster)
+            colour = {"runs": "#1a7f37", "pends": "#9a6700"}.get(self.verdict.stage, "#cf222e")
+            self.script_view.value = f"<b>job.sh</b><pre>{_html(self.script)}</pre>"
+            summary = _html(self.verdict.summary())
+            self.verdict_view.value = (f"<b>what Slurm says</b><pre style='color:{colour};"
+                                       f"white-space:pre-wrap'>{summary}</pre>")
+            self.figure = request_figure(self.verdict, self.cluster, self.spec.partition)
+            self.figure_view.outputs = (plotly_output(self.figure),)
 
     def submit_clicked(self, _button: object = None) -> str:
         """Submit the current script to the learner's cluster; show sbatch's answer and squeue."""
-        answer = submit(self.script, self.cluster)
-        self.cluster.advance(1)
-        queue = str(self.cluster.run("squeue"))
-        self.queue_view.value = (f"<pre>$ sbatch job.sh\n{_html(answer)}\n$ squeue\n"
-                                 f"{_html(queue)}</pre>")
+        with self.busy.working("submitting…"):
+            answer = submit(self.script, self.cluster)
+            self.cluster.advance(1)
+            queue = str(self.cluster.run("squeue"))
+            self.queue_view.value = (f"<pre>$ sbatch job.sh\n{_html(answer)}\n$ squeue\n"
+                                     f"{_html(queue)}</pre>")
         return answer
 
 

@@ -52,11 +52,18 @@ def batch_step(
 
 
 def tres_seconds(job: JobRecord, end: int) -> dict[str, float]:
-    """Allocated TRES x elapsed seconds of an attempt (``cpu``, ``mem``, ``gres/gpu``...)."""
+    """Allocated TRES x elapsed seconds of an attempt (``cpu``, ``mem``, ``gres/gpu``...).
+
+    ``billing`` is the job's ``billable_tres`` (a double: ``TRESBillingWeights`` may give
+    fractions) x seconds, what priority/multifactor's ``_apply_new_usage`` adds to the
+    association's ``usage_raw``."""
     if job.start_time is None:
         return {}
     elapsed = max(0, end - job.start_time)
-    return {k: float(v) * elapsed for k, v in job.tres_alloc.items()}
+    used = {k: float(v) * elapsed for k, v in job.tres_alloc.items()}
+    if job.billable_tres is not None and "billing" in used:
+        used["billing"] = job.billable_tres * elapsed
+    return used
 
 
 class Accounting:

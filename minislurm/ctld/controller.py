@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import simpy
 
+from minislurm.billing import billable_tres
 from minislurm.job import Allocation, JobRecord, StepRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
 from minislurm.priority.basic import BasicPriority
@@ -307,6 +308,8 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         recorded (the job ended first) is added to that attempt's accounting record.
         """
         job = self._jobs[job_id]
+        if step.step_id in job.resized_steps:
+            return  # closed RESIZING when a --no-kill job lost its node (lifecycle.shrink)
         if any(s.step_id == step.step_id and s.state is not JobState.RUNNING
                for s in job.steps):
             return  # the job's end already closed it (CANCELLED with the job's signal)
@@ -429,7 +432,21 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
 
     def nodes(self) -> list[NodeRecord]:
         """All nodes in config order (``sinfo``/``scontrol show node``)."""
-        return [self.nodes_mgr.snapshot(i) for i in range(len(self.table))]
+        records = [self.nodes_mgr.snapshot(i) for i in range(len(self.table))]
+        if any(getattr(c, "billing_weights", None) for c in self.part_cfg.values()):
+            records = [dataclasses.replace(r, billing=self._node_billing(r)) for r in records]
+        return records
+
+    def _node_billing(self, node: NodeRecord) -> int:
+        """``_set_node_billing_tres``: the node's highest billing over its partitions
+        with ``TRESBillingWeights``, else its CPU count."""
+        tres = {"cpu": node.cpus, "mem": node.real_memory, "node": 1}
+        if node.gpus_total:
+            tres["gres/gpu"] = node.gpus_total
+        best = max((billable_tres(tres, w) for w in (
+            getattr(self.part_cfg.get(p), "billing_weights", None) for p in node.partitions)
+            if w is not None), default=0.0)
+        return int(best or node.cpus)
 
     def partitions(self) -> list[PartitionRecord]:
         """All partitions in config order."""
@@ -449,6 +466,14 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
                 total_nodes=int(m.sum()), total_mem=int(self.table.mem[m].sum()),
                 total_gpus=int(self.table.gpus[m].sum()),
             ))  # fmt: skip
+            weights = getattr(cfg, "billing_weights", None)
+            if weights is not None:
+                rec = out[-1]
+                tres = {"cpu": rec.total_cpus, "mem": rec.total_mem, "node": rec.total_nodes}
+                if rec.total_gpus:
+                    tres["gres/gpu"] = rec.total_gpus
+                out[-1] = dataclasses.replace(rec, billing_weights=weights.text,
+                                  billing=int(billable_tres(tres, weights)))
         return out
 
     def reservations(self) -> list[ReservationRecord]:

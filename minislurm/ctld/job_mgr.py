@@ -14,6 +14,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from minislurm.billing import TresWeights, billable_tres
 from minislurm.hostlist import compress
 from minislurm.job import Allocation, JobRecord, StepRecord
 from minislurm.select.cons_tres import ResourceRequest
@@ -67,6 +68,8 @@ class Job:
         self.gid = 0
         self.account = "root"
         self.partition = ""
+        #: The partition's ``TRESBillingWeights`` (set with ``partition``; see billing.py).
+        self.billing_weights: TresWeights | None = None
         self.qos = "normal"
         self.state = JobState.PENDING
         self._reason = Reason.NONE
@@ -123,6 +126,15 @@ class Job:
         self.derived_exit_code = 0
         self.restart_count = 0
         self.requeue = True
+        #: ``-k/--no-kill`` (``kill_on_node_fail == 0``): a node failure shrinks the job
+        self.no_kill = False
+        #: When a node failure last shrank the running job (``resize_time``: sacct's
+        #: record of the attempt starts there) and its node count before the first one
+        #: (what srun still reads in ``SLURM_JOB_NUM_NODES``); None: never shrunk.
+        self.resize_time: int | None = None
+        self.nodes_before_resize: int | None = None
+        #: srun steps a resize closed (RESIZING in sacct): their late reports are dropped
+        self.resized_steps: frozenset[int | str] = frozenset()
         self.batch_flag = True
         self.cancelled_by: int | None = None
         self.work_dir = ""
@@ -250,20 +262,34 @@ class Job:
         mem = self.min_memory_mb * nodes if self.min_memory_mb else 0
         if not mem and self.mem_per_cpu:
             mem = self.mem_per_cpu * self.num_cpus
-        tres = {"cpu": self.num_cpus, "mem": mem, "node": nodes, "billing": self.num_cpus}
+        tres = {"cpu": self.num_cpus, "mem": mem, "node": nodes}
         if self.gpus_total:
             tres["gres/gpu"] = self.gpus_total
-        return tres
+        # job_set_req_tres: assoc_mgr_tres_weighted of the request, stored as uint64
+        tres["billing"] = int(billable_tres(tres, self.billing_weights))
+        return _tres_ordered(tres)
 
     def tres_alloc(self) -> dict[str, int]:
         """``AllocTRES`` of the current allocation (empty while pending)."""
         a = self.allocation
         if a is None:
             return {}
-        tres = {"cpu": a.num_cpus, "mem": a.mem_mb, "node": len(a.nodes), "billing": a.num_cpus}
+        tres = {"cpu": a.num_cpus, "mem": a.mem_mb, "node": len(a.nodes)}
         if a.num_gpus:
             tres["gres/gpu"] = a.num_gpus
-        return tres
+        tres["billing"] = int(self.billable_tres() or 0)  # tres_alloc_cnt is uint64
+        return _tres_ordered(tres)
+
+    def billable_tres(self) -> float | None:
+        """``calc_job_billable_tres``: the allocation's billing value (a double; the
+        CPU count without ``TRESBillingWeights``), None while nothing is allocated."""
+        a = self.allocation
+        if a is None:
+            return None
+        tres = {"cpu": a.num_cpus, "mem": a.mem_mb, "node": len(a.nodes)}
+        if a.num_gpus:
+            tres["gres/gpu"] = a.num_gpus
+        return billable_tres(tres, self.billing_weights)
 
     def shown_times(self) -> tuple[int | None, int | None, int | None]:
         """(EligibleTime, StartTime, EndTime) as slurmctld reports an active job.
@@ -327,6 +353,8 @@ class Job:
         signal = self.signal
         if accounting:
             eligible, start, end = self.eligible_time, self.start_time, self.end_time
+            if self.resize_time is not None and start is not None:
+                start = self.resize_time  # job_post_resize_acctg: a new record from here
             if self.state in (JobState.TIMEOUT, JobState.CANCELLED, JobState.PREEMPTED):
                 signal = 0  # sacct: job line 0:0, the .batch step keeps 0:15 (capture c2/25)
         else:
@@ -387,6 +415,7 @@ class Job:
             exclusive=self.exclusive,
             tres_req=self.tres_req(),
             tres_alloc=self.tres_alloc(),
+            billable_tres=self.billable_tres(),
             nodelist=self._nodelist(a),
             allocation=a,
             req_nodelist=self.req_nodelist,
@@ -477,6 +506,13 @@ class PriorityView:
     def tres_alloc(self) -> dict[str, int]:
         """``AllocTRES`` (as the snapshot)."""
         return self._job.tres_alloc()
+
+
+def _tres_ordered(tres: dict[str, int]) -> dict[str, int]:
+    """TRES in slurmctld's id order (cpu, mem, node, billing, then gres/*)."""
+    order = ("cpu", "mem", "energy", "node", "billing")
+    head = {k: tres[k] for k in order if k in tres}
+    return {**head, **{k: v for k, v in tres.items() if k not in head}}
 
 
 __all__ = ["TOP_PRIORITY", "DepItem", "Job", "PriorityView", "ranges_text"]

@@ -108,6 +108,7 @@ class UpdateMixin:
             _set_time_limit(self, job, time_limit if isinstance(time_limit, int) else None)
         if partition is not None:
             job.partition = partition
+            job.billing_weights = getattr(self.part_cfg.get(partition), "billing_weights", None)
         if num_nodes is not None:
             job.num_nodes = num_nodes
             job.max_nodes = num_nodes

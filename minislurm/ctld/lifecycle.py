@@ -25,6 +25,7 @@ attempt has a number so that events of an attempt that was killed are ignored.
 from __future__ import annotations
 
 import weakref
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from minislurm.hostlist import compress, expand
@@ -34,7 +35,7 @@ from minislurm.timespec import is_negative_limit, time_limit_secs
 
 from .accounting import batch_step
 from .job_mgr import Job
-from .runner import SIGKILL, SIGTERM, SimulatedRunner
+from .runner import SIGKILL, SIGTERM, NodeLossRunner, SimulatedRunner
 from .sim_steps import arm_steps, end_steps
 
 if TYPE_CHECKING:
@@ -151,6 +152,8 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
     job.last_sched_eval = now
     job.preempt_time = None
     job.unrecorded = False
+    job.resize_time = job.nodes_before_resize = None
+    job.resized_steps = frozenset()
     # PreemptEligibleTime= (scontrol): shown for a started job while preemption is on
     job.preemptable_time = now if ctl.preemption_enabled else None
     if job.eligible_time is None:
@@ -311,7 +314,7 @@ def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> N
         job.end_time = now
     end_steps(job, job.end_time, sig)
     step = batch_step(job.snapshot(), job.end_time, code, sig)
-    if step is not None:
+    if step is not None and job.resize_time is None:  # a resized job's .batch: RESIZING
         job.steps.append(step)
     if job.allocation is not None:
         ctl.nodes_mgr.release(job.job_id, job.allocation, now)
@@ -413,6 +416,9 @@ def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool)
     victims = [j for j in ctl.running_jobs() if j.allocation is not None and any(
         n.node in names for n in j.allocation.nodes)]
     for job in victims:
+        if _keeps_running(job, names):
+            shrink(ctl, job, names)
+            continue
         ctl.runner.node_failed(job.job_id, _failed_per_step(job, names))
         if job.requeue and job.batch_flag:
             requeue(ctl, job, JobState.NODE_FAIL, stopped=True)
@@ -425,6 +431,54 @@ def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool)
             # tests/test_scenarios_realslurm.py: --no-requeue job, state=down)
             finish(ctl, job, JobState.NODE_FAIL, 0, 0)
             job.reason = Reason.NODE_DOWN
+
+
+def _keeps_running(job: Job, down: set[str]) -> bool:
+    """``kill_running_job_by_node_name``: a ``--no-kill`` job on more than one node keeps
+    running on the others. minislurm's one exception: the batch host itself (its script
+    would be lost with it; the job then ends as without ``-k``)."""
+    alloc = job.allocation
+    if not job.no_kill or alloc is None or len(alloc.nodes) < 2:
+        return False
+    survivors = [n for n in alloc.nodes if n.node not in down]
+    return bool(survivors) and (not job.batch_flag or alloc.nodes[0].node not in down)
+
+
+def shrink(ctl: Controller, job: Job, down: set[str]) -> None:
+    """``--no-kill`` under a node failure (``excise_node_from_job`` and the resize
+    accounting, slurmctld job_mgr.c): the steps on the DOWN nodes are killed (their
+    srun hears ``Node failure on n2``; ``kill_step_on_node``: SIGKILL), the job loses
+    those nodes and runs on, new steps fit the survivors (``srun -N1``). sacct closes
+    the attempt so far as ``RESIZING`` (with its batch step and the killed steps) and
+    opens a record from the failure on the remaining nodes; ``scontrol show job`` keeps
+    the StartTime and shows the smaller NodeList/NumNodes/NumCPUs/TRES. Measured on
+    22.05.8: ``sbatch -N2 -k`` + ``scontrol update nodename=n2 state=down``."""
+    now = ctl.now
+    alloc = job.allocation
+    assert alloc is not None
+    failed = _failed_per_step(job, down)
+    keep = Allocation(tuple(n for n in alloc.nodes if n.node not in down))
+    lost = Allocation(tuple(n for n in alloc.nodes if n.node in down))
+    # job_pre_resize_acctg: the record so far ends RESIZING with the steps it ran
+    before = job.snapshot(accounting=True)
+    closed = [s if s.state is not JobState.RUNNING or s.step_id not in failed
+              else replace(s, state=JobState.RESIZING, end_time=now) for s in job.steps]
+    batch = batch_step(before, None, 0, 0)  # still running: RESIZING 0:0 from here
+    if batch is not None and job.resize_time is None:
+        closed.append(replace(batch, state=JobState.RESIZING, end_time=now))
+    ctl.accounting_store.record(replace(before, state=JobState.RESIZING, end_time=now,
+                                        steps=tuple(closed)), now)
+    # the steps that lost a node are over; the others run on into the new record
+    job.resized_steps = job.resized_steps | frozenset(failed)
+    job.steps[:] = [s for s in job.steps if s.state is JobState.RUNNING
+                    and s.step_id not in failed]
+    if job.nodes_before_resize is None:
+        job.nodes_before_resize = len(alloc.nodes)
+    job.resize_time = now
+    ctl.nodes_mgr.release(job.job_id, lost, now)
+    job.allocation = keep
+    if isinstance(ctl.runner, NodeLossRunner):
+        ctl.runner.node_lost(job.job_id, keep, failed)
 
 
 def _failed_per_step(job: Job, down: set[str]) -> dict[int, str]:
@@ -453,6 +507,7 @@ __all__ = [
     "next_limit_check",
     "requeue",
     "running_end",
+    "shrink",
     "start_job",
     "terminate",
     "time_limit",

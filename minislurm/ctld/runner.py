@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import simpy
 
@@ -68,6 +68,17 @@ class JobRunner(Protocol):
         ...
 
 
+@runtime_checkable
+class NodeLossRunner(Protocol):
+    """A runner that can keep a ``--no-kill`` job going after a node failure (runners
+    without it leave the body running untouched)."""
+
+    def node_lost(self, job_id: int, allocation: Allocation, failed: Mapping[int, str]) -> None:
+        """The job lost nodes and runs on ``allocation``: only the steps in ``failed``
+        (step id -> its DOWN nodes) are killed."""
+        ...
+
+
 class SimulatedRunner:
     """Bodies that only pass simulated time (``JobBody``); SIGTERM/SIGKILL end them at once."""
 
@@ -106,5 +117,9 @@ class SimulatedRunner:
         """A simulated body just ends (SIGKILL)."""
         self.kill(job_id, SIGKILL)
 
+    def node_lost(self, job_id: int, allocation: Allocation, failed: Mapping[int, str]) -> None:
+        """The simulated body runs on (its steps are the controller's, sim_steps.py)."""
 
-__all__ = ["SIGKILL", "SIGTERM", "JobBody", "JobRunner", "SimStep", "SimulatedRunner"]
+
+__all__ = ["SIGKILL", "SIGTERM", "JobBody", "JobRunner", "NodeLossRunner", "SimStep",
+           "SimulatedRunner"]

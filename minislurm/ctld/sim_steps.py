@@ -57,10 +57,11 @@ def arm_steps(ctl: Controller, job: Job, attempt: int) -> None:
     steps: tuple[SimStep, ...] = getattr(job.body, "steps", ())
     if not steps or job.allocation is None or job.start_time is None:
         return
-    alloc, start = job.allocation, job.start_time
+    start = job.start_time
     for step_id, step in enumerate(steps):
         def begin(_ev: object, step: SimStep = step, step_id: int = step_id) -> None:
-            if job.attempt != attempt or job.state is not JobState.RUNNING:
+            alloc = job.allocation  # a --no-kill job may have lost nodes since its start
+            if job.attempt != attempt or job.state is not JobState.RUNNING or alloc is None:
                 return
             record = step_record(job.job_id, alloc, step, step_id, ctl.now)
             if record is None:

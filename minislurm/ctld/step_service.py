@@ -31,6 +31,19 @@ from minislurm.slurmd.stepd import step_identity, step_tasks
 from minislurm.states import JobState
 
 
+def _beyond_shrunk(wanted: int | None, nodes: int, env: dict[str, str]) -> bool:
+    """A ``--no-kill`` job that lost nodes still has the old count in its environment
+    (``SLURM_JOB_NUM_NODES``: nothing updates it), so srun's own ``Only allocated N
+    nodes`` check lets ``srun -N<old count>`` through and slurmctld answers "busy":
+    srun waits ``step creation temporarily disabled, retrying (Requested nodes are
+    busy)`` until the job ends (measured on 22.05.8)."""
+    try:
+        known = int(env.get("SLURM_JOB_NUM_NODES") or nodes)
+    except ValueError:
+        known = nodes
+    return wanted is not None and nodes < wanted <= known
+
+
 class StepService:
     """The step bookkeeping of one controller (called under the clock's lock)."""
 
@@ -93,6 +106,8 @@ class StepService:
         for old in [a for a in self._holds if a[0] == job_id and a != attempt]:
             del self._holds[old]  # an earlier attempt's steps
         holds = self._holds.setdefault(attempt, {})
+        if _beyond_shrunk(opts.nodes_min, len(allocation.nodes), env):
+            return {"busy": NODES_BUSY, "ended": self._ended.get(job_id, 0)}
         in_use: dict[str, StepUse] = {}
         for per_node in holds.values():
             for node, use in per_node.items():

@@ -134,6 +134,7 @@ class SubmitMixin:
         part = self.parts.get(part_name)
         if part is None:
             raise reject(prog, INVALID_PARTITION, f"invalid partition specified: {part_name}")
+        job.billing_weights = getattr(self.part_cfg.get(part_name), "billing_weights", None)
         if o.dependency:
             job.dependency, job.dep_any = parse_dependencies(o.dependency, prog)
             job.dep_text = o.dependency
@@ -177,6 +178,7 @@ class SubmitMixin:
         job.hold = "user" if o.hold else None
         job.begin_time = o.begin
         job.requeue = True if o.requeue is None else o.requeue
+        job.no_kill = bool(o.no_kill)
         job.kill_on_invalid_dep = bool(o.kill_on_invalid_dep)
         if o.signal is not None:
             job.signal_spec = (o.signal.signal, o.signal.time)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from minislurm.billing import billable_tres
 from minislurm.errors import ConfigError
 
 #: Priority 0 is a held job; Slurm caps priorities at 32 bits.
@@ -184,6 +185,10 @@ class ClusterView:
                 for g in n.gres:
                     for key in {f"gres/{g.name}", *([f"gres/{g.name}:{g.type}"] if g.type else [])}:
                         total[key] = total.get(key, 0) + g.count
+            weights = getattr(p, "billing_weights", None)
+            if weights is not None:  # the partition's TRES billing (partition_mgr.c)
+                counted = {k: v for k, v in total.items() if k.count(":") == 0}
+                total["billing"] = int(billable_tres(counted, weights))
             parts[p.name] = PartitionView(
                 name=p.name,
                 priority_job_factor=int(getattr(p, "priority_job_factor", 1)),

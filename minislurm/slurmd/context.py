@@ -156,6 +156,9 @@ class JobContext:
     licenses: str | None = None
     export: str | None = None
     open_mode: str | None = None
+    #: ``ConstrainDevices=yes`` under task/cgroup (``gres_use_local_device_index``):
+    #: the GPU visibility variables count the job's/step's GPUs from 0.
+    local_device_index: bool = False
 
     @property
     def cwd(self) -> str:

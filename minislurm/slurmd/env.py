@@ -263,7 +263,8 @@ def batch_environment(
         }
     )
     env.update(_node_variables(batch_node.node))
-    env.update(gpu_environment(batch_node.gpu_indices, scope="job"))
+    env.update(gpu_environment(batch_node.gpu_indices, scope="job",
+                               local=job.local_device_index))
     env.setdefault("TMPDIR", "/tmp")  # slurmstepd _make_tmpdir: "task may want it set"
     if task_pid is not None:
         env["SLURM_TASK_PID"] = str(task_pid)
@@ -505,7 +506,7 @@ def step_task_environment(
     if tres_bind is not None:
         env["SLURMD_TRES_BIND"] = tres_bind
     bound = _bound_gpus(job, step, gpus, local_id) if shared_node else tuple(sorted(gpus))
-    gpu_env, unset = task_gpu_environment(gpus, bound)
+    gpu_env, unset = task_gpu_environment(gpus, bound, local=job.local_device_index)
     for name in unset:
         env.pop(name, None)
     env.update(gpu_env)

@@ -27,6 +27,13 @@ real 22.05.8 (tests/test_fidelity_gpus.py): ``srun -n4 --gpus-per-task=1`` gives
 task *k* ``CUDA_VISIBLE_DEVICES=k`` and ``SLURM_GPUS_ON_NODE=4``;
 ``--gpu-bind=none`` removes the visibility variables and ``SLURM_STEP_GPUS``
 altogether (even those srun inherited from the batch step).
+
+With ``ConstrainDevices=yes`` in cgroup.conf and ``TaskPlugin=task/cgroup``
+(``gres_use_local_device_index``; ``local=True`` here) the device cgroup hides the
+other GPUs, so the four visibility variables number the job's (step's, task's) GPUs
+from 0 in the order of the node's indices (``common_gres_set_env``'s local list),
+while ``SLURM_JOB_GPUS``/``SLURM_STEP_GPUS`` keep the node's indices (its global list):
+a job holding GPUs 2 and 3 sees ``CUDA_VISIBLE_DEVICES=0,1``, ``SLURM_JOB_GPUS=2,3``.
 """
 
 from __future__ import annotations
@@ -50,13 +57,19 @@ GPU_VISIBILITY_VARS = (
 )
 
 
-def gpu_environment(indices: Sequence[int], *, scope: Literal["job", "step"]) -> dict[str, str]:
+def gpu_environment(
+    indices: Sequence[int], *, scope: Literal["job", "step"], local: bool = False,
+    visible: Sequence[int] | None = None,
+) -> dict[str, str]:
     """The GPU variables for the GPUs ``indices`` held on one node.
 
     ``scope='job'`` is the batch step (``SLURM_JOB_GPUS``), ``scope='step'`` an
-    srun step (``SLURM_STEP_GPUS``).
+    srun step (``SLURM_STEP_GPUS``). ``local``: ``ConstrainDevices`` renumbering;
+    ``visible`` the local numbers to show (default ``0..len(indices)-1``).
 
     >>> gpu_environment([1, 0], scope="step")["CUDA_VISIBLE_DEVICES"]
+    '0,1'
+    >>> gpu_environment([3, 2], scope="job", local=True)["CUDA_VISIBLE_DEVICES"]
     '0,1'
     >>> gpu_environment([], scope="job")
     {}
@@ -64,7 +77,11 @@ def gpu_environment(indices: Sequence[int], *, scope: Literal["job", "step"]) ->
     if not indices:
         return {}
     listed = ",".join(str(i) for i in sorted(indices))
-    env = {name: listed for name in GPU_VISIBILITY_VARS}
+    shown = listed
+    if local:
+        numbers = range(len(indices)) if visible is None else visible
+        shown = ",".join(str(i) for i in numbers)
+    env = {name: shown for name in GPU_VISIBILITY_VARS}
     env["SLURM_GPUS_ON_NODE"] = str(len(indices))
     env["SLURM_JOB_GPUS" if scope == "job" else "SLURM_STEP_GPUS"] = listed
     return env
@@ -171,13 +188,17 @@ def bind_task_gpus(
 
 
 def task_gpu_environment(
-    node_gpus: Sequence[int], bound: Sequence[int] | None
+    node_gpus: Sequence[int], bound: Sequence[int] | None, *, local: bool = False
 ) -> tuple[dict[str, str], tuple[str, ...]]:
     """An srun task's GPU variables when :func:`bind_task_gpus` gave ``bound``.
 
     Returns the variables to set and those to remove (the inherited ones that
     ``--gpu-bind=none`` unsets).  ``SLURM_GPUS_ON_NODE`` counts the step's GPUs on
-    the node, whatever the binding.
+    the node, whatever the binding. ``local`` (``ConstrainDevices``): the visibility
+    variables give each bound GPU's position among the step's GPUs on the node.
+
+    >>> task_gpu_environment([2, 3], [3], local=True)[0]["CUDA_VISIBLE_DEVICES"]
+    '1'
 
     >>> task_gpu_environment([0, 1, 2, 3], [1])[0]["SLURM_STEP_GPUS"]
     '1'
@@ -194,6 +215,8 @@ def task_gpu_environment(
     if bound is None:
         unset = (*GPU_VISIBILITY_VARS, "SLURM_STEP_GPUS")
         return {"SLURM_GPUS_ON_NODE": str(len(node_gpus))}, unset
-    env = gpu_environment(bound, scope="step")
+    order = sorted(node_gpus)
+    visible = [order.index(g) for g in sorted(bound)] if local else None
+    env = gpu_environment(bound, scope="step", local=local, visible=visible)
     env["SLURM_GPUS_ON_NODE"] = str(len(node_gpus))
     return env, ()

@@ -127,6 +127,7 @@ class ProcessRunner:
         self._interactive: dict[int, simpy.Event] = {}
         self._step_pids: dict[int, set[int]] = {}
         self._step_ports: dict[int, dict[int, int]] = {}  # job -> step -> srun's port
+        self._pids_of_step: dict[tuple[int, int], set[int]] = {}  # (job, step) -> pgids
         self.warned: dict[int, int] = {}  # job id -> restart count whose --signal was sent
         self.bodies: dict[int, ProcessBody] = {}
         self.allocations: dict[int, Allocation] = {}
@@ -275,6 +276,22 @@ class ProcessRunner:
                 self._tell_srun(port, {"op": "node_fail", "nodes": nodes})
         self._terminate(job_id, NODE_FAILURE)
 
+    def node_lost(self, job_id: int, allocation: Allocation, failed: Mapping[int, str]) -> None:
+        """A ``--no-kill`` job runs on ``allocation`` without its DOWN nodes: each srun
+        whose step spanned one hears ``srun_node_fail`` (``Node failure on n2``) and the
+        step's tasks get SIGKILL on every node (``kill_step_on_node``: srun then reports
+        ``task N: Killed`` and exits 137, measured on 22.05.8); the batch script and the
+        other steps run on."""
+        self.allocations[job_id] = allocation
+        ports = self._step_ports.get(job_id, {})
+        for step_id, nodes in failed.items():
+            port = ports.get(step_id)
+            if port is not None:
+                self._tell_srun(port, {"op": "node_fail", "nodes": nodes})
+            for pid in self._pids_of_step.get((job_id, step_id), ()):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signals.SIGKILL)
+
     def step_timed_out(self, job_id: int, step_id: int) -> bool:
         """A step's own time limit (``srun -t`` inside a job) ran out: its srun stops it
         ``DUE TO TIME LIMIT``.  False if no srun of that step listens."""
@@ -386,6 +403,8 @@ class ProcessRunner:
         """srun tells slurmd which process groups belong to a step of ``job_id`` (and the
         port it listens on for the step's end)."""
         self._step_pids.setdefault(job_id, set()).update(pids)
+        if step_id is not None:
+            self._pids_of_step.setdefault((job_id, step_id), set()).update(pids)
         if step_id is not None and port:
             self._step_ports.setdefault(job_id, {})[step_id] = port
             self._write_ports(job_id)
@@ -393,6 +412,8 @@ class ProcessRunner:
     def unregister_step_pids(self, job_id: int, pids: set[int],
                              step_id: int | None = None) -> None:
         self._step_pids.get(job_id, set()).difference_update(pids)
+        if step_id is not None:
+            self._pids_of_step.pop((job_id, step_id), None)
         ports = self._step_ports.get(job_id, {})
         if step_id is not None and ports.pop(step_id, None) is not None:
             self._write_ports(job_id)
@@ -438,6 +459,7 @@ class ProcessRunner:
             array=array,
             restart_count=job.restart_count,
             conf_path=self.conf_path,
+            local_device_index=self.config.use_local_device_index,
             working_cluster=working_cluster(
                 self.config.cluster_name, *controller_address(self.config)
             ),

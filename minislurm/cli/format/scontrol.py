@@ -291,6 +291,8 @@ def format_scontrol_partition(part: PartitionRecord, *, oneliner: bool = False) 
         "DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED",
         f"TRES={tres_string(part.tres)}",
     ]
+    if part.billing_weights:  # slurm_sprint_partition_info, "Line 10"
+        lines.append(f"TRESBillingWeights={part.billing_weights}")
     return _finish(lines, oneliner)
 
 
