@@ -34,13 +34,15 @@ COMMANDS: dict[str, str] = {
     "sacct": "minislurm.cli.sacct",
     "sprio": "minislurm.cli.sprio",
     "sshare": "minislurm.cli.sshare",
+    "sstat": "minislurm.cli.sstat",
     "cluster": "minislurm.cli.cluster",
     "simulate": "minislurm.cli.simulate",
     "slurmctld": "minislurm.slurmctld",
 }
 
 #: Commands whose ``main`` is ``transport.run_command`` (answered by the controller).
-_FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare")
+_FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
+              "sstat")
 
 USAGE = """usage: python -m minislurm <command> [args...]
 

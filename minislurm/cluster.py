@@ -34,7 +34,8 @@ from minislurm.job import JobRecord
 from minislurm.simscript import script_body
 
 #: The commands a `Cluster` runs, by name.
-COMMANDS = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare")
+COMMANDS = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
+            "sstat")
 
 #: Longest a `Cluster.wait` may run the simulated clock (seconds): 400 days.
 MAX_WAIT = 400 * 86400

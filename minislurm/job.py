@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from minislurm.jobacct import StepStat
 from minislurm.states import JobState, Reason
 
 #: Slurm's NO_VAL for the array task id of a non-array job (``%a`` prints it).
@@ -94,6 +95,9 @@ class StepRecord:
     exit_code: int = 0
     signal: int = 0
     tres_alloc: dict[str, int] = field(default_factory=dict)
+    #: What jobacct_gather saw of its tasks (sacct MaxRSS, AveCPU, TRESUsageIn*...);
+    #: None: nothing gathered (the simulated clock, a step without tasks).
+    usage: StepStat | None = None
 
 
 @dataclass(frozen=True, slots=True)

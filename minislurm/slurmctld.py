@@ -52,7 +52,8 @@ from minislurm.slurmd.stepd_handle import StepdHandle
 from minislurm.states import JobState
 
 #: Commands the daemon runs for its clients (srun/salloc talk to it through steps).
-FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare")
+FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
+             "sstat")
 #: Forwarded commands that may change the controller's state (saved before answering).
 CHANGING = ("sbatch", "scancel", "scontrol")
 #: Step operations that change state (saved before answering).

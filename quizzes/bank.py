@@ -27,7 +27,7 @@ from quizzes.variants import MAX_VARIANTS, count, variant_keys
 
 BANKS_DIR = Path(__file__).parent / "banks"
 SCHEMA = 1
-ITEM_TYPES = ("single", "multiple", "numeric", "text", "sbatch", "scheduler")
+ITEM_TYPES = ("single", "multiple", "numeric", "text", "sbatch", "scheduler", "lab")
 _COMMON_FIELDS = {"id", "type", "prompt", "explanation", "objectives", "points", "params"}
 
 
@@ -199,6 +199,9 @@ def item_class(kind: str) -> Any:
     if kind == "sbatch":
         from quizzes.items.sbatch import SbatchItem
         return SbatchItem
+    if kind == "lab":
+        from quizzes.items.lab import LabItem
+        return LabItem
     from quizzes.items.scheduler import SchedulerItem
     return SchedulerItem
 

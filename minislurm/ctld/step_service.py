@@ -188,6 +188,10 @@ class StepService:
     def pids(self, req: dict[str, Any]) -> dict[str, Any]:
         """Remember a step's process groups, so that killing the job reaches them."""
         step_id = req.get("step_id")
+        gather = getattr(self.runner, "jobacct", None)
+        if gather is not None and step_id is not None:
+            gather.watch(int(req["job_id"]), int(step_id))
+            gather.start()
         self.runner.register_step_pids(int(req["job_id"]), {int(p) for p in req["pids"]},
                                        None if step_id is None else int(step_id),
                                        int(req.get("port") or 0))
@@ -219,6 +223,11 @@ class StepService:
                               int(req.get("end", self.controller.now)),
                               exit_code=max(codes, default=0), signal=max(sigs, default=0),
                               info=info)
+        gather = getattr(self.runner, "jobacct", None)
+        if gather is not None:  # the step's last poll: sacct's MaxRSS, AveCPU, ...
+            usage = gather.forget(job_id, step_id)
+            if usage.ntasks:
+                record = dataclasses.replace(record, usage=usage)
         self.controller.add_step(job_id, record)
         return {}
 

@@ -33,6 +33,7 @@ import simpy
 from minislurm.config import SlurmConfig
 from minislurm.ctld.runner import JobBody
 from minislurm.job import Allocation, JobRecord
+from minislurm.jobacct import EXIT_POLL, JobAcctGather, gather_frequency
 from minislurm.jobarray import parse_array
 from minislurm.options import JobOptions
 from minislurm.slurmd.context import ArrayContext, JobContext, job_context, working_cluster
@@ -117,6 +118,12 @@ class ProcessRunner:
         self.spool_dir = str(spool_dir)
         self.post = post
         self.conf_path = conf_path
+        gather = str(config.extra.get("JobAcctGatherType", "jobacct_gather/none"))
+        #: jobacct_gather/linux (None with jobacct_gather/none: sstat has no data)
+        self.jobacct: JobAcctGather | None = None
+        if gather.endswith(("/linux", "/cgroup")):
+            freq = gather_frequency(config.extra.get("JobAcctGatherFrequency"))
+            self.jobacct = JobAcctGather(min(freq, EXIT_POLL) if freq else EXIT_POLL)
         self.before_launch: Callable[[], None] | None = None
         self.termination: Callable[[int], str | None] = lambda _job_id: None
         #: seconds between a requeue/preemption and its SIGTERM (slurmctld's agent sends

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from minislurm.cli.format.fields import eligible_time, mem_unit, tres_string
+from minislurm.cli.format.sstat import FIELD_NAMES as USAGE_FIELDS
+from minislurm.cli.format.sstat import usage_value
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord, StepRecord
 from minislurm.states import JobState
@@ -223,6 +225,14 @@ _STEP: dict[str, _StepValue] = {
 }
 
 
+def _usage(step: StepRecord, name: str) -> str:
+    """A usage column (MaxRSS, AveCPU, TRESUsageInAve, ...) of a step whose tasks
+    jobacct_gather polled (the wall clock); empty otherwise, as with no data."""
+    if step.usage is None or name not in USAGE_FIELDS:
+        return ""
+    return usage_value(step.usage, name, step.step_id)
+
+
 def _cell(value: str, width: int) -> str:
     """``print_fields_str``: cut with a trailing ``+``, justified, then a blank."""
     size = abs(width)
@@ -270,8 +280,9 @@ def format_sacct(
 
     ``fields`` is ``-o/--format``; ``long`` is ``-l``; ``parsable`` ``-p``,
     ``parsable2`` ``-P``; ``allocations_only`` ``-X`` (no step lines).  Step
-    usage statistics (MaxRSS, AveCPU, TRESUsage*, ...) are not modelled and
-    print empty.  ``now`` lets ``Elapsed``/``CPUTime`` of running jobs and steps
+    usage statistics (MaxRSS, AveCPU, TRESUsage*, ...) are what jobacct_gather saw of
+    a step's tasks on the wall clock (`minislurm.jobacct`), empty without data.
+    ``now`` lets ``Elapsed``/``CPUTime`` of running jobs and steps
     count up to the present, as sacct does; without it they count 0.  ``steps_of``:
     records asked for by step (``-j 5.0``; key job id and array task) print only those
     steps' lines, or with ``-X`` their job's line.
@@ -299,7 +310,8 @@ def format_sacct(
         for step in sorted(job.steps, key=step_order):
             if only is not None and str(step.step_id) not in only:
                 continue
-            values = [_STEP[c.name](job, step, now) if c.name in _STEP else "" for c in cols]
+            values = [_STEP[c.name](job, step, now) if c.name in _STEP
+                      else _usage(step, c.name) for c in cols]
             lines.append(_line(values, cols, parsable, parsable2))
     return "".join(line + "\n" for line in lines)
 
