@@ -26,6 +26,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="render the stored outputs without executing the notebooks")
     b.add_argument("--timeout", type=int, default=900, help="seconds for all notebooks")
     sub.add_parser("check", help="check course/manifest.yaml against the files it names")
+    sub.add_parser("class", help="run a class on JupyterHub (up, down, status, passwd)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["class"]:  # its own parser: python -m course class --help
+        from course.classroom.cli import main as class_main
+
+        return class_main(argv[1:])
     args = parser.parse_args(argv)
     try:
         manifest = load_manifest()

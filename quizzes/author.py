@@ -173,6 +173,10 @@ def build_all(sources: str | Path | None = None, out: str | Path | None = None) 
         target.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True,
                                                   width=100), encoding="utf-8")
         written.append(target)
+    from quizzes import translations
+    from quizzes.bank import load_bank
+    built = {bank.quiz_id: bank for bank in map(load_bank, written)}
+    written += translations.build_all(built, src_dir, out_dir)
     return written
 
 

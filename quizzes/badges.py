@@ -20,8 +20,9 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from quizzes.certify import Certificate
+from quizzes.certify import Certificate, record_lang
 from quizzes.hashing import canonical_json
+from quizzes.i18n import tr
 from quizzes.keys import raw_public
 
 CONTEXT = ["https://www.w3.org/ns/credentials/v2",
@@ -66,6 +67,7 @@ def open_badge(cert: Certificate, private: Ed25519PrivateKey, *,
                verify_url: str | None = None) -> dict[str, Any]:
     """The signed OpenBadgeCredential of a certificate."""
     rec = cert.record
+    lang = record_lang(rec)
     issuer_did = did_key(private.public_key())
     percent = round(float(rec["score"]) * 100)
     document: dict[str, Any] = {
@@ -83,10 +85,13 @@ def open_badge(cert: Certificate, private: Ed25519PrivateKey, *,
                 "id": f"urn:minislurm-course:achievement:{rec['quiz_id']}",
                 "type": ["Achievement"],
                 "name": str(rec["quiz_title"]),
-                "description": f"Passed the {rec['quiz_title']} quiz of {rec['course']}.",
-                "criteria": {"narrative": f"Score at least {round(rec['pass_mark'] * 100)}% "
-                                          f"(this learner scored {percent}%); certificate ID "
-                                          f"{cert.id}."},
+                "description": tr(lang, "Passed the {quiz} quiz of {course}.").format(
+                    quiz=rec["quiz_title"], course=rec["course"]),
+                "criteria": {"narrative": tr(lang, "Score at least {pass_mark}% (this learner "
+                                                   "scored {score}%); certificate ID {id}.")
+                             .format(pass_mark=round(rec["pass_mark"] * 100), score=percent,
+                                     id=cert.id)},
+                "inLanguage": lang,
             },
         },
     }

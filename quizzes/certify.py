@@ -39,6 +39,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from quizzes import ids
 from quizzes.errors import CertificateError
 from quizzes.hashing import canonical_json
+from quizzes.i18n import DEFAULT_LANG, M, Msg, language
 from quizzes.keys import key_id
 
 FORMAT = "quizzes-certificate/1"
@@ -61,24 +62,43 @@ class Certificate:
 @dataclass(frozen=True, slots=True)
 class Verification:
     status: str  # "valid" | "invalid" | "revoked"
-    reason: str
+    reason: str  # English (the service's JSON, logs)
     certificate: Certificate | None = None
+    message: Msg | None = None  # the reason as a message, to say it in another language
 
     @property
     def ok(self) -> bool:
         return self.status == "valid"
 
+    def in_language(self, lang: str) -> str:
+        """The reason in ``lang`` (English where it has no message)."""
+        return self.message.render(lang) if self.message is not None else self.reason
+
 
 def make_record(*, course: str, quiz_id: str, quiz_title: str, learner_id: str,
                 learner_name: str, score: float, pass_mark: float, bank_version: str,
-                issuer: str, public: Ed25519PublicKey, issued_at: int | None = None
-                ) -> dict[str, Any]:
+                issuer: str, public: Ed25519PublicKey, issued_at: int | None = None,
+                lang: str = DEFAULT_LANG) -> dict[str, Any]:
+    """The record to sign.  ``lang`` is the language the quiz was taken in (the
+    submission's ``lang``): signed with the rest, it picks the language of the
+    certificate's renders and badge.  Records signed before it existed have no
+    ``lang`` and read as English (:func:`record_lang`); they verify as before."""
     when = int(time.time()) if issued_at is None else issued_at
     return {"course": course, "quiz_id": quiz_id, "quiz_title": quiz_title,
             "learner_id": learner_id, "learner_name": learner_name,
             "score": round(score, 4), "pass_mark": pass_mark, "issued_at": when,
             "issued_on": time.strftime("%Y-%m-%d", time.gmtime(when)),
-            "bank_version": bank_version, "issuer": issuer, "issuer_key_id": key_id(public)}
+            "bank_version": bank_version, "issuer": issuer, "issuer_key_id": key_id(public),
+            "lang": language(lang)}
+
+
+def record_lang(record: Mapping[str, Any]) -> str:
+    """The language a certificate was earned in (``en`` for records without one, or
+    with a language this version does not know)."""
+    try:
+        return language(str(record.get("lang") or DEFAULT_LANG))
+    except ValueError:
+        return DEFAULT_LANG
 
 
 def certificate_id(record_bytes: bytes, signature: bytes) -> str:
@@ -131,30 +151,40 @@ def verify(cert: Certificate, public: Ed25519PublicKey,
     try:
         printed = ids.normalise(cert.id)
     except ids.IdError as exc:
-        return Verification("invalid", f"malformed ID: {exc}", cert)
+        return _said("invalid", M("malformed ID: {why}", why=str(exc)), cert)
     if printed != cert.id:
-        return Verification("invalid", f"the ID is not in its printed form ({printed})", cert)
+        return _said("invalid", M("the ID is not in its printed form ({printed})",
+                                  printed=printed), cert)
     missing = [f for f in RECORD_FIELDS if f not in cert.record]
     if missing:
-        return Verification("invalid", f"the record lacks '{missing[0]}'", cert)
+        return _said("invalid", M("the record lacks '{field}'", field=missing[0]), cert)
     if cert.record.get("issuer_key_id") != key_id(public):
-        return Verification("invalid", "signed by another issuer key "
-                            f"({cert.record.get('issuer_key_id')}, expected {key_id(public)})",
-                            cert)
+        return _said("invalid", M("signed by another issuer key ({key}, expected {expected})",
+                                  key=cert.record.get("issuer_key_id"),
+                                  expected=key_id(public)), cert)
     body = canonical_json(dict(cert.record)).encode("utf-8")
     try:
         public.verify(cert.signature, body)
     except InvalidSignature:
-        return Verification("invalid", "the signature does not match the record "
-                            "(altered, or signed by another key)", cert)
+        return _said("invalid", M("the signature does not match the record (altered, or "
+                                  "signed by another key)"), cert)
     if certificate_id(body, cert.signature) != printed:
-        return Verification("invalid", "the ID does not belong to this signed record", cert)
+        return _said("invalid", M("the ID does not belong to this signed record"), cert)
     if revoked and printed in revoked:
-        return Verification("revoked", f"revoked by the issuer: {revoked[printed]}", cert)
+        return _said("revoked", M("revoked by the issuer: {reason}", reason=revoked[printed]),
+                     cert)
     rec = cert.record
-    return Verification("valid", f"issued to {rec['learner_name']} on {rec['issued_on']} for "
-                        f"{rec['quiz_title']} (score {float(rec['score']):.0%}, pass mark "
-                        f"{float(rec['pass_mark']):.0%})", cert)
+    facts = {"name": rec["learner_name"], "date": rec["issued_on"], "quiz": rec["quiz_title"],
+             "score": f"{float(rec['score']):.0%}", "pass_mark": f"{float(rec['pass_mark']):.0%}"}
+    if (lang := record_lang(rec)) == DEFAULT_LANG:
+        return _said("valid", M("issued to {name} on {date} for {quiz} (score {score}, pass "
+                                "mark {pass_mark})", **facts), cert)
+    return _said("valid", M("issued to {name} on {date} for {quiz} (score {score}, pass mark "
+                            "{pass_mark}, earned in {lang})", lang=lang, **facts), cert)
+
+
+def _said(status: str, message: Msg, cert: Certificate | None) -> Verification:
+    return Verification(status, message.render(), cert, message)
 
 
 def verify_bytes(data: bytes | str, public: Ed25519PublicKey,

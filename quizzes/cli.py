@@ -17,6 +17,7 @@ from typing import Any
 
 from minislurm.errors import SlurmError
 from quizzes.errors import QuizError, UsageError
+from quizzes.i18n import resolve, tr
 
 EXIT_INVALID, EXIT_REVOKED = 1, 3
 
@@ -63,6 +64,9 @@ def tcp_port(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="quizzes", description="Quiz engine of the minislurm course.")
     p.add_argument("--banks", help="folder of question banks (default: the packaged banks)")
+    p.add_argument("--lang", help="language of the messages: en or pt-BR (default: "
+                                  "$COURSE_LANG, else en); Slurm's words and the status words "
+                                  "VALID/INVALID/REVOKED stay English")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     g = sub.add_parser("grade", help="grade a folder of submissions into the gradebook")
@@ -150,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
+    try:
+        args.lang = resolve(args.lang)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     handler = {"grade": cmd_grade, "verify": cmd_verify, "keygen": cmd_keygen,
                "revoke": cmd_revoke, "export": cmd_export, "analyse": cmd_analyse,
                "analyze": cmd_analyse, "certificate": cmd_certificate, "serve": cmd_serve,
@@ -183,11 +191,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"quizzes: skipped {name}: {problem}", file=sys.stderr)
     for name, item_id, passed, feedback in report.labs:
         print(f"lab {name} {item_id}: {'PASS' if passed else 'NOT YET'}: {feedback}")
-    print(f"graded {report.graded}, already graded {report.duplicates}, "
-          f"skipped {len(report.rejected)}, certificates issued "
-          f"{len(report.certificates)}")  # issued by this run, not earlier ones
+    print(tr(args.lang, "graded {graded}, already graded {duplicates}, skipped {skipped}, "
+                        "certificates issued {issued}").format(  # by this run, not earlier ones
+        graded=report.graded, duplicates=report.duplicates, skipped=len(report.rejected),
+        issued=len(report.certificates)))
     for cid in report.certificates:
-        print(f"certificate {cid}")
+        print(tr(args.lang, "certificate {id}").format(id=cid))
     return 1 if report.rejected else 0
 
 
@@ -204,8 +213,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         result = lookup.check_id(args.target)
     cid = f" {result.certificate.id}" if result.certificate else ""
-    note = "" if lookup.revocations_checked else " (no revocation list checked)"
-    print(f"{result.status.upper()}{cid}: {result.reason}{note}")
+    note = "" if lookup.revocations_checked \
+        else " " + tr(args.lang, "(no revocation list checked)")
+    print(f"{result.status.upper()}{cid}: {result.in_language(args.lang)}{note}")
     return {"valid": 0, "revoked": EXIT_REVOKED}.get(result.status, EXIT_INVALID)
 
 
@@ -213,8 +223,8 @@ def cmd_keygen(args: argparse.Namespace) -> int:
     from quizzes.keys import generate, key_id, load_public
 
     key, pub = generate(args.out)
-    print(f"wrote {key} (private: keep it with the grader) and {pub} (public); "
-          f"key id {key_id(load_public(pub))}")
+    print(tr(args.lang, "wrote {key} (private: keep it with the grader) and {pub} (public); "
+                        "key id {id}").format(key=key, pub=pub, id=key_id(load_public(pub))))
     return 0
 
 
@@ -223,7 +233,7 @@ def cmd_revoke(args: argparse.Namespace) -> int:
     from quizzes.keys import load_private
 
     printed = revoke(args.revocations, args.id, args.reason, load_private(args.key))
-    print(f"revoked {printed} in {args.revocations}")
+    print(tr(args.lang, "revoked {id} in {path}").format(id=printed, path=args.revocations))
     return 0
 
 
@@ -241,7 +251,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         text = export_csv(book, args.format)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8", newline="")
-        print(f"wrote {args.output}")
+        print(tr(args.lang, "wrote {path}").format(path=args.output))
     else:
         sys.stdout.write(text)
     return 0
@@ -270,10 +280,10 @@ def cmd_analyse(args: argparse.Namespace) -> int:
             print(f"  {quiz} {item} D={d:.2f}")
         if args.report:
             Path(args.report).write_text(negative_report(run), encoding="utf-8")
-            print(f"wrote {args.report}")
+            print(tr(args.lang, "wrote {path}").format(path=args.report))
         if args.html and args.quiz_id is not None:
             chart(run.stats[0]).write_html(args.html, include_plotlyjs=True, full_html=True)
-            print(f"wrote {args.html}")
+            print(tr(args.lang, "wrote {path}").format(path=args.html))
         return 0
     if args.quiz_id is None:
         raise UsageError("analyse needs a quiz id (or --simulate-class N)")
@@ -282,7 +292,7 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     print(stats.table())
     if args.html:
         chart(stats).write_html(args.html, include_plotlyjs=True, full_html=True)
-        print(f"wrote {args.html}")
+        print(tr(args.lang, "wrote {path}").format(path=args.html))
     return 0
 
 
@@ -322,7 +332,7 @@ def cmd_certificate(args: argparse.Namespace) -> int:
     if not wrote:
         print(json.dumps(cert.to_json(), indent=2))
     for path in wrote:
-        print(f"wrote {path}")
+        print(tr(args.lang, "wrote {path}").format(path=path))
     return 0
 
 
@@ -336,7 +346,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = make_server(service, args.host, args.port)
     except OSError as exc:
         raise QuizError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}") from None
-    print(f"quizzes serve: listening on {service.base_url} (Ctrl-C stops)", flush=True)
+    print(tr(args.lang, "quizzes serve: listening on {url} (Ctrl-C stops)").format(
+        url=service.base_url), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -358,7 +369,7 @@ def cmd_author(args: argparse.Namespace) -> int:
         print(hash_answer(args.salt, args.item, args.answer, args.variant))
         return 0
     for path in build_all(args.sources, args.out):
-        print(f"wrote {path}")
+        print(tr(args.lang, "wrote {path}").format(path=path))
     return 0
 
 

@@ -13,7 +13,8 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from quizzes.certify import Certificate, Verification
+from quizzes.certify import Certificate, Verification, record_lang
+from quizzes.i18n import N_, tr
 
 _STATUS_COLOUR = {"valid": "#1a7f37", "revoked": "#b35900", "invalid": "#cf222e"}
 
@@ -22,7 +23,22 @@ def certificate_html(cert: Certificate, verification: Verification | None = None
                      verify_url: str | None = None) -> str:
     """A self-contained HTML page (no external resources)."""
     rec = cert.record
+    lang = record_lang(rec)
     e = html.escape
+    t = {key: e(tr(lang, key)) for key in (
+        N_("Certificate of achievement"), N_("This certifies that"), N_("Certificate ID"))}
+    name = e(str(rec.get("learner_name", "")))
+    passed = e(tr(lang, "has passed {quiz}")).format(
+        quiz=f"<strong>{e(str(rec.get('quiz_title', '')))}</strong>")
+    of = e(tr(lang, "of {course}")).format(course=f"<em>{e(str(rec.get('course', '')))}</em>")
+    score = e(tr(lang, "Score {score} (pass mark {pass_mark})").format(
+        score=_percent(rec, "score"), pass_mark=_percent(rec, "pass_mark")))
+    issued = e(tr(lang, "issued {date} by {issuer}").format(
+        date=rec.get("issued_on", ""), issuer=rec.get("issuer", "")))
+    check = e(tr(lang, "Check it offline with the issuer's public key: {command}")).format(
+        command=f"<code>quizzes verify\n{e(cert.id)}</code>")
+    key = e(tr(lang, "Issuer key id {key}, bank version {version}.").format(
+        key=rec.get("issuer_key_id", ""), version=rec.get("bank_version", "")))
     status = ""
     if verification is not None:
         colour = _STATUS_COLOUR.get(verification.status, "#333")
@@ -30,8 +46,8 @@ def certificate_html(cert: Certificate, verification: Verification | None = None
                   f"{e(verification.status.upper())}</strong>: {e(verification.reason)}</p>")
     link = f' at <a href="{e(verify_url)}">{e(verify_url)}</a>' if verify_url else ""
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>Certificate {e(cert.id)}: {e(str(rec.get('learner_name', '')))}</title>
+<html lang="{lang}"><head><meta charset="utf-8">
+<title>{t["Certificate ID"]} {e(cert.id)}: {name}</title>
 <style>
 body {{ font-family: Helvetica, Arial, sans-serif; background: #f4f4f4; margin: 0; }}
 .cert {{ max-width: 760px; margin: 40px auto; background: #fff; padding: 48px;
@@ -42,21 +58,23 @@ h1 {{ font-size: 30px; margin: 0 0 24px; letter-spacing: 1px; }}
 .small {{ color: #57606a; font-size: 13px; }}
 </style></head>
 <body><main class="cert">
-<h1>Certificate of achievement</h1>
-<p>This certifies that</p>
-<p class="name">{e(str(rec.get('learner_name', '')))}</p>
-<p>has passed <strong>{e(str(rec.get('quiz_title', '')))}</strong><br>
-of <em>{e(str(rec.get('course', '')))}</em></p>
-<p>Score {float(rec.get('score', 0)):.0%} (pass mark {float(rec.get('pass_mark', 0)):.0%})
- &middot; issued {e(str(rec.get('issued_on', '')))} by {e(str(rec.get('issuer', '')))}</p>
-<p>Certificate ID</p>
+<h1>{t["Certificate of achievement"]}</h1>
+<p>{t["This certifies that"]}</p>
+<p class="name">{name}</p>
+<p>{passed}<br>
+{of}</p>
+<p>{score}
+ &middot; {issued}</p>
+<p>{t["Certificate ID"]}</p>
 <p class="id">{e(cert.id)}</p>
 {status}
-<p class="small">Check it offline with the issuer's public key: <code>quizzes verify
-{e(cert.id)}</code>{link}. Issuer key id {e(str(rec.get('issuer_key_id', '')))},
-bank version {e(str(rec.get('bank_version', '')))}.</p>
+<p class="small">{check}{link}. {key}</p>
 </main></body></html>
 """
+
+
+def _percent(rec: Mapping[str, Any], key: str) -> str:
+    return f"{float(rec.get(key, 0)):.0%}"
 
 
 def _pdf_text(text: str) -> str:
@@ -68,21 +86,24 @@ def _pdf_text(text: str) -> str:
 def certificate_pdf(cert: Certificate) -> bytes:
     """A one-page PDF of the certificate."""
     rec: Mapping[str, Any] = cert.record
+    lang = record_lang(rec)
+    score = tr(lang, "Score {score} (pass mark {pass_mark})").format(
+        score=_percent(rec, "score"), pass_mark=_percent(rec, "pass_mark"))
+    issued = tr(lang, "issued {date} by {issuer}").format(
+        date=rec.get("issued_on", ""), issuer=rec.get("issuer", ""))
     lines = [
-        ("F2", 30, 72, 490, "Certificate of achievement"),
-        ("F1", 14, 72, 445, "This certifies that"),
+        ("F2", 30, 72, 490, tr(lang, "Certificate of achievement")),
+        ("F1", 14, 72, 445, tr(lang, "This certifies that")),
         ("F2", 28, 72, 405, str(rec.get("learner_name", ""))),
-        ("F1", 14, 72, 370, f"has passed {rec.get('quiz_title', '')}"),
-        ("F1", 14, 72, 350, f"of {rec.get('course', '')}"),
-        ("F1", 14, 72, 320, f"Score {float(rec.get('score', 0)):.0%} (pass mark "
-                            f"{float(rec.get('pass_mark', 0)):.0%}), issued "
-                            f"{rec.get('issued_on', '')} by {rec.get('issuer', '')}"),
-        ("F1", 12, 72, 270, "Certificate ID"),
+        ("F1", 14, 72, 370, tr(lang, "has passed {quiz}").format(quiz=rec.get("quiz_title", ""))),
+        ("F1", 14, 72, 350, tr(lang, "of {course}").format(course=rec.get("course", ""))),
+        ("F1", 14, 72, 320, f"{score}, {issued}"),
+        ("F1", 12, 72, 270, tr(lang, "Certificate ID")),
         ("F3", 24, 72, 240, cert.id),
-        ("F1", 10, 72, 120, f"Verify offline with the issuer's public key: quizzes verify "
-                            f"{cert.id}"),
-        ("F1", 10, 72, 104, f"Issuer key id {rec.get('issuer_key_id', '')}, bank version "
-                            f"{rec.get('bank_version', '')}"),
+        ("F1", 10, 72, 120, tr(lang, "Check it offline with the issuer's public key: {command}")
+                            .format(command=f"quizzes verify {cert.id}")),
+        ("F1", 10, 72, 104, tr(lang, "Issuer key id {key}, bank version {version}.").format(
+            key=rec.get("issuer_key_id", ""), version=rec.get("bank_version", ""))),
     ]
     ops = ["0.14 0.16 0.18 RG 4 w 36 36 770 523 re S", "1 w 46 46 750 503 re S"]
     for font, size, x, y, text in lines:

@@ -20,13 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from quizzes import translations
 from quizzes.bank import Bank, Item
 from quizzes.errors import QuizError
-from quizzes.grade import attempt_items, explanation, grade_response, item_variant
+from quizzes.grade import NUMERIC_TYPES, attempt_items, explanation, grade_response, item_variant
+from quizzes.i18n import DEFAULT_LANG, language, tr
 from quizzes.items.base import Presented
-from quizzes.items.units import DEFAULT_LANG, language
+from quizzes.items.units import Unreadable, delocalise
 from quizzes.present import present
 from quizzes.submission import FORMAT
+from quizzes.template import fill
 
 
 class NoAnswer(QuizError):
@@ -61,11 +64,12 @@ class QuizSession:
                  attempts_used: int = 0, clock: Callable[[], float] = time.time,
                  lang: str = DEFAULT_LANG) -> None:
         if not learner_id.strip():
-            raise QuizError("a learner id is needed to take a quiz")
+            raise QuizError(tr(language_or_en(lang), "a learner id is needed to take a quiz"))
         limit = bank.policy.attempts
         if limit is not None and attempts_used >= limit:
-            raise QuizError(f"no attempts left at {bank.quiz_id}: {attempts_used} of {limit} "
-                            "used")
+            raise QuizError(tr(language_or_en(lang), "no attempts left at {quiz}: {used} of "
+                               "{limit} used").format(quiz=bank.quiz_id, used=attempts_used,
+                                                      limit=limit))
         self.bank = bank
         self.learner_id = learner_id.strip()
         self.learner_name = learner_name.strip() or self.learner_id
@@ -74,6 +78,8 @@ class QuizSession:
             self.lang = language(lang)
         except ValueError as exc:
             raise QuizError(str(exc)) from None
+        #: The bank's words in the learner's language (None: English, or none yet).
+        self.translation = translations.load(bank, self.lang)
         self.shown: tuple[Item, ...] = attempt_items(bank, self.learner_id, self.attempt)
         self.clock = clock
         self.started_at = int(clock())
@@ -83,12 +89,24 @@ class QuizSession:
 
     # --- what the learner sees --------------------------------------------------------
     def items(self) -> list[Presented]:
+        """The items of this attempt as the learner sees them, in the learner's language
+        where the bank has a current translation (English otherwise, per field)."""
         out = []
         for item in self.shown:
             params, _, seed = item_variant(self.bank, self.learner_id, item.common.id,
                                            self.attempt)
-            out.append(present(item, params, seed))
+            shown = present(item, params, seed)
+            if self.translation is not None:
+                shown = self.translation.prompt(item, shown, params)
+            out.append(shown)
         return out
+
+    @property
+    def title(self) -> str:
+        """The quiz's title in the learner's language (the bank's when not translated)."""
+        if self.translation is not None and self.translation.title:
+            return self.translation.title
+        return self.bank.title
 
     @property
     def max_points(self) -> float:
@@ -113,34 +131,49 @@ class QuizSession:
         An empty response (nothing chosen, blank text) raises :class:`NoAnswer`
         and is not recorded, so pressing Check too early does not lock the item
         at zero.  An answer the grader cannot handle raises QuizError with the
-        reason, also without recording it.
+        reason, also without recording it.  Messages are in the session's language.
         """
+        t = self.lang
         if self.finished_at is not None:
-            raise QuizError("this attempt is finished; start a new attempt to answer again")
+            raise QuizError(tr(t, "this attempt is finished; start a new attempt to answer "
+                               "again"))
         if item_id in self.results:
-            raise QuizError(f"'{item_id}' is already answered in this attempt")
+            raise QuizError(tr(t, "'{item}' is already answered in this attempt")
+                            .format(item=item_id))
         if item_id not in {it.common.id for it in self.shown}:
-            raise QuizError(f"'{item_id}' is not an item of this attempt")
+            raise QuizError(tr(t, "'{item}' is not an item of this attempt").format(item=item_id))
         if _empty(response):
-            raise NoAnswer(f"'{item_id}' has no answer yet: choose an option or type an answer, "
-                           "then press Check")
+            raise NoAnswer(tr(t, "'{item}' has no answer yet: choose an option or type an "
+                                 "answer, then press Check").format(item=item_id))
+        if self.bank.item(item_id).common.type in NUMERIC_TYPES and isinstance(response, str):
+            try:
+                delocalise(response, t)
+            except Unreadable as exc:
+                raise NoAnswer(tr(t, "Cannot read this number: {reason}.")
+                               .format(reason=exc.reason)) from None
         remaining = self.remaining_seconds()
         now = int(self.clock())
         why = explanation(self.bank, self.learner_id, item_id, self.attempt)
+        if self.translation is not None:
+            variant, _, _ = item_variant(self.bank, self.learner_id, item_id, self.attempt)
+            why = self.translation.explanation(item_id, variant) or why
         if remaining is not None and remaining <= 0:
-            result = Feedback(item_id, False, 0.0, "The time limit has passed.", why)
+            result = Feedback(item_id, False, 0.0, tr(t, "The time limit has passed."), why)
         else:
             try:
                 outcome = grade_response(self.bank, self.learner_id, item_id, response,
                                          self.attempt, self.lang)
             except Exception as exc:  # a grader bug must not lose the learner's session
-                raise QuizError(f"'{item_id}': this answer could not be graded "
-                                f"({type(exc).__name__}: {exc}); change it and check again") \
+                raise QuizError(tr(t, "'{item}': this answer could not be graded ({why}); "
+                                      "change it and check again")
+                                .format(item=item_id, why=f"{type(exc).__name__}: {exc}")) \
                     from None
+            said, details = outcome.in_language(t)
+            params, _, _ = item_variant(self.bank, self.learner_id, item_id, self.attempt)
+            said, details = fill(said, params), tuple(fill(d, params) for d in details)
             if not outcome.readable:
-                raise NoAnswer(outcome.feedback)
-            result = Feedback(item_id, outcome.correct, outcome.score, outcome.feedback, why,
-                              outcome.details)
+                raise NoAnswer(said)
+            result = Feedback(item_id, outcome.correct, outcome.score, said, why, details)
         self.answers[item_id] = (response, now)
         self.results[item_id] = result
         return result
@@ -186,10 +219,20 @@ class QuizSession:
                 reply: dict[str, Any] = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             detail = json.loads(exc.read() or b"{}").get("error", exc.reason)
-            raise QuizError(f"the grading service refused the submission: {detail}") from None
+            raise QuizError(tr(self.lang, "the grading service refused the submission: "
+                                          "{detail}").format(detail=detail)) from None
         except (urllib.error.URLError, OSError) as exc:
-            raise QuizError(f"cannot reach the grading service at {url}: {exc}") from None
+            raise QuizError(tr(self.lang, "cannot reach the grading service at {url}: {why}")
+                            .format(url=url, why=exc)) from None
         return reply
+
+
+def language_or_en(lang: str) -> str:
+    """``lang`` when it names a course language, else English (to say why it does not)."""
+    try:
+        return language(lang)
+    except ValueError:
+        return DEFAULT_LANG
 
 
 def attempts_used(folder: str | Path, learner_id: str, quiz_id: str) -> int:

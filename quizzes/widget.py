@@ -21,14 +21,14 @@ from typing import Any
 from minislurm.errors import SlurmError
 from quizzes import identity
 from quizzes.bank import load_banks
+from quizzes.i18n import DEFAULT_LANG, N_, resolve, tr
 from quizzes.identity import Learner
 from quizzes.items.base import Presented
-from quizzes.items.units import DEFAULT_LANG
 from quizzes.prose import code_block, inline, plain, to_html
 from quizzes.session import Feedback, NoAnswer, QuizSession, attempts_used
 
 
-def _input_for(item: Presented) -> Any:
+def _input_for(item: Presented, lang: str = DEFAULT_LANG) -> Any:
     import ipywidgets as w
 
     if item.type == "single" or (item.type == "scheduler" and item.options):
@@ -40,16 +40,19 @@ def _input_for(item: Presented) -> Any:
                                   layout=w.Layout(width="auto"), tooltip=oid)
                        for oid, text in item.options])
     if item.type == "sbatch":
-        return w.Textarea(placeholder="#SBATCH --nodes=2\n#SBATCH ...  or  sbatch -N2 ...",
+        return w.Textarea(placeholder=tr(lang, "#SBATCH --nodes=2\n#SBATCH ...  or  "
+                                                 "sbatch -N2 ..."),
                           layout=w.Layout(width="90%", height="90px"))
-    unit = f" ({item.unit})" if item.unit else ""
-    return w.Text(placeholder=f"your answer{unit}", layout=w.Layout(width="50%"))
+    hint = tr(lang, "your answer ({unit})").format(unit=item.unit) if item.unit \
+        else tr(lang, "your answer")
+    return w.Text(placeholder=hint, layout=w.Layout(width="50%"))
 
 
-def prompt_html(item: Presented) -> str:
+def prompt_html(item: Presented, lang: str = DEFAULT_LANG) -> str:
     """The item's heading, its prompt as prose (:mod:`quizzes.prose`) and its exhibit as
     preformatted command output."""
-    head = f"<b>{html.escape(item.item_id)}</b> ({item.points:g} pt)"
+    points = tr(lang, "{n} pt").format(n=f"{item.points:g}")
+    head = f"<b>{html.escape(item.item_id)}</b> ({html.escape(points)})"
     exhibit = code_block(item.exhibit) if item.exhibit else ""
     return f"<div class='quiz-prompt'>{head}{to_html(item.prompt)}{exhibit}</div>"
 
@@ -78,13 +81,15 @@ class QuizWidget:
         import ipywidgets as w
 
         self.session, self.mode, self.folder, self.url = session, mode, folder, service_url
+        self.lang = lang = session.lang
         self.items = session.items()
         self.index = 0
         self.header = w.HTML()
         self.cards = [self._card(i) for i in self.items]
-        self.prev = w.Button(description="Previous")
-        self.next = w.Button(description="Next")
-        self.finish = w.Button(description="Finish and hand in", button_style="primary")
+        self.prev = w.Button(description=tr(lang, "Previous"))
+        self.next = w.Button(description=tr(lang, "Next"))
+        self.finish = w.Button(description=tr(lang, "Finish and hand in"),
+                               button_style="primary")
         self.result = w.HTML()
         self.prev.on_click(lambda _b: self._move(-1))
         self.next.on_click(lambda _b: self._move(1))
@@ -97,10 +102,11 @@ class QuizWidget:
     def _card(self, item: Presented) -> Any:
         import ipywidgets as w
 
-        box = _input_for(item)
-        check = w.Button(description="Check", button_style="info")
+        lang = self.lang
+        box = _input_for(item, lang)
+        check = w.Button(description=tr(lang, "Check"), button_style="info")
         out = w.HTML()
-        prompt = w.HTML(prompt_html(item), layout=w.Layout(width="auto"))
+        prompt = w.HTML(prompt_html(item, lang), layout=w.Layout(width="auto"))
 
         def on_check(_b: Any) -> None:
             try:
@@ -113,8 +119,9 @@ class QuizWidget:
                 out.value = f"<span style='color:#cf222e'>{html.escape(exc.message)}</span>"
                 return
             except Exception as exc:  # never a traceback out of a click handler
-                out.value = ("<span style='color:#cf222e'>This answer could not be checked: "
-                             f"{html.escape(f'{type(exc).__name__}: {exc}')}</span>")
+                why = tr(lang, "This answer could not be checked: {why}").format(
+                    why=f"{type(exc).__name__}: {exc}")
+                out.value = f"<span style='color:#cf222e'>{html.escape(why)}</span>"
                 return
             out.value = feedback_html(fb)
             check.disabled = True
@@ -131,11 +138,16 @@ class QuizWidget:
         got, asked = self.session.score()
         left = self.session.attempts_left
         remaining = self.session.remaining_seconds()
-        bits = [f"<b>{html.escape(self.session.bank.title)}</b>",
-                f"score so far {got:g} / {asked:g} (of {self.session.max_points:g})",
-                f"attempt {self.session.attempt}" + ("" if left is None else f", {left} left")]
+        t = self.lang
+        attempt = tr(t, "attempt {n}").format(n=self.session.attempt)
+        if left is not None:
+            attempt = tr(t, "attempt {n}, {left} left").format(n=self.session.attempt, left=left)
+        bits = [f"<b>{html.escape(self.session.title)}</b>",
+                tr(t, "score so far {got} / {asked} (of {total})").format(
+                    got=f"{got:g}", asked=f"{asked:g}", total=f"{self.session.max_points:g}"),
+                html.escape(attempt)]
         if remaining is not None:
-            bits.append(f"time left at last action: {remaining // 60} min")
+            bits.append(tr(t, "time left at last action: {n} min").format(n=remaining // 60))
         self.header.value = " &middot; ".join(bits)
         if self.mode == "one":
             self.body.children = [self.cards[self.index]]
@@ -145,21 +157,31 @@ class QuizWidget:
             self.body.children = self.cards
 
     def _finish(self) -> None:
+        t = self.lang
         path = self.session.save(self.folder)
-        message = f"Saved {html.escape(str(path))}."
+        message = html.escape(tr(t, "Saved {path}.").format(path=path))
         if self.url:
             try:
                 reply = self.session.send(self.url)
             except SlurmError as exc:
                 message += f" <span style='color:#cf222e'>{html.escape(exc.message)}</span>"
             else:
-                message += f" Graded: {reply['score']:.0%}."
+                message += " " + html.escape(tr(t, "Graded: {score}.").format(
+                    score=f"{reply['score']:.0%}"))
                 if reply.get("certificate_id"):
-                    message += (f" Certificate <code>{html.escape(reply['certificate_id'])}"
-                                "</code> (verify at "
-                                f"{html.escape(reply.get('verify_url', ''))}).")
+                    message += " " + tr(t, "Certificate {id} (verify at {url}).").format(
+                        id=f"<code>{html.escape(reply['certificate_id'])}</code>",
+                        url=html.escape(reply.get("verify_url", "")))
         self.finish.disabled = True
         self.result.value = message
+
+
+#: What :func:`quizzes.identity.clean_name` may answer, marked for translation (the
+#: name prompt says it in the learner's language).
+NAME_PROBLEMS = (N_("type your name (it is shown on your certificates)"),
+                 N_("a name of at most 100 characters, please"),
+                 N_("a name without control characters, please"),
+                 N_("a name with at least one letter or digit, please"))
 
 
 class NamePrompt:
@@ -171,25 +193,26 @@ class NamePrompt:
     """
 
     def __init__(self, then: Callable[[Learner], Any],
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, lang: str = DEFAULT_LANG) -> None:
         import ipywidgets as w
 
-        self.then, self.env = then, env
-        self.text = w.Text(placeholder="your name, as your certificate should show it",
+        self.then, self.env, self.lang = then, env, lang
+        self.text = w.Text(placeholder=tr(lang, "your name, as your certificate should show it"),
                            layout=w.Layout(width="60%"))
-        self.save = w.Button(description="Save my name", button_style="primary")
+        self.save = w.Button(description=tr(lang, "Save my name"), button_style="primary")
         self.message = w.HTML()
         self.save.on_click(lambda _b: self.submit())
         self.view = w.VBox([
-            w.HTML("<b>Who is taking this quiz?</b> Your name is asked once and kept in "
-                   f"<code>{html.escape(str(identity.config_path(env)))}</code>."),
+            w.HTML(tr(lang, "<b>Who is taking this quiz?</b> Your name is asked once and kept "
+                            "in {path}.").format(
+                path=f"<code>{html.escape(str(identity.config_path(env)))}</code>")),
             w.HBox([self.text, self.save]), self.message])
 
     def submit(self) -> None:
         try:
             learner = identity.remember(self.text.value, self.env)
         except SlurmError as exc:
-            reason = exc.message.removeprefix("quizzes: error: ")
+            reason = tr(self.lang, exc.message.removeprefix("quizzes: error: "))
             self.message.value = f"<span style='color:#cf222e'>{html.escape(reason)}</span>"
             return
         self.view.children = [self.then(learner)]
@@ -203,12 +226,17 @@ def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,
 
     The learner is ``learner_id`` when given (scripts, the grading service), else
     :func:`quizzes.identity.current` (``JUPYTERHUB_USER``, else the remembered name);
-    with neither, the widget first asks for a name.  Numbers are read in ``lang``,
-    else ``$COURSE_LANG``, else English.
+    with neither, the widget first asks for a name.  The widget speaks, and numbers
+    are read in, ``lang``, else ``$COURSE_LANG``, else English
+    (:func:`quizzes.i18n.resolve`).
     """
     environ = os.environ if env is None else env
     bank = load_banks(banks)[quiz_id]
-    language = lang or environ.get("COURSE_LANG", "").strip() or DEFAULT_LANG
+    try:
+        language = resolve(lang, environ)
+    except ValueError as exc:
+        return quiz_box(quiz_id, message_box(
+            f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"))
 
     def start(who: Learner) -> Any:
         try:
@@ -224,7 +252,7 @@ def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,
         inner = start(Learner(learner_id, learner_name or learner_id, "given"))
     else:
         who = identity.current(environ)
-        inner = start(who) if who is not None else NamePrompt(start, environ).view
+        inner = start(who) if who is not None else NamePrompt(start, environ, language).view
     return quiz_box(quiz_id, inner)
 
 

@@ -227,3 +227,16 @@ def test_bad_yaml_is_reported_with_its_line(tmp_path):
     bad.write_text("schema: 1\nitems: [\n  - id: x\n")
     with pytest.raises(BankError, match=r"bad\.yaml: not valid YAML \(line \d+\)"):
         load_bank(bad)
+
+
+def test_author_build_also_builds_the_translations_beside_the_banks(tmp_path, monkeypatch):
+    src = tmp_path / "sources"
+    (src / "pt-BR").mkdir(parents=True)
+    name = "05-priority-fairshare.yaml"
+    (src / name).write_text((sources_dir() / name).read_text())
+    (src / "pt-BR" / name).write_text((sources_dir() / "pt-BR" / name).read_text())
+    monkeypatch.setenv("QUIZZES_SOURCES", str(src))
+    out = tmp_path / "banks"
+    assert build_all(out=out) == [out / name, out / "pt-BR" / name]
+    shipped = Path(__file__).resolve().parent.parent / "quizzes" / "banks"
+    assert (out / "pt-BR" / name).read_text() == (shipped / "pt-BR" / name).read_text()

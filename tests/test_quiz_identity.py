@@ -96,7 +96,7 @@ def test_the_widget_reads_numbers_in_course_lang(env, tmp_path):
                 mode="all").children[0]
     cards = view.children[1].children
     numeric = next(c for c in cards if "placeholder" in c.children[1].keys
-                   and c.children[1].placeholder.startswith("your answer"))
+                   and c.children[1].placeholder.startswith("sua resposta"))  # pt-BR labels
     numeric.children[1].value = "0,125"
     numeric.children[2].click()
     assert numeric.children[2].disabled                  # read as 0.125 and graded

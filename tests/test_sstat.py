@@ -281,6 +281,12 @@ def test_on_the_wall_clock_sstat_reads_the_tasks_and_sacct_keeps_it(
                    "JobID,MaxRSS,NTasks,AveCPU,TRESUsageInMax"], timeout=30).stdout.split("|")
     assert sacct[0] == f"{jid}.0" and int(sacct[1][:-1]) > 50 * 1024, sacct
     assert sacct[2] == "2" and sacct[3] >= "00:00:01", sacct  # two 6 s busy loops
+    batch = c.run(["sacct", "-j", f"{jid}.batch", "-P", "-n", "-o", "JobID,MaxRSS,NTasks"],
+                  timeout=30).stdout.strip()
+    assert re.fullmatch(rf"{jid}\.batch\|\d+K\|1", batch), batch  # the script and its srun
+    job_line = c.run(["sacct", "-X", "-j", str(jid), "-P", "-n", "-o", "JobID,MaxRSS"],
+                     timeout=30).stdout.strip()
+    assert job_line == f"{jid}|", job_line  # usage is per step, as sacct shows it
     gone = c.run(["sstat", "-n", "-j", f"{jid}.0"], timeout=30)
     assert gone.stderr in (f"sstat: error: StepId={jid}.0 not found running.\n",
                            f"sstat: error: No steps running for job {jid}\n"), gone

@@ -314,6 +314,11 @@ def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> N
         job.end_time = now
     end_steps(job, job.end_time, sig)
     step = batch_step(job.snapshot(), job.end_time, code, sig)
+    gather = getattr(ctl.runner, "jobacct", None)  # jobacct_gather on the wall clock
+    if step is not None and gather is not None:
+        usage = gather.forget(job.job_id, "batch")
+        if usage.ntasks:
+            step = replace(step, usage=usage)
     if step is not None and job.resize_time is None:  # a resized job's .batch: RESIZING
         job.steps.append(step)
     if job.allocation is not None:

@@ -199,6 +199,10 @@ class ProcessRunner:
 
     def _launch(self, item: _Queued) -> None:
         job, allocation, body, done = item.job, item.allocation, item.body, item.done
+        if self.jobacct is not None:  # the batch step's tasks (a new attempt starts afresh)
+            self.jobacct.forget(job.job_id, "batch")
+            self.jobacct.watch(job.job_id, "batch")
+            self.jobacct.start()
         ctx = self.job_context(job, body)
         spool = JobSpool(self.spool_dir, job.job_id, allocation.nodes[0].node, job.restart_count)
         try:
@@ -293,8 +297,8 @@ class ProcessRunner:
         ports = self._step_ports.get(job_id, {})
         for step_id, nodes in failed.items():
             port = ports.get(step_id)
-            if port is not None:
-                self._tell_srun(port, {"op": "node_fail", "nodes": nodes})
+            if port is not None:  # "kill": this step alone ends (srun: Force Terminated)
+                self._tell_srun(port, {"op": "node_fail", "nodes": nodes, "kill": True})
             for pid in self._pids_of_step.get((job_id, step_id), ()):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signals.SIGKILL)

@@ -20,6 +20,7 @@ from typing import Any
 
 from quizzes.errors import BankError
 from quizzes.exhibit import Exhibit, parse_exhibit
+from quizzes.i18n import Msg
 from quizzes.template import fill, placeholders
 
 __all__ = ["Common", "Outcome", "Presented", "Where", "as_text", "fill", "hashes",
@@ -97,10 +98,30 @@ class Outcome:
     feedback: str
     details: tuple[str, ...] = field(default=())
     readable: bool = True  # False: the response could not be read (the item stays open)
+    #: The feedback and details as messages (:mod:`quizzes.i18n`), to say them in the
+    #: learner's language; ``feedback``/``details`` are their English text (the gradebook's).
+    message: Msg | None = None
+    detail_messages: tuple[Msg, ...] = field(default=())
 
     @property
     def correct(self) -> bool:
         return self.score >= 1.0 - 1e-9
+
+    @classmethod
+    def said(cls, score: float, message: Msg, details: tuple[Msg, ...] = (),
+             readable: bool = True) -> Outcome:
+        """An outcome whose feedback is ``message`` (English text kept alongside)."""
+        return cls(score, message.render(), tuple(d.render() for d in details), readable,
+                   message, details)
+
+    def in_language(self, lang: str) -> tuple[str, tuple[str, ...]]:
+        """(feedback, details) in ``lang``; the stored English text when there is no
+        message (a lab's feedback, which quotes Slurm)."""
+        if self.message is None:
+            return self.feedback, self.details
+        details = tuple(d.render(lang) for d in self.detail_messages) \
+            if len(self.detail_messages) == len(self.details) else self.details
+        return self.message.render(lang), details
 
 
 def as_text(response: Any) -> str | None:

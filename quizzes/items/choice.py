@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.hashing import answer_hash
+from quizzes.i18n import M
 from quizzes.items.base import (
     Common,
     Outcome,
@@ -79,27 +80,30 @@ class ChoiceItem:
         key = self.keys[variant]
         if not self.multiple:
             if not isinstance(response, str) or response not in ids:
-                return Outcome(0.0, f"Choose one of: {', '.join(ids)}.", readable=False)
+                return Outcome.said(0.0, M("Choose one of: {ids}.", ids=", ".join(ids)),
+                                    readable=False)
             ok = answer_hash(salt, self.common.id, variant, response) in key
-            return Outcome(1.0 if ok else 0.0, "Correct." if ok else "Incorrect.")
+            return Outcome.said(1.0 if ok else 0.0, M("Correct.") if ok else M("Incorrect."))
         if isinstance(response, str):
             response = [response]
         if not isinstance(response, list) or not all(isinstance(r, str) for r in response):
-            return Outcome(0.0, "Answer with a list of option ids.", readable=False)
+            return Outcome.said(0.0, M("Answer with a list of option ids."), readable=False)
         chosen = set(response)
         unknown = sorted(chosen - set(ids))
         if unknown:
-            return Outcome(0.0, f"Unknown option(s): {', '.join(unknown)}.", readable=False)
+            return Outcome.said(0.0, M("Unknown option(s): {ids}.", ids=", ".join(unknown)),
+                                readable=False)
         correct = {oid for oid, mark in zip(ids, key, strict=True)
                    if answer_hash(salt, self.common.id, variant, f"{oid}=1") == mark}
         right = len(chosen & correct)
         wrong = len(chosen - correct)
         score = max(0.0, (right - wrong) / len(correct)) if correct else float(not chosen)
         if score >= 1.0:
-            return Outcome(1.0, "Correct.")
-        verdict = "Partly right" if score > 0 else "Incorrect"
-        return Outcome(score, f"{verdict}: {right} of {len(correct)} correct options "
-                              f"chosen, {wrong} wrong.")
+            return Outcome.said(1.0, M("Correct."))
+        verdict = M("Partly right") if score > 0 else M("Incorrect")
+        return Outcome.said(score, M("{verdict}: {right} of {total} correct options chosen, "
+                                     "{wrong} wrong.", verdict=verdict, right=right,
+                                     total=len(correct), wrong=wrong))
 
 
 def shuffled(options: tuple[tuple[str, str], ...], seed: int) -> tuple[tuple[str, str], ...]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.hashing import answer_hash
+from quizzes.i18n import M, Msg
 from quizzes.items.base import (
     Common,
     Outcome,
@@ -119,18 +120,30 @@ class NumericItem:
         if value is None or not math.isfinite(value):
             problem = comma_problem(text) if text is not None else None
             if problem:
-                return Outcome(0.0, f"Cannot read this number: {problem}.", readable=False)
-            unit = f" (in {self.unit}, or with a unit)" if self.unit else ""
-            return Outcome(0.0, f"Answer with a number{unit}.", readable=False)
+                return Outcome.said(0.0, M("Cannot read this number: {reason}.",
+                                           reason=Msg(problem)), readable=False)
+            if self.unit:
+                return Outcome.said(0.0, M("Answer with a number (in {unit}, or with a unit).",
+                                           unit=self.unit), readable=False)
+            return Outcome.said(0.0, M("Answer with a number."), readable=False)
         key = self.keys[variant]
         ok = answer_hash(salt, self.common.id, variant, self.grid.cell(value)) in key.cells
-        return Outcome(1.0 if ok else 0.0, "Correct." if ok else f"Incorrect. {self.expected()}")
+        if ok:
+            return Outcome.said(1.0, M("Correct."))
+        return Outcome.said(0.0, M("Incorrect. {expected}", expected=self.expected_message()))
 
     def expected(self) -> str:
         """What a right answer looks like: the tolerance and the unit (never the value)."""
-        unit = f", in {self.unit} (or with a unit such as {example_unit(self.unit)})" \
-            if self.unit else ""
-        return f"Answers {self.tolerance_text} of the expected value are accepted{unit}."
+        return self.expected_message().render()
+
+    def expected_message(self) -> Msg:
+        """:meth:`expected` as a message, to say in the learner's language."""
+        within = M("within ±{tolerance}", tolerance=self.tolerance_text.removeprefix("within ±"))
+        if self.unit:
+            return M("Answers {within} of the expected value are accepted, in {unit} (or with a "
+                     "unit such as {example}).", within=within, unit=self.unit,
+                     example=example_unit(self.unit))
+        return M("Answers {within} of the expected value are accepted.", within=within)
 
 
 def example_unit(unit: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from minislurm.errors import SlurmError
 from quizzes.hashing import answer_hash, canonical_json
+from quizzes.i18n import M
 from quizzes.items.base import (
     Common,
     Outcome,
@@ -75,28 +76,32 @@ class SbatchItem:
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Write #SBATCH lines or an sbatch command line.",
-                           readable=False)
+            return Outcome.said(0.0, M("Write #SBATCH lines or an sbatch command line."),
+                                readable=False)
         if len(text) > MAX_ANSWER:
-            return Outcome(0.0, "That answer is too long for an sbatch request.",
-                           readable=False)
+            return Outcome.said(0.0, M("That answer is too long for an sbatch request."),
+                                readable=False)
         try:
             options = parse_request(text)
         except SlurmError as exc:
-            return Outcome(0.0, f"Incorrect: Slurm would reject this: {exc.message}")
+            return Outcome.said(0.0, M("Incorrect: Slurm would reject this: {slurm}",
+                                          slurm=exc.message))
         except Exception as exc:  # the parser choked (e.g. --begin=now+99999999999days)
-            return Outcome(0.0, f"This answer cannot be read as an sbatch request "
-                                f"({type(exc).__name__}: {exc}).")
+            return Outcome.said(0.0, M("This answer cannot be read as an sbatch request ({why}).",
+                                     why=type(exc).__name__ + ": " + str(exc)))
         key = self.keys[variant]
         wrong = [name for name, digest in key.items()
                  if answer_hash(salt, self.common.id, variant,
                                 f"{name}={canonical_field(getattr(options, name))}") != digest]
         if not wrong:
-            return Outcome(1.0, "Correct: the request matches.")
+            return Outcome.said(1.0, M("Correct: the request matches."))
         right = len(key) - len(wrong)
-        verdict = "Partly right" if right else "Incorrect"
-        return Outcome(right / len(key), f"{verdict}: {right} of {len(key)} request fields right.",
-                       tuple(f"not what was asked: {field_option(n)}" for n in wrong))
+        verdict = M("Partly right") if right else M("Incorrect")
+        return Outcome.said(right / len(key),
+                            M("{verdict}: {right} of {total} request fields right.",
+                              verdict=verdict, right=right, total=len(key)),
+                            tuple(M("not what was asked: {option}", option=field_option(n))
+                                  for n in wrong))
 
 
 def field_option(name: str) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
+from quizzes.i18n import M, Msg
 from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, with_extras
 from quizzes.items.units import parse_quantity
 
@@ -141,25 +142,27 @@ class SchedulerItem:
               runner: ScenarioRunner | None = None) -> Outcome:
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Answer with a job name, a time or a reason.", readable=False)
+            return Outcome.said(0.0, M("Answer with a job name, a time or a reason."),
+                                readable=False)
         active = runner or self.runner or default_runner()
         result = active.run(self.scenario(params))
         at = self.at * 60
         if self.ask == "next_start":
             expected: tuple[str, ...] = result.next_starts(at)
             ok = text.strip() in expected
-            shown = " or ".join(expected) or "no job"
+            shown: str | Msg = " / ".join(expected) if expected else M("no job")
         elif self.ask == "start_time":
             start = result.start_of(self.job)
             value = parse_quantity(text, "minutes")
             ok = start is not None and value is not None and abs(value * 60 - start) < 30
-            shown = "never" if start is None else f"{start / 60:g} min"
+            shown = M("never") if start is None else M("{n} min", n=format(start / 60, "g"))
         else:
             reason = result.reason_of(self.job, at)
             ok = reason is not None and text.strip() == reason
-            shown = reason or "not pending"
-        verdict = "Correct" if ok else "Incorrect"
-        return Outcome(1.0 if ok else 0.0, f"{verdict}: the controller says {shown}.")
+            shown = reason or M("not pending")
+        verdict = M("Correct") if ok else M("Incorrect")
+        return Outcome.said(1.0 if ok else 0.0, M("{verdict}: the controller says {shown}.",
+                                                  verdict=verdict, shown=shown))
 
 
 @lru_cache(maxsize=1)

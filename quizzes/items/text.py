@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.hashing import answer_hash
+from quizzes.i18n import M
 from quizzes.items.base import (
     Common,
     Outcome,
@@ -74,21 +75,41 @@ class TextItem:
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Answer with a short text.", readable=False)
+            return Outcome.said(0.0, M("Answer with a short text."), readable=False)
         form = normalise(text, case_sensitive=self.case_sensitive)
         ok = answer_hash(salt, self.common.id, variant, form) in self.keys[variant]
-        return Outcome(1.0 if ok else 0.0, "Correct." if ok else "Incorrect.")
+        return Outcome.said(1.0 if ok else 0.0, M("Correct.") if ok else M("Incorrect."))
 
 
 def author_key(
     source: Mapping[str, Any], salt: str, item_id: str, variants: Sequence[str], where: Where
 ) -> dict[str, Any]:
-    """Hash the plain ``accept`` spellings (templated with ``{{param}}``) per variant."""
+    """Hash the plain ``accept`` spellings (templated with ``{{param}}``) per variant.
+
+    An entry may be a mapping of a language to its spellings (``{pt-BR: [daemon do
+    nó]}``): those are accepted too, whatever language the learner answers in (a
+    learner may answer in either), and the tag says which language they belong to.
+    ``accept`` is private, so none of them reaches the bank in plain text."""
+    from quizzes.i18n import language
     from quizzes.variants import params_of
 
-    accept = source.get("accept")
-    if not isinstance(accept, list) or not accept:
+    raw = source.get("accept")
+    if not isinstance(raw, list) or not raw:
         raise where.error("accept", "must be a non-empty list of accepted answers")
+    accept: list[Any] = []
+    for entry in raw:
+        if not isinstance(entry, dict):
+            accept.append(entry)
+            continue
+        for tag, forms in entry.items():
+            try:
+                language(str(tag))
+            except ValueError as exc:
+                raise where.error("accept", str(exc)) from None
+            if not isinstance(forms, list) or not forms \
+                    or not all(isinstance(f, str | int | float) for f in forms):
+                raise where.error("accept", f"'{tag}' must list its accepted answers")
+            accept.extend(forms)
     cs = bool(source.get("case_sensitive", False))
     keys = {}
     for variant in variants:

@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import re
 
+from quizzes.i18n import DEFAULT_LANG, N_, language, tr
+
+__all__ = ["DEFAULT_LANG", "Unreadable", "delocalise", "language", "parse_quantity"]
+
 MEMORY_MB = {
     "k": 1 / 1024, "kb": 1 / 1024, "kib": 1 / 1024,
     "m": 1.0, "mb": 1.0, "mib": 1.0,
@@ -40,43 +44,32 @@ TIME_MIN = {
 _WORDS_PT = {"horas": "hours", "hora": "hour", "minutos": "minutes", "minuto": "minute",
              "dias": "days", "dia": "day", "segundos": "seconds", "segundo": "second",
              "tarefas": "tasks", "tarefa": "task", "nós": "nodes", "nó": "node"}
-DEFAULT_LANG = "en"
 #: Languages a number may be written in: (decimal mark, thousands separator).
 LANGS = {"en": (".", ","), "pt-BR": (",", ".")}
 _TOKEN = re.compile(r"^\s*([-+]?)([0-9.,_]*[0-9][0-9.,_]*)((?:[eE][-+]?\d+)?)(.*)$", re.S)
 
-_NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%/ -]*?)\s*$")
+#: A number and its unit; the unit's letters may be accented (``nós``, ``GPU-horas``).
+_NUMBER = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*"
+                     r"((?:[^\W\d_]|[%/ -])*?)\s*$")
 _THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(?:,\d{3})+(?![\d,])")
-AMBIGUOUS_COMMA = ("write decimals with a point (0.5, not 0,5); a comma is read only between "
-                   "groups of three digits (9,216)")
-
-
-AMBIGUOUS_DOT = ("número ambíguo: em português o ponto separa milhares (9.216 = 9216) e a "
-                 "vírgula separa decimais (9,216); escreva 9216 ou 9,216")
-MIXED = {"en": "in English write 1,234.5 (a point for decimals, commas between thousands) "
-               "or 1234.5",
-         "pt-BR": "em português escreva 1.234,5 (vírgula para decimais, ponto entre milhares) "
-                  "ou 1234,5"}
+AMBIGUOUS_COMMA = N_("write decimals with a point (0.5, not 0,5); a comma is read only between "
+                     "groups of three digits (9,216)")
+AMBIGUOUS_DOT = N_("ambiguous number: in Portuguese a point separates thousands (9.216 = 9216) "
+                   "and a comma separates decimals (9,216); write 9216 or 9,216")
+MIXED = {"en": N_("in English write 1,234.5 (a point for decimals, commas between thousands) "
+                  "or 1234.5"),
+         "pt-BR": N_("in Portuguese write 1.234,5 (a comma for decimals, a point between "
+                     "thousands) or 1234,5")}
 
 
 class Unreadable(ValueError):
-    """A number that cannot be read unambiguously in the learner's language."""
+    """A number that cannot be read unambiguously in the learner's language; ``reason`` is
+    said in that language (:mod:`quizzes.i18n`), ``msgid`` is its English message."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def language(lang: str | None) -> str:
-    """The supported language a tag names (``pt_BR``, ``pt-br``, ``pt`` -> ``pt-BR``;
-    ``en_US`` -> ``en``); ValueError for a language numbers cannot be read in."""
-    tag = (lang or DEFAULT_LANG).strip().replace("_", "-").split(".")[0].lower()
-    if tag in ("en", "c", "posix") or tag.startswith("en-"):
-        return "en"
-    if tag in ("pt", "pt-br") or tag.startswith("pt-"):
-        return "pt-BR"
-    raise ValueError(f"numbers cannot be read in language '{lang}' (known: "
-                     f"{', '.join(LANGS)})")
+    def __init__(self, msgid: str, lang: str = DEFAULT_LANG) -> None:
+        self.msgid = msgid
+        self.reason = tr(lang, msgid)
+        super().__init__(self.reason)
 
 
 def _grouped(text: str, sep: str) -> bool:
@@ -107,28 +100,28 @@ def delocalise(text: str, lang: str = DEFAULT_LANG) -> str:
     if decimal in number and group in number:
         head, _, tail = number.rpartition(decimal)
         if group in tail or not tail.isdigit() or not (_grouped(head, group) or head.isdigit()):
-            raise Unreadable(MIXED[lang])
+            raise Unreadable(MIXED[lang], lang)
         plain = head.replace(group, "") + "." + tail
     elif lang == "en":
         if "," in number:
             if not _grouped(number, ","):
-                raise Unreadable(AMBIGUOUS_COMMA)
+                raise Unreadable(AMBIGUOUS_COMMA, lang)
             plain = number.replace(",", "")
         else:
             plain = number
     else:  # pt-BR: a comma is the decimal mark, a point groups thousands
         if number.count(",") > 1:
-            raise Unreadable(MIXED[lang])
+            raise Unreadable(MIXED[lang], lang)
         if "." in number:
             if _grouped(number, "."):
-                raise Unreadable(AMBIGUOUS_DOT)
+                raise Unreadable(AMBIGUOUS_DOT, lang)
             if number.count(".") > 1:
-                raise Unreadable(MIXED[lang])
+                raise Unreadable(MIXED[lang], lang)
             plain = number  # 1.5, 0.125: a decimal point, as code and calculators write it
         else:
             plain = number.replace(",", ".")
     if plain.count(".") > 1 or plain in (".", ""):
-        raise Unreadable(MIXED[lang])
+        raise Unreadable(MIXED[lang], lang)
     return f"{sign}{plain}{exponent}{rest}"
 
 
