@@ -5,6 +5,8 @@ Run: ``.venv/bin/python benchmarks/bench_labs.py [N]``.  Prints
 
 * the median wall time of one uncached check per lab (a right answer: the play runs
   to the end; the verdict cache is bypassed), and the median over all labs;
+* the slowest of the answers built to exhaust the simulator (`HOSTILE`), against the
+  grader's per-submission limit;
 * the whole ``quizzes grade`` path for N submission files (default 1,000), each
   holding one lab answer, every text unique (a comment names the learner, so no
   verdict is reused from the cache: the worst case): read, validated, replayed on
@@ -58,6 +60,19 @@ ANSWERS: tuple[tuple[str, str], ...] = (
     ("diagnose-start", "10:00:00"),
 )
 
+#: Answers built to exhaust the simulator (each must end well within the grader's
+#: per-submission limit, ``quizzes grade --timeout``, 30 s by default).
+HOSTILE: tuple[tuple[str, str], ...] = (
+    ("million-task array", H + "#SBATCH --array=0-999999\nsleep 1\n"),
+    ("1000-task array", H + "#SBATCH --array=0-999\nsleep 1\n"),
+    ("a year of sleep", H + "#SBATCH -t 2-00:00:00\nsrun sleep 365d\n"),
+    ("a thousand srun lines", H + "srun hostname\n" * 1000),
+    ("scontrol update nodename", "scontrol update nodename=gpu01 state=down reason=x\n"),
+    ("sbatch --wait forever", "sbatch --wait -t UNLIMITED --wrap 'sleep 1'\n"),
+    ("a=$a$a doubling", "a=xxxxxxxx\n" + "a=$a$a\n" * 60),
+    ("squeue %999999999i", "squeue -o %999999999i\n"),
+)
+PER_SUBMISSION = 30.0
 TARGET_CHECK = 0.300
 TARGET_GRADE = 60.0
 
@@ -83,6 +98,17 @@ def bench_check(repeat: int = 7) -> float:
     print(f"check one lab: median {overall * 1000:.1f} ms (target {TARGET_CHECK * 1000:.0f} ms, "
           f"ratio {overall / TARGET_CHECK:.2f})")
     return overall
+
+
+def bench_hostile() -> float:
+    worst = 0.0
+    for name, text in HOSTILE:
+        took = _uncached("first-job", text)
+        worst = max(worst, took)
+        print(f"  hostile {name:<24} {took * 1000:8.1f} ms")
+    print(f"hostile answers: slowest {worst * 1000:.1f} ms (per-submission limit "
+          f"{PER_SUBMISSION:.0f} s, ratio {worst / PER_SUBMISSION:.4f})")
+    return worst
 
 
 def _bank() -> Bank:
@@ -125,6 +151,7 @@ def main() -> None:
     if n < 1:
         raise SystemExit("bench_labs.py: N must be at least 1")
     bench_check()
+    bench_hostile()
     bench_grade(n)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ FIRST = ("#!/bin/bash\n#SBATCH -p gpu -J train --gres=gpu:1 -t 30 -o train-%j.ou
 
 
 def _echo_runner(calls: list[list[str]]):  # type: ignore[no-untyped-def]
-    def run(argv: list[str]) -> tuple[str, str, int]:
+    def run(argv: list[str], env: dict[str, str]) -> tuple[str, str, int]:
         calls.append(argv)
         if argv[0] == "sbatch":
             return "4242\n", "", 0
@@ -53,11 +52,20 @@ def test_shell_field_splitting_and_backquotes() -> None:
     ("echo $((1+2))", "arithmetic"),
     ("echo 'open", "not closed"),
     ("echo ${x:-default}", "only plain ${NAME}"),
+    ("x=" + "$(echo " * 5000 + ")" * 5000, "more than 4 nested $(...)"),
 ])
 def test_shell_refuses_what_it_does_not_interpret(text: str, message: str) -> None:
     with pytest.raises(ShellError) as info:
         parse(text)
     assert message in info.value.message
+
+
+def test_exported_variables_reach_slurm_commands() -> None:
+    text = ("export SBATCH_PARTITION=gpu\nexport SBATCH_JOB_NAME=train\n"
+            "sbatch --gres=gpu:1 -t 30 -o train-%j.out --wrap 'srun python train.py'\n")
+    assert check("first-job", text).passed, check("first-job", text).text()
+    unexported = text.replace("export ", "")  # shell variables only: sbatch does not see them
+    assert "JobName=wrap" in check("first-job", unexported).feedback
 
 
 def test_nothing_the_learner_wrote_runs(tmp_path: Path) -> None:
@@ -75,14 +83,19 @@ def test_nothing_the_learner_wrote_runs(tmp_path: Path) -> None:
     ("#!/bin/bash\n#SBATCH --array=0-999\nsleep 1\n", "a lab plays at most 128"),
     ("#!/bin/bash\n#SBATCH -N1\n" + "srun hostname\n" * 1000, "1000 srun lines"),
     ("scontrol update nodename=gpu01 state=down reason=x\nsbatch --wrap 'sleep 1'",
-     "Access/permission denied"),
+     "slurm_update error: Invalid user id"),
+    ("scontrol create reservation starttime=now duration=10 users=student nodes=ALL",
+     "Error creating the reservation: Invalid user id"),
+    ("scontrol delete reservation=big", "delete_reservation reservation=big: Invalid user id"),
+    ("scontrol reconfigure", "slurm_reconfigure error: Invalid user id"),
     ("\n".join(["sbatch --wrap 'sleep 1'"] * 40), "more than 32 commands"),
+    ("squeue --format=%999999999i", "field width of 10000 characters or more"),
+    ("a=xxxxxxxx\n" + "a=$a$a\n" * 80 + "echo $a", "a lab's shell keeps at most 65536"),
+    ("sacct --format=JobID%99999999", "field width of 10000 characters or more"),
     ("\n".join(["sbatch --array=0-100 --wrap 'sleep 1'"] * 3), "tasks in all"),
 ])
-def test_hostile_answers_get_a_clear_message_fast(text: str, message: str) -> None:
-    t0 = time.perf_counter()
+def test_hostile_answers_get_a_clear_message(text: str, message: str) -> None:
     verdict = check("first-job", text)
-    assert time.perf_counter() - t0 < 20
     assert not verdict.passed
     assert message in verdict.text(), verdict.text()
 
@@ -90,9 +103,7 @@ def test_hostile_answers_get_a_clear_message_fast(text: str, message: str) -> No
 def test_a_year_of_sleep_is_bounded_by_slurm_limits() -> None:
     text = ("#!/bin/bash\n#SBATCH -p gpu -J train --gres=gpu:1 -t 2-00:00:00 "
             "-o train-%j.out\nsrun sleep 365d\n")
-    t0 = time.perf_counter()
     verdict = check("first-job", text)
-    assert time.perf_counter() - t0 < 20
     assert "TimeLimit=2-00:00:00" in verdict.feedback  # the partition's MaxTime
     unlimited = check("first-job", text.replace("2-00:00:00", "UNLIMITED"))
     assert "PENDING (Reason=PartitionTimeLimit)" in unlimited.feedback
@@ -190,3 +201,14 @@ def test_cli_list_show_check(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "no lab 'nope'" in capsys.readouterr().err
     assert main(["lab", "check", "first-job", str(tmp_path / "missing")]) == 2
     assert main(["lab", "frobnicate"]) == 2
+
+
+def test_sbatch_wait_is_bounded_and_observed() -> None:
+    forever = check("first-job", "sbatch --wait -p gpu -t UNLIMITED --wrap 'srun sleep 9'")
+    assert "had not ended after 72 simulated hours" in forever.feedback
+    ok = check("first-job", "sbatch --wait -p gpu -J train --gres=gpu:1 -t 30 "
+                            "-o train-%j.out --wrap 'srun python train.py'")
+    assert ok.passed, ok.text()  # the job ran inside the wait: still observed
+    timed_out = check("first-job", "sbatch --wait -p gpu -J train --gres=gpu:1 -t 30 "
+                                   "-o train-%j.out --wrap 'srun python train.py\nsleep 7200'")
+    assert "ended TIMEOUT" in timed_out.feedback, timed_out.text()  # not "refused"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 from quizzes.bank import Bank
@@ -55,10 +54,8 @@ def test_grade_folder_of_lab_submissions(tmp_path: Path) -> None:
     (subs / "binary.json").write_bytes(b'{"format": "\xff\xfe"}')
     (subs / "junk.json").write_text("{not json", encoding="utf-8")
     db = tmp_path / "gb.sqlite"
-    t0 = time.perf_counter()
     with Gradebook(db) as book:
         report = grade_folder(subs, {"labs-test": _bank()}, book, None, per_file_seconds=30)
-    assert time.perf_counter() - t0 < 60
     rejected = dict(report.rejected)
     assert "64 KiB" in rejected["big.json"]
     assert "not UTF-8 text" in rejected["binary.json"]

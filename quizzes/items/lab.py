@@ -50,14 +50,10 @@ class LabItem:
 
     def present(self, params: Mapping[str, Any], seed: int = 0) -> Presented:
         from quizzes.labs import lab
-        from quizzes.labs.diagnose import exhibit
+        from quizzes.labs.cli import show_text
 
-        item = lab(self.lab_id)
-        lines = [fill(self.common.prompt, params), "", item.task]
-        if item.kind == "diagnose":
-            lines += ["", exhibit(item.scenario).text]
-        elif item.files:
-            lines += ["", "Files in the lab's folder: " + ", ".join(n for n, _ in item.files)]
+        # the task, minislurm's output (diagnose), the lab's files and the skeleton
+        lines = [fill(self.common.prompt, params), "", show_text(lab(self.lab_id))]
         return Presented(self.common.id, "lab", "\n".join(lines), points=self.common.points)
 
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:

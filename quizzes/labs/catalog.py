@@ -40,7 +40,7 @@ LABS: tuple[Lab, ...] = (
               "sbatch(1) -t, --time=<time>: Set a limit on the total run time of the job "
               "allocation. Acceptable time formats include \"minutes\", \"minutes:seconds\", "
               "\"hours:minutes:seconds\"..."),
-        objectives=("01.3",),
+        objectives=("01.1",),
     ),
     Lab(
         id="diagnose-queue", lesson="01-what-is-slurm", title="Why does my job wait?",
@@ -131,7 +131,7 @@ LABS: tuple[Lab, ...] = (
         hints=("Free GPUs are not the only thing Slurm checks: limits of your QOS count too.",),
         docs=("squeue(1) JOB REASON CODES: QOSMaxGRESPerUser: The job's QOS has reached the "
               "maximum number of GRES for a user.",),
-        objectives=("03.1",),
+        objectives=("03.3",),
     ),
     # ---- 04 srun ddp --------------------------------------------------------------------
     Lab(
@@ -151,7 +151,7 @@ LABS: tuple[Lab, ...] = (
               "sbatch(1) --gpus-per-task=<type:number>: Specify the number of GPUs required "
               "for the job on each task to be spawned in the job's resource allocation.",
               "srun(1) --gpu-bind=[verbose,]<type>: Bind tasks to specific GPUs."),
-        objectives=("04.1",),
+        objectives=("04.2",),
     ),
     Lab(
         id="ddp-drill", lesson="04-srun-ddp", title="DDP drill (practice, real processes)",
@@ -238,7 +238,7 @@ LABS: tuple[Lab, ...] = (
                "jobs.",),
         docs=("squeue(1) --start: Report the expected start time and resources to be "
               "allocated for pending jobs in order of increasing start time.",),
-        objectives=("06.1",),
+        objectives=("06.2",),
     ),
     # ---- 07 failures requeue ------------------------------------------------------------
     Lab(
@@ -262,7 +262,7 @@ LABS: tuple[Lab, ...] = (
               "append or truncate mode as specified.",
               "sbatch(1) --signal=[{R|B}:]<sig_num>[@sig_time]: When a job is within sig_time "
               "seconds of its end time, send it the signal sig_num."),
-        objectives=("07.1",),
+        objectives=("07.2",),
     ),
     Lab(
         id="diagnose-preempted", lesson="07-failures-requeue", title="Who took my GPUs?",

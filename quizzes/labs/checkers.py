@@ -21,7 +21,7 @@ from minislurm.job import JobRecord
 from minislurm.states import JobState
 from minislurm.timespec import format_time_limit_hms
 from quizzes.labs.model import Verdict
-from quizzes.labs.runner import JobFacts, Trial
+from quizzes.labs.runner import SUBMITTED, JobFacts, Trial
 
 Checker = Callable[[Trial], Verdict]
 
@@ -64,10 +64,10 @@ def preflight(trial: Trial, *, jobs: int = 1) -> Verdict | None:
     if trial.refused:
         return Verdict(False, "The lab did not run this answer: " + trial.refused)
     for cmd in trial.errors:
-        if cmd.argv[0] == "sbatch":
+        if cmd.argv[0] == "sbatch" and not SUBMITTED.match(cmd.stdout.strip()):
             return Verdict(False, f"Slurm refused the job ({cmd.line}): fix what sbatch "
                                   "says, then check again.", slurm=cmd.stderr or cmd.stdout)
-    bad = [c for c in trial.errors]
+    bad = [c for c in trial.errors if c.argv[0] != "sbatch"]
     if bad:
         return Verdict(False, f"A command failed: {bad[0].line}", slurm=bad[0].stderr)
     if len(trial.jobs) < jobs:

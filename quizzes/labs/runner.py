@@ -48,15 +48,29 @@ from quizzes.labs.shell import Interpreter, ShellError
 #: Commands a lab answer may run (read-only ones, and sbatch/scancel for the learner's jobs).
 ALLOWED = ("sbatch", "squeue", "sacct", "scontrol", "sinfo", "sprio", "sshare", "scancel",
            "echo", "cat", "true")
-#: ``scontrol`` verbs only an operator may use: refused as slurmctld refuses a user.
-ADMIN_VERBS = ("create", "delete", "reconfigure", "shutdown", "takeover", "setdebug",
-               "setdebugflags", "reboot", "write", "fsdometimeout")
+#: What scontrol prints when a plain user runs an operator's command (measured on
+#: 22.05.8 as a non-root user; ``{arg}`` is the verb's first argument).
+ADMIN_REFUSALS = {
+    "update": "slurm_update error: Invalid user id",
+    "update reservation": "Error updating the reservation: Invalid user id\n"
+                          "slurm_update error: Invalid user id",
+    "create": "Error creating the reservation: Invalid user id",
+    "delete": "delete_reservation {arg}: Invalid user id",
+    "reconfigure": "slurm_reconfigure error: Invalid user id",
+    "shutdown": "slurm_shutdown error: Invalid user id",
+    "setdebug": "slurm_set_debug_level error: Permission denied",
+    "setdebugflags": "slurm_set_debug_flags error: Permission denied",
+}
 #: Most array tasks a lab plays, srun lines per script, and command lines per snippet.
 MAX_ARRAY_TASKS = 128
 MAX_SRUN_LINES = 64
 MAX_COMMANDS = 32
 MAX_JOBS = 16
-_SUBMITTED = re.compile(r"^(?:Submitted batch job )?(\d+)(?:;\S+)?\s*$")
+#: A format field width a lab does not print (``squeue -o %999999999i`` builds a GB line).
+_WIDE = re.compile(r"%[-.]?\d{5,}")
+#: Most output kept per command (what a terminal would show is far less).
+MAX_OUTPUT = 256 * 1024
+SUBMITTED = re.compile(r"^(?:Submitted batch job )?(\d+)(?:;\S+)?\s*$")
 
 
 class LabLimit(SlurmError):
@@ -193,6 +207,45 @@ class _Session:
         self._last_inv: SbatchInvocation | None = None
         self.commands: list[Command] = []
         self.array_tasks = 0
+        self.stop = self.cluster.now + lab.horizon  # set again once the setup ran
+        #: Each learner job's record when first seen running, and its tasks' environments.
+        self.firsts: dict[int, JobRecord] = {}
+        self.tasks: dict[int, tuple[tuple[TaskEnv, ...], str, tuple[str, ...]]] = {}
+
+    def capture(self) -> None:
+        """Record the learner's jobs that run now and were not seen running before."""
+        ctl = self.cluster.controller
+        for jid, inv in list(self.invocations.items()) + self._waited():
+            if jid in self.firsts:
+                continue
+            rec = ctl.job(jid)
+            if rec.start_time is not None and rec.allocation is not None \
+                    and rec.state.value == "RUNNING":
+                self.firsts[jid] = rec
+                self.tasks[jid] = task_environments(self.cluster, rec, inv)
+
+    def _waited(self) -> list[tuple[int, SbatchInvocation]]:
+        """The job ``sbatch --wait`` is waiting for (submitted, id not printed yet)."""
+        if self._last_inv is None:
+            return []
+        ctl = self.cluster.controller
+        mine = [r.job_id for r in ctl.jobs() if r.user == self.cluster.user
+                and r.job_id not in self.invocations]
+        return [(max(mine), self._last_inv)] if mine else []
+
+    def wait(self, predicate: Any) -> None:
+        """``sbatch --wait`` on the lab's clock: at most up to the lab's horizon; the
+        job is observed while it runs, as the play does."""
+        def seen() -> bool:
+            self.capture()
+            return bool(predicate())
+
+        try:
+            self.cluster.wait(seen, limit=max(0, self.stop - self.cluster.now))
+        except SlurmError:
+            raise LabLimit(f"sbatch --wait: the job had not ended after "
+                           f"{self.lab.horizon // 3600} simulated hours, the lab's "
+                           "horizon") from None
 
     def job_body(self, inv: SbatchInvocation, _ctx: Any) -> Any:
         _check_script(inv.script_text)
@@ -209,7 +262,8 @@ class _Session:
         self._last_inv = inv
         return script_body(inv.script_text)
 
-    def run(self, argv: list[str]) -> tuple[str, str, int]:
+    def run(self, argv: list[str], env: dict[str, str]) -> tuple[str, str, int]:
+        """One command line; ``env``: the snippet's exported variables (``SBATCH_*``...)."""
         name = argv[0]
         if name not in ALLOWED:
             msg = (f"{name}: command not interpreted in a lab (the lab runs "
@@ -222,23 +276,33 @@ class _Session:
                 out = "".join(self._read(a) for a in argv[1:])
             self.commands.append(Command(tuple(argv), out, "", 0))
             return out, "", 0
-        if name == "scontrol" and _admin(argv[1:]):
-            msg = "slurm_update error: Access/permission denied\n"
-            if argv[1:2] and argv[1].lower() not in ("update",):
-                msg = f"scontrol: error: {argv[1]}: Access/permission denied\n"
+        wide = next((a for a in argv[1:] if _WIDE.search(a)), None)
+        if wide is not None:
+            raise LabLimit(f"{name} {wide}: a field width of 10000 characters or more is not "
+                           "printed in a lab")
+        refusal = _admin(argv[1:]) if name == "scontrol" else None
+        if refusal is not None:
+            msg = refusal + "\n"
             self.commands.append(Command(tuple(argv), "", msg, 1))
             return "", msg, 1
         import importlib
 
         module = importlib.import_module(f"minislurm.cli.{name}")
-        ctx = self.cluster.context()
+        ctx = self.cluster.context(env=env)
         ctx.job_body = self.job_body
+        ctx.wait = self.wait
         self._last_inv = None
-        rc = int(module.run(argv[1:], ctx))
+        try:
+            rc = int(module.run(argv[1:], ctx))
+        except LabLimit:
+            raise
+        except SlurmError as exc:  # a command's own failure: its message, exit 1
+            ctx.stderr.write(exc.message.rstrip("\n") + "\n")
+            rc = exc.exit_code or 1
         assert isinstance(ctx.stdout, io.StringIO) and isinstance(ctx.stderr, io.StringIO)
-        out, err = ctx.stdout.getvalue(), ctx.stderr.getvalue()
-        if name == "sbatch" and rc == 0 and self._last_inv is not None:
-            match = _SUBMITTED.match(out.strip())
+        out, err = ctx.stdout.getvalue()[:MAX_OUTPUT], ctx.stderr.getvalue()[:MAX_OUTPUT]
+        if name == "sbatch" and self._last_inv is not None:  # --wait: rc is the job's
+            match = SUBMITTED.match(out.strip())
             if match:
                 self.invocations[int(match.group(1))] = self._last_inv
         self.commands.append(Command(tuple(argv), out, err, rc))
@@ -251,19 +315,26 @@ class _Session:
         return path.read_text(encoding="utf-8", errors="replace")[:MAX_ANSWER_BYTES]
 
 
-def _admin(args: list[str]) -> bool:
-    """``scontrol update nodename=...``/``partitionname=...``, create, delete, ..."""
+def _admin(args: list[str]) -> str | None:
+    """scontrol's refusal of an operator command by a plain user, or None (a user's own
+    command: show, update jobid=..., hold, requeue...)."""
     if not args:
-        return False
+        return None
     verb = args[0].lower()
-    if verb in ADMIN_VERBS:
-        return True
+    arg = args[1] if len(args) > 1 else ""
     if verb == "update":
         keys = {a.split("=", 1)[0].lower() for a in args[1:]}
-        return bool(keys & {"nodename", "node", "partitionname", "partition_name",
-                            "reservationname", "frontendname", "powercap"}) \
-            and not keys & {"jobid", "job"}
-    return False
+        if keys & {"jobid", "job"}:
+            return None
+        if keys & {"reservationname", "reservation"}:
+            return ADMIN_REFUSALS["update reservation"]
+        if keys & {"nodename", "node", "partitionname", "partition", "frontendname",
+                   "powercap"}:
+            return ADMIN_REFUSALS["update"]
+        return None
+    if verb in ADMIN_REFUSALS:
+        return ADMIN_REFUSALS[verb].format(arg=arg)
+    return None
 
 
 def first_job_id(text: str, salt: int = 0) -> int:
@@ -301,6 +372,7 @@ def play_once(lab: Lab, text: str, files: tuple[tuple[str, str], ...],
         if lab.setup:
             cluster.advance(60)
         start = cluster.now
+        session.stop = start + lab.horizon
         shell = Interpreter(session.run, {"HOME": str(workdir), "USER": cluster.user},
                             max_commands=MAX_COMMANDS)
         refused = ""
@@ -329,20 +401,10 @@ def _observe(session: _Session, start: int, queue: list[JobRecord]
     ids = sorted(session.invocations)
     if not ids:
         return ()
-    firsts: dict[int, JobRecord] = {}
-    tasks: dict[int, tuple[tuple[TaskEnv, ...], str, tuple[str, ...]]] = {}
+    firsts, tasks = session.firsts, session.tasks
     after: dict[int, JobRecord] = {}
     stop = start + lab.horizon
-
-    def capture() -> None:
-        for jid in ids:
-            if jid in firsts:
-                continue
-            rec = ctl.job(jid)
-            if rec.start_time is not None and rec.allocation is not None \
-                    and rec.state.value == "RUNNING":
-                firsts[jid] = rec
-                tasks[jid] = task_environments(cluster, rec, session.invocations[jid])
+    capture = session.capture
 
     def done() -> bool:
         return all(_settled(ctl.job(j)) for j in ids)

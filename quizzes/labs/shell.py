@@ -28,6 +28,8 @@ from minislurm.errors import SlurmError
 
 #: Longest ``$(...)`` nesting read.
 MAX_DEPTH = 4
+#: Longest value a variable or a command line may hold (``a=$a$a`` doubles each time).
+MAX_VALUE = 64 * 1024
 
 _NAME_START = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"
 _NAME_CHARS = _NAME_START + "0123456789"
@@ -62,15 +64,17 @@ class Statement:
     words: tuple[Word, ...]
     line: int
     name: str = ""
+    exported: bool = False
 
 
 class _Lexer:
     """A hand-written scanner for the subset of sh a lab snippet needs."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, depth: int = 0) -> None:
         self.text = text
         self.pos = 0
         self.line = 1
+        self.depth = depth
 
     def error(self, what: str) -> ShellError:
         return ShellError(f"line {self.line}: {what}")
@@ -115,7 +119,7 @@ class _Lexer:
                 raise self.error("'&' (background) is not interpreted in a lab snippet")
             if ch in "()":
                 raise self.error("subshells '( ... )' are not interpreted in a lab")
-            word = self._word(depth=0)
+            word = self._word(depth=self.depth)
             if not words and len(word.pieces) == 1 and word.pieces[0].kind == "text" \
                     and word.pieces[0].value in _KEYWORDS:
                 raise self.error(f"'{word.pieces[0].value}' (shell control flow) is not "
@@ -259,7 +263,10 @@ class _Lexer:
     def _command(self, inner: str, depth: int, quoted: bool) -> Piece:
         if depth + 1 > MAX_DEPTH:
             raise self.error(f"more than {MAX_DEPTH} nested $(...)")
-        _Lexer(inner).statements()  # check it now: errors name the outer line
+        try:
+            _Lexer(inner, depth + 1).statements()  # check it now
+        except ShellError as exc:  # name the outer line
+            raise self.error(exc.message.split(": ", 1)[-1]) from None
         return Piece("cmd", inner, quoted)
 
 
@@ -274,7 +281,10 @@ def _statement(words: list[Word], line: int, lexer: _Lexer) -> Statement:
         if head == "export" and len(first.pieces) == 1:
             if len(words) != 2:
                 raise lexer.error("write one 'export NAME=value' per line")
-            return _assignment(words[1], line, lexer) or Statement("command", (), line)
+            assign = _assignment(words[1], line, lexer)
+            if assign is None:
+                raise lexer.error("write 'export NAME=value'")
+            return Statement("assign", assign.words, line, assign.name, exported=True)
         assign = _assignment(first, line, lexer)
         if assign is not None:
             if len(words) > 1:
@@ -301,8 +311,8 @@ def parse(text: str) -> list[Statement]:
     return _Lexer(text).statements()
 
 
-#: Runs one command line; returns (stdout, stderr, exit code).
-Runner = Callable[[list[str]], tuple[str, str, int]]
+#: Runs one command line with the exported variables; returns (stdout, stderr, exit code).
+Runner = Callable[[list[str], dict[str, str]], tuple[str, str, int]]
 
 
 class Interpreter:
@@ -312,6 +322,7 @@ class Interpreter:
                  *, max_commands: int = 64) -> None:
         self.runner = runner
         self.vars: dict[str, str] = dict(env or {})
+        self.exported: set[str] = set()  # ``export NAME=...``: commands see them
         self.max_commands = max_commands
         self.commands = 0
         self.transcript: list[tuple[list[str], str, str, int]] = []
@@ -323,7 +334,12 @@ class Interpreter:
         for st in parse(text):
             if st.kind == "assign":
                 value, rc = self._expand_joined(st.words[0], depth)
+                if len(value) > MAX_VALUE:
+                    raise ShellError(f"line {st.line}: {st.name} would hold {len(value)} "
+                                     f"characters; a lab's shell keeps at most {MAX_VALUE}")
                 self.vars[st.name] = value
+                if st.exported:
+                    self.exported.add(st.name)
                 continue
             argv: list[str] = []
             for word in st.words:
@@ -332,11 +348,15 @@ class Interpreter:
                 rc = sub_rc if sub_rc else rc
             if not argv:
                 continue
+            if sum(len(a) for a in argv) > MAX_VALUE:
+                raise ShellError(f"line {st.line}: the command line is longer than "
+                                 f"{MAX_VALUE} characters")
             self.commands += 1
             if self.commands > self.max_commands:
                 raise ShellError(f"more than {self.max_commands} commands: a lab snippet "
                                  "needs a few lines")
-            stdout, stderr, rc = self.runner(argv)
+            env = {k: self.vars[k] for k in sorted(self.exported)}
+            stdout, stderr, rc = self.runner(argv, env)
             self.transcript.append((argv, stdout, stderr, rc))
             out.append(stdout)
         return "".join(out), rc
