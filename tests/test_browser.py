@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -72,27 +73,45 @@ def _settings(folder: Path) -> None:
         path.write_text(json.dumps(value))
 
 
+#: A learner's login files that rebuild PATH without the project's bin/ (Debian's
+#: /etc/profile does the same for root): the course's terminals must still be minislurm's.
+HOSTILE_PROFILE = "PATH=/usr/local/bin:/usr/bin:/bin\nexport PATH\n"
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """A JupyterLab on 127.0.0.1 serving a copy of notebooks/; yields (base url, token)."""
+    """JupyterLab started as scripts/course starts it (``python -m course lab``) on a copy
+    of notebooks/ (its readings/ links resolving into the real course/lessons/), with a
+    minislurm cluster up and a HOME whose profile rebuilds PATH; yields (base url, token)."""
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "notebooks"
-    shutil.copytree(ROOT / "notebooks", root)
+    shutil.copytree(ROOT / "notebooks", root, symlinks=True)
+    (tmp / "course").mkdir()
+    (tmp / "course" / "lessons").symlink_to(ROOT / "course" / "lessons")
+    home = tmp / "home"
+    home.mkdir()
+    for name in (".profile", ".bashrc"):
+        (home / name).write_text(HOSTILE_PROFILE)
     env = dict(os.environ)
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[var] = str(tmp / var.lower())
     env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "settings")
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
     env["XDG_CACHE_HOME"] = str(tmp / "cache")
+    env["HOME"] = str(home)
+    env["MINISLURM_STATE_DIR"] = str(tmp / "state")
+    env["PYTHONPATH"] = str(ROOT)
     env.pop("SLURM_CONF", None)
     _settings(tmp / "settings")
+    up = subprocess.run([sys.executable, "-m", "minislurm", "cluster", "up"], env=env,
+                        capture_output=True, text=True, timeout=120)
+    assert up.returncode == 0, up.stdout + up.stderr
     port, token = _free_port(), secrets.token_hex(16)
     log = (tmp / "lab.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-         f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
-         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-         f"--ServerApp.root_dir={root}"],
+        [sys.executable, "-m", "course", "lab", "--root", str(root), "--no-browser",
+         "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
+         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True"],
         cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -114,6 +133,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
             proc.kill()
             proc.wait(timeout=10)
         log.close()
+        subprocess.run([sys.executable, "-m", "minislurm", "cluster", "down"], env=env,
+                       capture_output=True, timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -278,5 +299,93 @@ def test_built_lesson_page_draws_its_figures_offline(browser: Any, tmp_path: Pat
         traces = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
                                ".map(p => p.data.length)")
         assert len(traces) == figures and min(traces) >= 1 and max(traces) >= 4
+    finally:
+        page.close()
+
+
+#: The text of the (last opened) terminal: xterm.js's buffer, trailing blanks cut per line.
+_TERMINAL_TEXT = """() => {
+  const terms = Array.from(window.jupyterapp.shell.widgets('main'))
+      .filter(w => w.content && w.content._term);
+  if (!terms.length) return null;
+  const t = terms[terms.length - 1].content._term;
+  const b = t.buffer.active, out = [];
+  for (let i = 0; i < b.length; i++) out.push(b.getLine(i).translateToString(true));
+  return out.join('\\n');
+}"""
+
+
+def _terminal_run(page: Page, command: str, mark: str, seconds: float = 60) -> str:
+    """Type ``command`` + Enter in the focused terminal and wait until ``@@<mark>@@``
+    shows; it is echoed by the shell (the typed line holds ``@@<mark>@$((0))@``), so it
+    appears only once the command finished. Returns what was printed in between."""
+    typed = f"echo @@{mark}@$((0))@"
+    page.keyboard.type(f"{command}; {typed}")
+    page.keyboard.press("Enter")
+    done = f"@@{mark}@0@"
+    deadline = time.monotonic() + seconds
+    text = ""
+    while done not in text:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the terminal did not finish {command!r}:\n{text[-3000:]}")
+        page.wait_for_timeout(200)
+        text = page.evaluate(_TERMINAL_TEXT) or ""
+    return text.split(typed, 1)[1].rsplit(done, 1)[0]
+
+
+def _minislurm(args: list[str], state: Path) -> str:
+    """What minislurm's command prints when run directly against the same cluster."""
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
+    env["MINISLURM_STATE_DIR"] = str(state)
+    res = subprocess.run([str(ROOT / "bin" / args[0]), *args[1:]], env=env,
+                         capture_output=True, text=True, timeout=60)
+    return res.stdout + res.stderr
+
+
+def test_terminal_runs_minislurm_whatever_the_profile(
+        lab: tuple[str, str], browser: Any) -> None:
+    """A JupyterLab terminal (login files that rebuild PATH, Debian's slurm-client in
+    /usr/bin): ``sinfo``, ``sbatch --wrap 'sleep 5'`` and ``squeue`` are minislurm's,
+    also in a ``bash -l`` started inside it."""
+    base, token = lab
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    try:
+        page.goto(f"{base}/lab/workspaces/terminal?reset&token={token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands"
+                               ".hasCommand('terminal:create-new')", timeout=60_000)
+        page.evaluate("() => window.jupyterapp.commands.execute('terminal:create-new')")
+        page.wait_for_function(f"() => {{ const t = ({_TERMINAL_TEXT})(); "
+                               f"return t && t.trim().length > 0; }}", timeout=60_000)
+        page.locator(".jp-Terminal").first.click()
+        where = _terminal_run(page, "command -v sinfo sbatch squeue; echo $MINISLURM_STATE_DIR",
+                              "where")
+        lines = [line.strip() for line in where.splitlines() if line.strip()]
+        assert lines[:3] == [str(ROOT / "bin" / c) for c in ("sinfo", "sbatch", "squeue")], where
+        state = Path(lines[3])
+        sinfo = _terminal_run(page, "sinfo", "sinfo")
+        assert "Could not establish a configuration source" not in sinfo
+        expected = _minislurm(["sinfo"], state)
+        assert expected.split()[:3] == ["PARTITION", "AVAIL", "TIMELIMIT"], expected
+        shown = [line.rstrip() for line in sinfo.splitlines()]
+        for line in expected.splitlines():
+            assert line.rstrip() in shown, f"{line!r} not in the terminal's sinfo:\n{sinfo}"
+        submitted = _terminal_run(page, "sbatch --wrap 'sleep 5'", "sbatch")
+        match = re.search(r"^Submitted batch job (\d+)$", submitted, re.M)
+        assert match, submitted
+        job = match.group(1)
+        squeue = _terminal_run(page, "squeue", "squeue")
+        assert re.search(r"JOBID\s+PARTITION\s+NAME\s+USER\s+ST\s+TIME\s+NODES\s+"
+                         r"NODELIST\(REASON\)", squeue), squeue
+        assert re.search(rf"^\s*{job}\s+\S+\s+wrap\s+\S+\s+(R|PD|CF)\s", squeue, re.M), squeue
+        assert job in _minislurm(["squeue", "-h", "-o", "%i"], state).split()
+        page.keyboard.type("bash -l")  # a login shell inside: its profile resets PATH again
+        page.keyboard.press("Enter")
+        nested = _terminal_run(page, "command -v sinfo; shopt -q login_shell && echo login",
+                               "nested")
+        assert [ln.strip() for ln in nested.splitlines() if ln.strip()] == [
+            str(ROOT / "bin" / "sinfo"), "login"], nested
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "terminal.png"))
+        print(f"\nterminal: screenshot {SCREENSHOTS / 'terminal.png'}")
     finally:
         page.close()
