@@ -389,3 +389,63 @@ def test_terminal_runs_minislurm_whatever_the_profile(
         print(f"\nterminal: screenshot {SCREENSHOTS / 'terminal.png'}")
     finally:
         page.close()
+
+
+#: A markdown link to a reading, as the notebooks write it (relative to notebooks/).
+_READING_LINK = re.compile(r"\]\((readings/(\d\d-[\w-]+\.md))\)")
+
+
+def test_reading_link_opens_the_rendered_reading(lab: tuple[str, str], browser: Any) -> None:
+    """A notebook's ``readings/NN-name.md`` link, clicked in JupyterLab, opens the lesson's
+    reading rendered (Markdown Preview); readings/ serves the readings and nothing else."""
+    base, token = lab
+    with urllib.request.urlopen(f"{base}/api/contents/readings?token={token}") as resp:
+        listing = json.load(resp)
+    readings = sorted(p.name for p in (ROOT / "course" / "lessons").glob("[0-9][0-9]-*.md"))
+    assert sorted(item["name"] for item in listing["content"]) == readings
+    found = [(nb.name, m.group(1), m.group(2)) for nb in NOTEBOOKS
+             for cell in nbformat.read(str(nb), as_version=4).cells
+             if cell.cell_type == "markdown" for m in _READING_LINK.finditer(cell.source)]
+    if found:
+        notebook, href, name = found[0]
+    else:  # the lessons do not link their readings yet: a notebook of the same form
+        notebook, name = "reading-link.ipynb", "03-gres-gpus.md"
+        href = f"readings/{name}"
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell(f"The longer reading: [{name}]({href})")]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                     "language": "python"}
+        body = json.dumps({"type": "notebook", "content": nb}).encode()
+        req = urllib.request.Request(f"{base}/api/contents/{notebook}?token={token}",
+                                     data=body, method="PUT")
+        urllib.request.urlopen(req).close()
+    title = next(line[2:].strip() for line in
+                 (ROOT / "course" / "lessons" / name).read_text().splitlines()
+                 if line.startswith("# "))
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    try:
+        page.goto(f"{base}/lab/workspaces/reading/tree/{notebook}?reset&token={token}")
+        page.wait_for_function("() => document.querySelectorAll("
+                               "'.jp-Notebook .jp-RenderedMarkdown a').length > 0",
+                               timeout=60_000)
+        anchors = page.evaluate("() => Array.from(document.querySelectorAll("
+                                "'.jp-Notebook .jp-RenderedMarkdown a')).map(a => a.href)")
+        link = page.locator(f'.jp-Notebook .jp-RenderedMarkdown a[href*="{href}"]').first
+        assert link.count() == 1, f"no link to {href} among {anchors}"
+        if page.locator(".jp-Dialog").count():  # e.g. a kernel choice: not what is tested
+            page.keyboard.press("Escape")
+            page.locator(".jp-Dialog").wait_for(state="detached", timeout=10_000)
+        link.scroll_into_view_if_needed()
+        link.click()
+        viewer = page.locator(".jp-MarkdownViewer .jp-RenderedMarkdown")
+        viewer.locator("h1").first.wait_for(timeout=30_000)
+        assert viewer.locator("h1").first.inner_text().strip().rstrip("¶").strip() == title
+        tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current "
+                           ".lm-TabBar-tabLabel").first
+        assert tab.inner_text().strip() == name
+        assert page.locator(".jp-MarkdownViewer .jp-RenderedMarkdown p").count() >= 3
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "reading.png"))
+        print(f"\nreading {name} from {notebook}: screenshot {SCREENSHOTS / 'reading.png'}")
+    finally:
+        page.close()

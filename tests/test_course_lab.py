@@ -4,6 +4,8 @@ The real browser checks (a terminal, a reading link) are in tests/test_browser.p
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -13,6 +15,7 @@ from course.lab import (
     TERMINAL_RC,
     lab_arguments,
     path_first,
+    readings_links,
     terminal_environment,
 )
 from course.manifest import ROOT
@@ -58,3 +61,27 @@ def test_environment_and_arguments() -> None:
     overrides = json.loads((APP_SETTINGS / "overrides.json").read_text())
     viewers = overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
     assert viewers == {"markdown": "Markdown Preview"}
+
+
+def test_readings_folder_links_every_reading_and_nothing_else() -> None:
+    """notebooks/readings/NN-name.md -> course/lessons/NN-name.md, one per lesson reading;
+    nothing else of course/ or quizzes/ is reachable from JupyterLab's root."""
+    lessons = ROOT / "course" / "lessons"
+    links = readings_links()
+    assert links == {p.name: p.resolve() for p in sorted(lessons.glob("[0-9][0-9]-*.md"))}
+    for name in links:
+        link = ROOT / "notebooks" / "readings" / name
+        assert link.is_symlink() and not Path(os.readlink(link)).is_absolute()
+    others = [p for p in (ROOT / "notebooks").rglob("*") if p.is_symlink()]
+    assert sorted(p.name for p in others) == sorted(links)
+
+
+def test_reading_links_in_notebooks_resolve() -> None:
+    """Every ``readings/...`` link a notebook writes names an existing reading link."""
+    pattern = re.compile(r"\]\((readings/[^)\s]+)\)")
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] != "markdown":
+                continue
+            for href in pattern.findall("".join(cell["source"])):
+                assert (ROOT / "notebooks" / href).is_file(), f"{nb.name}: {href} is not there"
