@@ -1,6 +1,9 @@
 """Item analysis on first attempts: facility, discrimination, distractors, Cronbach's alpha.
 
-Classical test theory, computed from each learner's *first* attempt at a quiz:
+Classical test theory, computed from each learner's *first* attempt at a quiz
+(with ``policy.draw`` an item's statistics use the learners it was shown to, a
+learner's total is scaled to the whole bank, and alpha uses the learners who
+were shown every item):
 
 * facility index of an item: mean score on it (0 = nobody right, 1 = everybody);
 * discrimination index D: facility in the top 27 % of learners by total score
@@ -95,7 +98,7 @@ def analyse(book: Gradebook, bank: Bank) -> QuizStats:
     item_ids = [it.common.id for it in bank.items]
     index = {lid: i for i, lid in enumerate(learners)}
     col = {iid: j for j, iid in enumerate(item_ids)}
-    matrix = np.zeros((len(learners), len(item_ids)))
+    matrix = np.full((len(learners), len(item_ids)), np.nan)  # NaN: not shown (policy.draw)
     chosen: dict[str, dict[str, int]] = {iid: {} for iid in item_ids}
     for learner_id, item_id, response, score in rows:
         if item_id not in col:
@@ -103,20 +106,26 @@ def analyse(book: Gradebook, bank: Bank) -> QuizStats:
         matrix[index[learner_id], col[item_id]] = score
         for option in _options_chosen(json.loads(response)):
             chosen[item_id][option] = chosen[item_id].get(option, 0) + 1
-    totals = matrix.sum(axis=1)
+    seen = ~np.isnan(matrix)
+    scored = np.where(seen, matrix, 0.0)
+    # a learner's total scaled to the whole bank (the plain sum when every item was shown)
+    totals = scored.sum(axis=1) * len(item_ids) / np.maximum(seen.sum(axis=1), 1)
     stats = []
     for item in bank.items:
         j = col[item.common.id]
-        scores = matrix[:, j]
+        mask = seen[:, j]
+        scores = matrix[mask, j]
         opts: tuple[tuple[str, int], ...] = ()
         options = getattr(item, "options", ())
         if options:
             opts = tuple((oid, chosen[item.common.id].get(oid, 0)) for oid, _ in options)
         stats.append(ItemStats(
-            item.common.id, item.common.type, len(learners),
-            float(scores.mean()) if len(learners) else 0.0,
-            discrimination(scores, totals), item_rest_correlation(scores, totals), opts))
-    return QuizStats(bank.quiz_id, len(learners), cronbach_alpha(matrix), tuple(stats))
+            item.common.id, item.common.type, int(mask.sum()),
+            float(scores.mean()) if mask.any() else 0.0,
+            discrimination(scores, totals[mask]), item_rest_correlation(scores, totals[mask]),
+            opts))
+    complete = scored[seen.all(axis=1)]
+    return QuizStats(bank.quiz_id, len(learners), cronbach_alpha(complete), tuple(stats))
 
 
 def _options_chosen(response: Any) -> list[str]:
@@ -141,3 +150,69 @@ def chart(stats: QuizStats) -> Any:
                       title=f"Item analysis of {stats.quiz_id} (first attempts, "
                             f"alpha = {_fmt(stats.alpha)})")
     return fig
+
+
+# --- answer-length bias ------------------------------------------------------------------
+
+#: A bank's share of single-choice keys that are strictly the longest option may exceed
+#: what chance gives (1/k for k options) by at most this much.
+LENGTH_MARGIN = 0.25
+#: Over all banks, a count of longest keys this unlikely under chance fails the check.
+LENGTH_ALPHA = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class LengthBias:
+    """How often the key of a single-choice item is strictly its longest option.
+
+    ``chance`` is the expected share if the key's length were unrelated to its being
+    the key (the mean of 1/k over items with k options); ``p_value`` is the exact
+    probability (Poisson-binomial) of at least ``longest`` such items by chance.
+    """
+
+    scope: str
+    items: int
+    longest: int
+    chance: float
+    p_value: float
+    offenders: tuple[str, ...]
+
+    @property
+    def share(self) -> float:
+        return self.longest / self.items if self.items else 0.0
+
+    @property
+    def excess(self) -> float:
+        return self.share - self.chance
+
+
+def at_least(probabilities: list[float], observed: int) -> float:
+    """P(X >= observed) for X a sum of independent Bernoulli(p_i) (Poisson-binomial)."""
+    dist = [1.0]
+    for p in probabilities:
+        nxt = [0.0] * (len(dist) + 1)
+        for k, mass in enumerate(dist):
+            nxt[k] += mass * (1 - p)
+            nxt[k + 1] += mass * p
+        dist = nxt
+    return float(sum(dist[observed:]))
+
+
+def length_bias(scope: str, items: list[dict[str, Any]]) -> LengthBias:
+    """The length-bias statistic of source items (``options`` with ``correct: true``)."""
+    chances: list[float] = []
+    offenders: list[str] = []
+    for item in items:
+        if item.get("type") != "single":
+            continue
+        options = [o for o in item.get("options") or [] if isinstance(o, dict)]
+        keys = [o for o in options if o.get("correct")]
+        if len(keys) != 1 or len(options) < 2:
+            continue
+        chances.append(1 / len(options))
+        key_len = len(str(keys[0].get("text", "")))
+        if all(key_len > len(str(o.get("text", ""))) for o in options if o is not keys[0]):
+            offenders.append(str(item.get("id")))
+    n = len(chances)
+    return LengthBias(scope, n, len(offenders), sum(chances) / n if n else 0.0,
+                      at_least(chances, len(offenders)), tuple(offenders))

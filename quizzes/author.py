@@ -12,7 +12,9 @@ plain answer, which the build removes after hashing:
 * ``text``: ``accept: [spelling, ...]`` (``{{param}}`` allowed);
 * ``sbatch``: ``answer`` (a model ``#SBATCH`` script or command) and ``check``
   (the JobOptions fields compared);
-* ``scheduler``: nothing; the controller computes the key at grading time.
+* ``scheduler``: nothing; the controller computes the key at grading time;
+* ``lab``: ``lab: <lab id>`` (kept) and a model ``answer`` (private), which must
+  pass the lab at build time; grading replays the learner's answer on minislurm.
 
 The source's ``salt`` (or, if absent, one derived from the source content) salts
 every hash.  The sources are not package data, so a wheel ships banks only.
@@ -127,6 +129,9 @@ def build_item(raw: Mapping[str, Any], salt: str, file: str) -> dict[str, Any]:
             if name not in known:
                 raise where.error("check", f"'{name}' is not a JobOptions field")
         out["keys"] = sbatch.author_key(raw, salt, item_id, variants, where)
+    elif kind == "lab":
+        from quizzes.items import lab
+        lab.author_key(raw, salt, item_id, variants, where)
     return out
 
 
@@ -193,7 +198,7 @@ def model_answer(source_item: Mapping[str, Any], params: Mapping[str, Any]) -> A
         return float(source_item["answer"])
     if kind == "text":
         return fill(str(source_item["accept"][0]), params)
-    if kind == "sbatch":
+    if kind in ("sbatch", "lab"):
         return fill(str(source_item["answer"]), params)
     return None
 

@@ -1,8 +1,10 @@
 """Grading a folder of submissions into the gradebook (``quizzes grade``).
 
 Each ``*.json`` file is read (at most :data:`quizzes.submission.MAX_BYTES`),
-validated, graded and recorded.  A bad file (including one whose grading or
-recording raises anything at all) is reported with its name and skipped; a file
+validated, graded and recorded.  Lab items are regraded by replaying the submitted
+text on a fresh minislurm cluster on the simulated clock (`quizzes.labs`); their
+results are listed per file and lab (`BatchReport.labs`).  A bad file (including
+one whose grading or recording raises anything at all) is reported with its name and skipped; a file
 whose grading exceeds ``per_file_seconds`` is stopped and reported, so one bad
 or slow submission never aborts the batch.  Certificates
 are signed by :class:`CertificateIssuer`, which only the grader (holding the
@@ -53,6 +55,8 @@ class BatchReport:
     duplicates: int = 0
     certificates: list[str] = field(default_factory=list)  # newly issued by this run
     rejected: list[tuple[str, str]] = field(default_factory=list)
+    #: Per-lab results of the graded files: (file, item id, passed, feedback).
+    labs: list[tuple[str, str, bool, str]] = field(default_factory=list)
 
 
 class GradingTimeout(Exception):
@@ -117,10 +121,13 @@ def grade_folder(
 
     def flush() -> None:
         results: list[Recorded] = list(book.record_many(ready, issuer, batch=batch))
-        for (_, _, _, name), result in zip(ready, results, strict=True):
+        for (_, bank, grade, name), result in zip(ready, results, strict=True):
             if result.status == "rejected":
                 report.rejected.append((name, f"{result.problem}; skipped"))
                 continue
+            kinds = {it.common.id: it.common.type for it in bank.items}
+            report.labs += [(name, g.item_id, g.correct, g.feedback) for g in grade.items
+                            if kinds.get(g.item_id) == "lab" and g.response is not None]
             if result.status == "graded":
                 report.graded += 1
             else:

@@ -38,6 +38,17 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def positive_count(text: str) -> int:
+    """``--simulate-class``: a whole number of learners from 1 to 100000."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of learners: '{text}'") from None
+    if not 1 <= value <= 100000:
+        raise argparse.ArgumentTypeError(f"must be 1 to 100000 learners, not {value}")
+    return value
+
+
 def tcp_port(text: str) -> int:
     """``--port``: 0 (any free port) to 65535."""
     try:
@@ -87,9 +98,19 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", help="file to write (default: stdout)")
 
     a = sub.add_parser("analyse", aliases=["analyze"], help="item analysis of a quiz")
-    a.add_argument("quiz_id")
-    a.add_argument("--db", default="gradebook.sqlite")
+    a.add_argument("quiz_id", nargs="?",
+                   help="the quiz (every quiz with --simulate-class when omitted)")
+    a.add_argument("--db", help="gradebook (default gradebook.sqlite; with --simulate-class "
+                                "a temporary one unless given)")
     a.add_argument("--html", help="write the plotly chart to this HTML file")
+    a.add_argument("--simulate-class", type=positive_count, metavar="N",
+                   help="first run N simulated learners with partial knowledge through every "
+                        "quiz (quizzes.classsim) and analyse their attempts")
+    a.add_argument("--seed", type=int, default=0, help="seed of the simulated class")
+    a.add_argument("--sources", metavar="DIR", help="authoring sources for the simulated "
+                                                   "class (default: as `author build`)")
+    a.add_argument("--report", metavar="FILE", help="write the items with negative "
+                                                    "discrimination to FILE (Markdown)")
 
     c = sub.add_parser("certificate", help="render a certificate: HTML, PDF, Open Badge JSON")
     c.add_argument("id")
@@ -121,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--salt", required=True)
     h.add_argument("--item", required=True)
     h.add_argument("--variant", default="")
+
+    from quizzes.labs.cli import add_parser as add_lab_parser
+    add_lab_parser(sub, _Parser)
     return p
 
 
@@ -129,7 +153,7 @@ def run(argv: Sequence[str]) -> int:
     handler = {"grade": cmd_grade, "verify": cmd_verify, "keygen": cmd_keygen,
                "revoke": cmd_revoke, "export": cmd_export, "analyse": cmd_analyse,
                "analyze": cmd_analyse, "certificate": cmd_certificate, "serve": cmd_serve,
-               "author": cmd_author}[args.command]
+               "author": cmd_author, "lab": cmd_lab}[args.command]
     return handler(args)
 
 
@@ -157,6 +181,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 (out / f"{cid}.json").write_text(doc + "\n", encoding="utf-8")
     for name, problem in report.rejected:
         print(f"quizzes: skipped {name}: {problem}", file=sys.stderr)
+    for name, item_id, passed, feedback in report.labs:
+        print(f"lab {name} {item_id}: {'PASS' if passed else 'NOT YET'}: {feedback}")
     print(f"graded {report.graded}, already graded {report.duplicates}, "
           f"skipped {len(report.rejected)}, certificates issued "
           f"{len(report.certificates)}")  # issued by this run, not earlier ones
@@ -226,9 +252,32 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     from quizzes.gradebook import Gradebook
 
     banks = _banks(args)
-    if args.quiz_id not in banks:
+    if args.quiz_id is not None and args.quiz_id not in banks:
         raise QuizError(f"unknown quiz '{args.quiz_id}' (known: {', '.join(sorted(banks))})")
-    with Gradebook(_existing_db(args.db)) as book:
+    if args.simulate_class:
+        from quizzes.classsim import negative_report, simulate_class
+
+        chosen = banks if args.quiz_id is None else {args.quiz_id: banks[args.quiz_id]}
+        run = simulate_class(chosen, args.simulate_class, seed=args.seed, db=args.db,
+                             sources=args.sources, progress=sys.stderr.isatty())
+        print(f"simulated class: {run.learners} learners, gradebook {run.db}")
+        for stats in run.stats:
+            print(stats.table())
+            print()
+        bad = run.negative()
+        print(f"items with negative discrimination: {len(bad)}")
+        for quiz, item, d in bad:
+            print(f"  {quiz} {item} D={d:.2f}")
+        if args.report:
+            Path(args.report).write_text(negative_report(run), encoding="utf-8")
+            print(f"wrote {args.report}")
+        if args.html and args.quiz_id is not None:
+            chart(run.stats[0]).write_html(args.html, include_plotlyjs=True, full_html=True)
+            print(f"wrote {args.html}")
+        return 0
+    if args.quiz_id is None:
+        raise UsageError("analyse needs a quiz id (or --simulate-class N)")
+    with Gradebook(_existing_db(args.db or "gradebook.sqlite")) as book:
         stats = analyse(book, banks[args.quiz_id])
     print(stats.table())
     if args.html:
@@ -295,6 +344,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from quizzes.labs.cli import cmd_lab as run_lab
+    return run_lab(args)
 
 
 def cmd_author(args: argparse.Namespace) -> int:

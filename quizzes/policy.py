@@ -9,6 +9,9 @@
 * ``counts``: ``best`` (default), ``last`` or ``first`` counted attempt.
 * ``time_limit_minutes``: answers given after the limit (from the attempt's
   ``started_at``) score zero.
+* ``draw``: how many of the bank's items one attempt shows (omitted = all): the
+  bank is a pool, each learner and attempt gets its own draw, covering every
+  objective when ``draw`` allows (:func:`quizzes.variants.draw`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class Policy:
     penalty_per_retry: float = 0.0
     counts: str = "best"
     time_limit_minutes: int | None = None
+    draw: int | None = None
 
     def factor(self, attempt_no: int) -> float:
         """Multiplier applied to the raw score of attempt ``attempt_no`` (1-based)."""
@@ -51,6 +55,8 @@ class Policy:
         if self.penalty_per_retry:
             parts.append(f"-{self.penalty_per_retry:.0%} per retry")
         parts.append(f"{self.counts} attempt counts")
+        if self.draw:
+            parts.append(f"{self.draw} items drawn per attempt")
         if self.time_limit_minutes:
             parts.append(f"{self.time_limit_minutes} min time limit")
         return ", ".join(parts)
@@ -66,7 +72,8 @@ def parse_policy(raw: Any, file: str) -> Policy:
 
     if not isinstance(raw, Mapping):
         raise BankError(f"{file}: quiz: field 'policy': must be a mapping")
-    unknown = set(raw) - {"attempts", "penalty_per_retry", "counts", "time_limit_minutes"}
+    unknown = set(raw) - {"attempts", "penalty_per_retry", "counts", "time_limit_minutes",
+                        "draw"}
     if unknown:
         raise bad(sorted(unknown)[0], "unknown field")
     attempts = raw.get("attempts")
@@ -82,9 +89,13 @@ def parse_policy(raw: Any, file: str) -> Policy:
     limit = raw.get("time_limit_minutes")
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
         raise bad("time_limit_minutes", "must be a positive integer")
-    return Policy(attempts, float(penalty), str(counts), limit)
+    draw = raw.get("draw")
+    if draw is not None and (not isinstance(draw, int) or isinstance(draw, bool) or draw < 1):
+        raise bad("draw", "must be a positive integer (items shown per attempt)")
+    return Policy(attempts, float(penalty), str(counts), limit, draw)
 
 
 def as_mapping(policy: Policy) -> Mapping[str, Any]:
     return {"attempts": policy.attempts, "penalty_per_retry": policy.penalty_per_retry,
-            "counts": policy.counts, "time_limit_minutes": policy.time_limit_minutes}
+            "counts": policy.counts, "time_limit_minutes": policy.time_limit_minutes,
+            "draw": policy.draw}

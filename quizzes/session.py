@@ -20,15 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quizzes.bank import Bank
+from quizzes.bank import Bank, Item
 from quizzes.errors import QuizError
-from quizzes.grade import grade_response, item_variant
+from quizzes.grade import attempt_items, explanation, grade_response, item_variant
 from quizzes.items.base import Presented
+from quizzes.items.units import DEFAULT_LANG, language
+from quizzes.present import present
 from quizzes.submission import FORMAT
 
 
 class NoAnswer(QuizError):
-    """Check was pressed with nothing entered: a hint, not a graded answer."""
+    """Check was pressed with nothing entered, or with an answer that cannot be read (an
+    ambiguous number): a hint, not a graded answer; the item stays open."""
 
 
 def _empty(response: Any) -> bool:
@@ -55,7 +58,8 @@ class QuizSession:
     """One attempt of one learner at one quiz."""
 
     def __init__(self, bank: Bank, learner_id: str, learner_name: str = "", *,
-                 attempts_used: int = 0, clock: Callable[[], float] = time.time) -> None:
+                 attempts_used: int = 0, clock: Callable[[], float] = time.time,
+                 lang: str = DEFAULT_LANG) -> None:
         if not learner_id.strip():
             raise QuizError("a learner id is needed to take a quiz")
         limit = bank.policy.attempts
@@ -66,6 +70,11 @@ class QuizSession:
         self.learner_id = learner_id.strip()
         self.learner_name = learner_name.strip() or self.learner_id
         self.attempt = attempts_used + 1
+        try:
+            self.lang = language(lang)
+        except ValueError as exc:
+            raise QuizError(str(exc)) from None
+        self.shown: tuple[Item, ...] = attempt_items(bank, self.learner_id, self.attempt)
         self.clock = clock
         self.started_at = int(clock())
         self.answers: dict[str, tuple[Any, int]] = {}
@@ -75,10 +84,16 @@ class QuizSession:
     # --- what the learner sees --------------------------------------------------------
     def items(self) -> list[Presented]:
         out = []
-        for item in self.bank.items:
-            params, _, seed = item_variant(self.bank, self.learner_id, item.common.id)
-            out.append(item.present(params, seed))
+        for item in self.shown:
+            params, _, seed = item_variant(self.bank, self.learner_id, item.common.id,
+                                           self.attempt)
+            out.append(present(item, params, seed))
         return out
+
+    @property
+    def max_points(self) -> float:
+        """Points of the items this attempt shows."""
+        return sum(it.common.points for it in self.shown)
 
     @property
     def attempts_left(self) -> int | None:
@@ -104,24 +119,28 @@ class QuizSession:
             raise QuizError("this attempt is finished; start a new attempt to answer again")
         if item_id in self.results:
             raise QuizError(f"'{item_id}' is already answered in this attempt")
-        item = self.bank.item(item_id)
+        if item_id not in {it.common.id for it in self.shown}:
+            raise QuizError(f"'{item_id}' is not an item of this attempt")
         if _empty(response):
             raise NoAnswer(f"'{item_id}' has no answer yet: choose an option or type an answer, "
                            "then press Check")
         remaining = self.remaining_seconds()
         now = int(self.clock())
+        why = explanation(self.bank, self.learner_id, item_id, self.attempt)
         if remaining is not None and remaining <= 0:
-            result = Feedback(item_id, False, 0.0, "The time limit has passed.",
-                              item.common.explanation)
+            result = Feedback(item_id, False, 0.0, "The time limit has passed.", why)
         else:
             try:
-                outcome = grade_response(self.bank, self.learner_id, item_id, response)
+                outcome = grade_response(self.bank, self.learner_id, item_id, response,
+                                         self.attempt, self.lang)
             except Exception as exc:  # a grader bug must not lose the learner's session
                 raise QuizError(f"'{item_id}': this answer could not be graded "
                                 f"({type(exc).__name__}: {exc}); change it and check again") \
                     from None
-            result = Feedback(item_id, outcome.correct, outcome.score, outcome.feedback,
-                              item.common.explanation, outcome.details)
+            if not outcome.readable:
+                raise NoAnswer(outcome.feedback)
+            result = Feedback(item_id, outcome.correct, outcome.score, outcome.feedback, why,
+                              outcome.details)
         self.answers[item_id] = (response, now)
         self.results[item_id] = result
         return result
@@ -134,7 +153,7 @@ class QuizSession:
 
     @property
     def complete(self) -> bool:
-        return len(self.results) == len(self.bank.items)
+        return len(self.results) == len(self.shown)
 
     # --- handing in -----------------------------------------------------------------------
     def submission(self) -> dict[str, Any]:
@@ -143,7 +162,8 @@ class QuizSession:
             self.finished_at = int(self.clock())
         return {"format": FORMAT, "learner_id": self.learner_id,
                 "learner_name": self.learner_name, "quiz_id": self.bank.quiz_id,
-                "bank_version": self.bank.version, "started_at": self.started_at,
+                "bank_version": self.bank.version, "attempt": self.attempt, "lang": self.lang,
+                "started_at": self.started_at,
                 "submitted_at": self.finished_at,
                 "answers": {k: {"response": r, "answered_at": at}
                             for k, (r, at) in sorted(self.answers.items())}}

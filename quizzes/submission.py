@@ -29,6 +29,9 @@ from quizzes.hashing import canonical_json
 FORMAT = "quizzes-submission/1"
 MAX_BYTES = 256 * 1024
 MAX_TEXT = 4000
+#: Longest lab answer (a batch script or command lines): 64 KiB of UTF-8.
+MAX_LAB_TEXT = 64 * 1024
+MAX_ATTEMPT = 1000
 MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z: the last second a calendar date can name
 
 
@@ -48,6 +51,7 @@ class Submission:
     submitted_at: int
     answers: tuple[tuple[str, Answer], ...]
     digest: str  # sha256 of the canonical submission: the idempotence key
+    attempt: int = 1  # 1-based attempt number (the variant seed depends on it)
 
     def answer(self, item_id: str) -> Answer | None:
         return dict(self.answers).get(item_id)
@@ -56,7 +60,7 @@ class Submission:
         return {"format": FORMAT, "learner_id": self.learner_id,
                 "learner_name": self.learner_name, "quiz_id": self.quiz_id,
                 "bank_version": self.bank_version, "started_at": self.started_at,
-                "submitted_at": self.submitted_at,
+                "submitted_at": self.submitted_at, "attempt": self.attempt,
                 "answers": {k: {"response": a.response, "answered_at": a.answered_at}
                             for k, a in self.answers}}
 
@@ -90,8 +94,13 @@ def parse_submission(
     if len(raw_bytes) > MAX_BYTES:
         raise fail(f"too large (larger than {MAX_BYTES} bytes, the limit)")
     try:
-        obj = json.loads(raw_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        decoded = raw_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise fail(f"not valid JSON: not UTF-8 text (byte {exc.start} cannot be "
+                   "decoded)") from None
+    try:
+        obj = json.loads(decoded)
+    except json.JSONDecodeError as exc:
         raise fail(f"not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise fail("must be a JSON object")
@@ -115,10 +124,15 @@ def parse_submission(
         raise fail(exc.message.removeprefix("quizzes: error: ")) from None
     if submitted < started:
         raise fail("'submitted_at' is before 'started_at'")
+    attempt = obj.get("attempt", 1)
+    if not isinstance(attempt, int) or isinstance(attempt, bool) \
+            or not 1 <= attempt <= MAX_ATTEMPT:
+        raise fail("field 'attempt' must be a positive integer")
     answers_raw = obj.get("answers")
     if not isinstance(answers_raw, dict):
         raise fail("field 'answers' must be an object mapping item ids to answers")
     known = {it.common.id for it in bank.items}
+    labs = {it.common.id for it in bank.items if it.common.type == "lab"}
     answers = []
     for item_id, entry in sorted(answers_raw.items()):
         if item_id not in known:
@@ -126,7 +140,12 @@ def parse_submission(
         if not isinstance(entry, dict) or "response" not in entry:
             raise fail(f"answer '{item_id}' must be an object with a 'response'")
         response = entry["response"]
-        if not _plain(response):
+        if item_id in labs and isinstance(response, str):
+            size = len(response.encode("utf-8", "surrogatepass"))
+            if size > MAX_LAB_TEXT:
+                raise fail(f"answer '{item_id}': the lab answer is {size} bytes, larger than "
+                           f"{MAX_LAB_TEXT} bytes (64 KiB, the limit)")
+        elif not _plain(response):
             raise fail(f"answer '{item_id}': response must be text, a number or a list of text")
         at = entry.get("answered_at")
         try:
@@ -140,7 +159,8 @@ def parse_submission(
     digest = hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
     return Submission(obj["learner_id"].strip(),
                       learner_name.strip() or obj["learner_id"].strip(),
-                      bank.quiz_id, bank.version, started, submitted, tuple(answers), digest)
+                      bank.quiz_id, bank.version, started, submitted, tuple(answers), digest,
+                      attempt)
 
 
 def _plain(value: Any) -> bool:

@@ -1,8 +1,8 @@
 """The notebook face of a quiz: an ipywidgets UI over :class:`quizzes.session.QuizSession`.
 
-``quiz("02-sbatch", learner_id="ada")`` shows one item at a time (``mode="one"``,
-Previous/Next) or all items (``mode="all"``); each item has a Check button that
-gives immediate correct/incorrect feedback and the explanation, and the header
+``quiz("02-sbatch")`` (the learner from :mod:`quizzes.identity`) shows one item at
+a time (``mode="one"``, Previous/Next) or all items (``mode="all"``); each item has
+a Check button that gives immediate correct/incorrect feedback and the explanation, and the header
 shows the score so far, attempts left and the time limit.  Finish saves the
 submission JSON (and sends it to ``quizzes serve`` when ``service_url`` is
 given, showing the score and certificate ID it returns).  All logic lives in the
@@ -12,23 +12,31 @@ session; this module only wires widgets to it.
 from __future__ import annotations
 
 import html
+import os
+from collections.abc import Callable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from minislurm.errors import SlurmError
+from quizzes import identity
 from quizzes.bank import load_banks
+from quizzes.identity import Learner
 from quizzes.items.base import Presented
-from quizzes.session import NoAnswer, QuizSession, attempts_used
+from quizzes.items.units import DEFAULT_LANG
+from quizzes.prose import code_block, inline, plain, to_html
+from quizzes.session import Feedback, NoAnswer, QuizSession, attempts_used
 
 
 def _input_for(item: Presented) -> Any:
     import ipywidgets as w
 
     if item.type == "single" or (item.type == "scheduler" and item.options):
-        return w.RadioButtons(options=[(text, oid) for oid, text in item.options], value=None,
+        return w.RadioButtons(options=[(plain(text), oid) for oid, text in item.options],
+                              value=None,
                               layout=w.Layout(width="auto"))
     if item.type == "multiple":
-        return w.VBox([w.Checkbox(description=text, value=False, indent=False,
+        return w.VBox([w.Checkbox(description=plain(text), value=False, indent=False,
                                   layout=w.Layout(width="auto"), tooltip=oid)
                        for oid, text in item.options])
     if item.type == "sbatch":
@@ -36,6 +44,24 @@ def _input_for(item: Presented) -> Any:
                           layout=w.Layout(width="90%", height="90px"))
     unit = f" ({item.unit})" if item.unit else ""
     return w.Text(placeholder=f"your answer{unit}", layout=w.Layout(width="50%"))
+
+
+def prompt_html(item: Presented) -> str:
+    """The item's heading, its prompt as prose (:mod:`quizzes.prose`) and its exhibit as
+    preformatted command output."""
+    head = f"<b>{html.escape(item.item_id)}</b> ({item.points:g} pt)"
+    exhibit = code_block(item.exhibit) if item.exhibit else ""
+    return f"<div class='quiz-prompt'>{head}{to_html(item.prompt)}{exhibit}</div>"
+
+
+def feedback_html(fb: Feedback) -> str:
+    """The verdict once (it opens the grader's feedback line), what was expected, the
+    details and the explanation, as prose."""
+    colour = "#1a7f37" if fb.correct else ("#9a6700" if fb.score else "#cf222e")
+    extra = "".join(f"<br>{html.escape(d)}" for d in fb.details)
+    return (f"<div class='quiz-feedback'><b style='color:{colour}'>{inline(fb.feedback)}</b>"
+            f"{extra}<div class='quiz-explanation'><i>{to_html(fb.explanation)}</i></div>"
+            "</div>")
 
 
 def _value_of(item: Presented, box: Any) -> Any:
@@ -74,8 +100,7 @@ class QuizWidget:
         box = _input_for(item)
         check = w.Button(description="Check", button_style="info")
         out = w.HTML()
-        prompt = w.HTML(f"<b>{html.escape(item.item_id)}</b> ({item.points:g} pt)<br>"
-                        f"<pre style='white-space:pre-wrap'>{html.escape(item.prompt)}</pre>")
+        prompt = w.HTML(prompt_html(item), layout=w.Layout(width="auto"))
 
         def on_check(_b: Any) -> None:
             try:
@@ -91,11 +116,7 @@ class QuizWidget:
                 out.value = ("<span style='color:#cf222e'>This answer could not be checked: "
                              f"{html.escape(f'{type(exc).__name__}: {exc}')}</span>")
                 return
-            colour = "#1a7f37" if fb.correct else "#cf222e"
-            verdict = "Correct" if fb.correct else ("Partly right" if fb.score else "Incorrect")
-            extra = "".join(f"<br>{html.escape(d)}" for d in fb.details)
-            out.value = (f"<b style='color:{colour}'>{verdict}</b>: {html.escape(fb.feedback)}"
-                         f"{extra}<br><i>{html.escape(fb.explanation)}</i>")
+            out.value = feedback_html(fb)
             check.disabled = True
             self._refresh()
 
@@ -111,7 +132,7 @@ class QuizWidget:
         left = self.session.attempts_left
         remaining = self.session.remaining_seconds()
         bits = [f"<b>{html.escape(self.session.bank.title)}</b>",
-                f"score so far {got:g} / {asked:g} (of {self.session.bank.max_points:g})",
+                f"score so far {got:g} / {asked:g} (of {self.session.max_points:g})",
                 f"attempt {self.session.attempt}" + ("" if left is None else f", {left} left")]
         if remaining is not None:
             bits.append(f"time left at last action: {remaining // 60} min")
@@ -141,11 +162,97 @@ class QuizWidget:
         self.result.value = message
 
 
-def quiz(quiz_id: str, learner_id: str, learner_name: str = "", *, mode: str = "one",
-         folder: str | Path = "submissions", service_url: str | None = None,
-         banks: str | None = None) -> Any:
-    """Display-ready widget for one quiz (the previous saved attempts count)."""
+class NamePrompt:
+    """Asks the learner's name once (outside a hub) and then shows the quiz in its place.
+
+    ``.view`` is a VBox holding a text box and a Save button; Save remembers the name
+    (:func:`quizzes.identity.remember`) and calls ``then(learner)``, whose widget
+    replaces the prompt.  A name that cannot be used shows why and stays asked.
+    """
+
+    def __init__(self, then: Callable[[Learner], Any],
+                 env: Mapping[str, str] | None = None) -> None:
+        import ipywidgets as w
+
+        self.then, self.env = then, env
+        self.text = w.Text(placeholder="your name, as your certificate should show it",
+                           layout=w.Layout(width="60%"))
+        self.save = w.Button(description="Save my name", button_style="primary")
+        self.message = w.HTML()
+        self.save.on_click(lambda _b: self.submit())
+        self.view = w.VBox([
+            w.HTML("<b>Who is taking this quiz?</b> Your name is asked once and kept in "
+                   f"<code>{html.escape(str(identity.config_path(env)))}</code>."),
+            w.HBox([self.text, self.save]), self.message])
+
+    def submit(self) -> None:
+        try:
+            learner = identity.remember(self.text.value, self.env)
+        except SlurmError as exc:
+            reason = exc.message.removeprefix("quizzes: error: ")
+            self.message.value = f"<span style='color:#cf222e'>{html.escape(reason)}</span>"
+            return
+        self.view.children = [self.then(learner)]
+
+
+def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,
+         mode: str = "one", folder: str | Path = "submissions", service_url: str | None = None,
+         banks: str | None = None, lang: str | None = None,
+         env: Mapping[str, str] | None = None) -> Any:
+    """Display-ready widget for one quiz (the previous saved attempts count).
+
+    The learner is ``learner_id`` when given (scripts, the grading service), else
+    :func:`quizzes.identity.current` (``JUPYTERHUB_USER``, else the remembered name);
+    with neither, the widget first asks for a name.  Numbers are read in ``lang``,
+    else ``$COURSE_LANG``, else English.
+    """
+    environ = os.environ if env is None else env
     bank = load_banks(banks)[quiz_id]
-    session = QuizSession(bank, learner_id, learner_name,
-                          attempts_used=attempts_used(folder, learner_id, quiz_id))
-    return QuizWidget(session, mode=mode, folder=folder, service_url=service_url).view
+    language = lang or environ.get("COURSE_LANG", "").strip() or DEFAULT_LANG
+
+    def start(who: Learner) -> Any:
+        try:
+            session = QuizSession(bank, who.id, learner_name or who.name,
+                                  attempts_used=attempts_used(folder, who.id, quiz_id),
+                                  lang=language)
+        except SlurmError as exc:
+            reason = exc.message.removeprefix("quizzes: error: ")
+            return message_box(f"<span style='color:#cf222e'>{html.escape(reason)}</span>")
+        return QuizWidget(session, mode=mode, folder=folder, service_url=service_url).view
+
+    if learner_id is not None:
+        inner = start(Learner(learner_id, learner_name or learner_id, "given"))
+    else:
+        who = identity.current(environ)
+        inner = start(who) if who is not None else NamePrompt(start, environ).view
+    return quiz_box(quiz_id, inner)
+
+
+@lru_cache(maxsize=1)
+def _quiz_box_class() -> Any:
+    import ipywidgets as w
+
+    class QuizBox(w.VBox):
+        """The quiz's outer box; its text form names the quiz only, so a notebook's
+        stored output is the same whoever runs it (nbval compares text/plain)."""
+
+        quiz_id = ""
+
+        def __repr__(self) -> str:
+            return f"quiz({self.quiz_id!r})"
+
+    return QuizBox
+
+
+def quiz_box(quiz_id: str, inner: Any) -> Any:
+    """A box holding ``inner`` whose text form is ``quiz('<quiz id>')``."""
+    box = _quiz_box_class()(children=[inner])
+    box.quiz_id = quiz_id
+    return box
+
+
+def message_box(value: str) -> Any:
+    """An HTML widget (a message shown instead of the quiz)."""
+    import ipywidgets as w
+
+    return w.HTML(value)

@@ -17,7 +17,7 @@ from quizzes.items.units import parse_quantity
 SALT = "0123456789abcdef"
 
 
-def bank_of(*items: dict, policy: dict | None = None):
+def bank_of(*items: dict, policy: dict | None = None, objectives: dict | None = None):
     data = {
         "schema": 1,
         "quiz_id": "t",
@@ -25,10 +25,12 @@ def bank_of(*items: dict, policy: dict | None = None):
         "course": "C",
         "pass_mark": 0.5,
         "salt": SALT,
-        "objectives": {"o": "objective"},
+        "objectives": objectives or {"o": "objective"},
         "items": [
             build_item(
-                {"objectives": ["o"], "explanation": "because", "prompt": "?", **it}, SALT, "t.yaml"
+                {"objectives": [next(iter(objectives or {"o": 0}))], "explanation": "because",
+                 "prompt": "?", **it},
+                SALT, "t.yaml",
             )
             for it in items
         ],
@@ -210,7 +212,7 @@ def test_sbatch_typo_gets_slurms_own_message():
     out = grade(bank_of(SBATCH), "s", "sbatch --nodess=2 job.sh")
     assert out.score == 0
     assert out.feedback == (
-        "Slurm would reject this: sbatch: unrecognized option "
+        "Incorrect: Slurm would reject this: sbatch: unrecognized option "
         "'--nodess=2'\nTry \"sbatch --help\" for more information"
     )
 

@@ -91,7 +91,7 @@ def test_the_widget_is_a_thin_face_over_the_session(bank, tmp_path):
     assert len(w.body.children) == 1 and w.prev.disabled
     card = w.body.children[0]
     _prompt, box, check, out = card.children
-    box.value = right_answer(bank, "ada", w.items[0].item_id)
+    box.value = str(right_answer(bank, "ada", w.items[0].item_id))
     check.click()
     assert "Correct" in out.value and check.disabled
     assert "score so far 1 / 1" in w.header.value

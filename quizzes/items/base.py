@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from quizzes.errors import BankError
+from quizzes.exhibit import Exhibit, parse_exhibit
+from quizzes.template import fill, placeholders
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-
+__all__ = ["Common", "Outcome", "Presented", "Where", "as_text", "fill", "hashes",
+           "placeholders", "string_list", "variant_table", "with_extras"]
 
 @dataclass(frozen=True, slots=True)
 class Where:
@@ -67,6 +69,7 @@ class Common:
     objectives: tuple[str, ...]
     points: float = 1.0
     params: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    exhibit: Exhibit | None = None  # minislurm output shown with the prompt (quizzes.exhibit)
 
     def param_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.params)
@@ -83,6 +86,7 @@ class Presented:
     multiple: bool = False
     unit: str = ""
     points: float = 1.0
+    exhibit: str = ""  # command output shown as preformatted text under the prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,25 +96,11 @@ class Outcome:
     score: float
     feedback: str
     details: tuple[str, ...] = field(default=())
+    readable: bool = True  # False: the response could not be read (the item stays open)
 
     @property
     def correct(self) -> bool:
         return self.score >= 1.0 - 1e-9
-
-
-def fill(template: str, params: Mapping[str, Any]) -> str:
-    """Replace ``{{name}}`` placeholders by the variant's parameter values."""
-
-    def sub(match: re.Match[str]) -> str:
-        name = match.group(1)
-        return str(params[name]) if name in params else match.group(0)
-
-    return _PLACEHOLDER.sub(sub, template)
-
-
-def placeholders(template: str) -> set[str]:
-    """Names of the ``{{name}}`` placeholders in a template."""
-    return set(_PLACEHOLDER.findall(template))
 
 
 def as_text(response: Any) -> str | None:
@@ -150,3 +140,10 @@ def variant_table(
     if missing:
         raise where.error(name, f"has no key for variant {missing[0] or '(default)'}")
     return table
+
+
+def with_extras(common: Common, raw: Mapping[str, Any], where: Where) -> Common:
+    """``common`` plus the optional fields every item type may carry (``exhibit``);
+    each type's ``from_bank`` calls it on the fields the bank left to it."""
+    exhibit = parse_exhibit(where, raw)
+    return common if exhibit is None else replace(common, exhibit=exhibit)

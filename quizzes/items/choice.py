@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.hashing import answer_hash
-from quizzes.items.base import Common, Outcome, Presented, Where, fill, hashes, variant_table
+from quizzes.items.base import (
+    Common,
+    Outcome,
+    Presented,
+    Where,
+    fill,
+    hashes,
+    variant_table,
+    with_extras,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +47,9 @@ class ChoiceItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> ChoiceItem:
+        common = with_extras(common, raw, where)
         options = parse_options(where, raw)
-        shuffle = where.optional(raw, "shuffle", bool, False)
+        shuffle = where.optional(raw, "shuffle", bool, True)
         table = variant_table(where, raw, "keys", variants)
         keys: dict[str, tuple[str, ...]] = {}
         for variant in variants:
@@ -56,12 +66,8 @@ class ChoiceItem:
         return cls(common, options, shuffle, keys)
 
     def order(self, seed: int) -> tuple[tuple[str, str], ...]:
-        """Options in the order this learner sees them (shuffled from the item seed)."""
-        if not self.shuffle:
-            return self.options
-        shuffled = list(self.options)
-        random.Random(seed).shuffle(shuffled)
-        return tuple(shuffled)
+        """Options in the order this learner sees them in this attempt (:func:`shuffled`)."""
+        return shuffled(self.options, seed) if self.shuffle else self.options
 
     def present(self, params: Mapping[str, Any], seed: int = 0) -> Presented:
         opts = tuple((oid, fill(text, params)) for oid, text in self.order(seed))
@@ -73,17 +79,17 @@ class ChoiceItem:
         key = self.keys[variant]
         if not self.multiple:
             if not isinstance(response, str) or response not in ids:
-                return Outcome(0.0, f"Choose one of: {', '.join(ids)}.")
+                return Outcome(0.0, f"Choose one of: {', '.join(ids)}.", readable=False)
             ok = answer_hash(salt, self.common.id, variant, response) in key
             return Outcome(1.0 if ok else 0.0, "Correct." if ok else "Incorrect.")
         if isinstance(response, str):
             response = [response]
         if not isinstance(response, list) or not all(isinstance(r, str) for r in response):
-            return Outcome(0.0, "Answer with a list of option ids.")
+            return Outcome(0.0, "Answer with a list of option ids.", readable=False)
         chosen = set(response)
         unknown = sorted(chosen - set(ids))
         if unknown:
-            return Outcome(0.0, f"Unknown option(s): {', '.join(unknown)}.")
+            return Outcome(0.0, f"Unknown option(s): {', '.join(unknown)}.", readable=False)
         correct = {oid for oid, mark in zip(ids, key, strict=True)
                    if answer_hash(salt, self.common.id, variant, f"{oid}=1") == mark}
         right = len(chosen & correct)
@@ -91,8 +97,19 @@ class ChoiceItem:
         score = max(0.0, (right - wrong) / len(correct)) if correct else float(not chosen)
         if score >= 1.0:
             return Outcome(1.0, "Correct.")
-        return Outcome(score, f"Partly right: {right} of {len(correct)} correct options "
+        verdict = "Partly right" if score > 0 else "Incorrect"
+        return Outcome(score, f"{verdict}: {right} of {len(correct)} correct options "
                               f"chosen, {wrong} wrong.")
+
+
+def shuffled(options: tuple[tuple[str, str], ...], seed: int) -> tuple[tuple[str, str], ...]:
+    """``options`` in the order one learner sees them in one attempt (the item seed
+    includes learner, quiz and attempt).  Every list is shuffled unless the item says
+    ``shuffle: false`` (options whose order carries meaning, such as ranges); grading
+    is by option id, so the order never changes a score."""
+    out = list(options)
+    random.Random(seed).shuffle(out)
+    return tuple(out)
 
 
 def parse_options(where: Where, raw: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -23,7 +23,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.hashing import answer_hash
-from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, variant_table
+from quizzes.items.base import (
+    Common,
+    Outcome,
+    Presented,
+    Where,
+    as_text,
+    fill,
+    variant_table,
+    with_extras,
+)
 from quizzes.items.units import comma_problem, parse_quantity
 
 MAX_CELLS = 128  # rel 0.9999 needs 115 log cells; abs always 9
@@ -84,6 +93,7 @@ class NumericItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> NumericItem:
+        common = with_extras(common, raw, where)
         unit = where.optional(raw, "unit", str, "")
         tol = where.require(raw, "tolerance", dict)
         tolerance_text = describe_tolerance(where, tol)
@@ -109,13 +119,29 @@ class NumericItem:
         if value is None or not math.isfinite(value):
             problem = comma_problem(text) if text is not None else None
             if problem:
-                return Outcome(0.0, f"Cannot read this number: {problem}.")
+                return Outcome(0.0, f"Cannot read this number: {problem}.", readable=False)
             unit = f" (in {self.unit}, or with a unit)" if self.unit else ""
-            return Outcome(0.0, f"Answer with a number{unit}.")
+            return Outcome(0.0, f"Answer with a number{unit}.", readable=False)
         key = self.keys[variant]
         ok = answer_hash(salt, self.common.id, variant, self.grid.cell(value)) in key.cells
-        return Outcome(1.0 if ok else 0.0, "Correct." if ok else
-                       f"Incorrect (answers {self.tolerance_text} are accepted).")
+        return Outcome(1.0 if ok else 0.0, "Correct." if ok else f"Incorrect. {self.expected()}")
+
+    def expected(self) -> str:
+        """What a right answer looks like: the tolerance and the unit (never the value)."""
+        unit = f", in {self.unit} (or with a unit such as {example_unit(self.unit)})" \
+            if self.unit else ""
+        return f"Answers {self.tolerance_text} of the expected value are accepted{unit}."
+
+
+def example_unit(unit: str) -> str:
+    """Another spelling of ``unit`` a learner may use (``GB`` for MB, ``h`` for minutes)."""
+    from quizzes.items.units import MEMORY_MB, TIME_MIN
+
+    if unit.lower() in MEMORY_MB:
+        return "64G"
+    if unit.lower() in TIME_MIN:
+        return "2 h"
+    return f"12 {unit}"
 
 
 def describe_tolerance(where: Where, tol: Mapping[str, Any]) -> str:

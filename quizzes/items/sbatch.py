@@ -23,7 +23,16 @@ from typing import Any
 
 from minislurm.errors import SlurmError
 from quizzes.hashing import answer_hash, canonical_json
-from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, variant_table
+from quizzes.items.base import (
+    Common,
+    Outcome,
+    Presented,
+    Where,
+    as_text,
+    fill,
+    variant_table,
+    with_extras,
+)
 
 MAX_ANSWER = 4000
 _CWD = "/home/learner"
@@ -42,6 +51,7 @@ class SbatchItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> SbatchItem:
+        common = with_extras(common, raw, where)
         from minislurm.options import JobOptions
 
         known = {f.name for f in fields(JobOptions)}
@@ -65,13 +75,15 @@ class SbatchItem:
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Write #SBATCH lines or an sbatch command line.")
+            return Outcome(0.0, "Write #SBATCH lines or an sbatch command line.",
+                           readable=False)
         if len(text) > MAX_ANSWER:
-            return Outcome(0.0, "That answer is too long for an sbatch request.")
+            return Outcome(0.0, "That answer is too long for an sbatch request.",
+                           readable=False)
         try:
             options = parse_request(text)
         except SlurmError as exc:
-            return Outcome(0.0, f"Slurm would reject this: {exc.message}")
+            return Outcome(0.0, f"Incorrect: Slurm would reject this: {exc.message}")
         except Exception as exc:  # the parser choked (e.g. --begin=now+99999999999days)
             return Outcome(0.0, f"This answer cannot be read as an sbatch request "
                                 f"({type(exc).__name__}: {exc}).")
@@ -82,7 +94,8 @@ class SbatchItem:
         if not wrong:
             return Outcome(1.0, "Correct: the request matches.")
         right = len(key) - len(wrong)
-        return Outcome(right / len(key), f"{right} of {len(key)} request fields right.",
+        verdict = "Partly right" if right else "Incorrect"
+        return Outcome(right / len(key), f"{verdict}: {right} of {len(key)} request fields right.",
                        tuple(f"not what was asked: {field_option(n)}" for n in wrong))
 
 

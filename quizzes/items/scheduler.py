@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Protocol
 
-from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill
+from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, with_extras
 from quizzes.items.units import parse_quantity
 
 ASKS = ("next_start", "start_time", "pending_reason")
@@ -91,6 +91,7 @@ class SchedulerItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> SchedulerItem:
+        common = with_extras(common, raw, where)
         scenario = where.require(raw, "scenario", dict)
         jobs = where.require(scenario, "jobs", list)
         names = set()
@@ -125,19 +126,22 @@ class SchedulerItem:
         return Scenario(jobs, (self.at * 60,))
 
     def present(self, params: Mapping[str, Any], seed: int = 0) -> Presented:
+        from quizzes.items.choice import shuffled
+
         lines = [fill(self.common.prompt, params), ""]
-        for j in self.scenario(params).jobs:
-            lines.append(f"  t={j.submit // 60:>3} min  sbatch {' '.join(j.argv)}  "
+        for j in self.scenario(params).jobs:  # indented: shown as code (quizzes.prose)
+            lines.append(f"    t={j.submit // 60:>3} min  sbatch {' '.join(j.argv)}  "
                          f"# job '{j.name}', runs {j.runtime // 60} min")
         unit = "minutes" if self.ask == "start_time" else ""
-        return Presented(self.common.id, "scheduler", "\n".join(lines), self.options,
+        return Presented(self.common.id, "scheduler", "\n".join(lines),
+                         shuffled(self.options, seed),
                          unit=unit, points=self.common.points)
 
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str,
               runner: ScenarioRunner | None = None) -> Outcome:
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Answer with a job name, a time or a reason.")
+            return Outcome(0.0, "Answer with a job name, a time or a reason.", readable=False)
         active = runner or self.runner or default_runner()
         result = active.run(self.scenario(params))
         at = self.at * 60

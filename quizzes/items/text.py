@@ -25,6 +25,7 @@ from quizzes.items.base import (
     fill,
     hashes,
     variant_table,
+    with_extras,
 )
 
 _SPACE = re.compile(r"\s+")
@@ -55,6 +56,7 @@ class TextItem:
     def from_bank(
         cls, common: Common, raw: Mapping[str, Any], where: Where, variants: Sequence[str]
     ) -> TextItem:
+        common = with_extras(common, raw, where)
         case_sensitive = where.optional(raw, "case_sensitive", bool, False)
         table = variant_table(where, raw, "keys", variants)
         keys = {}
@@ -72,7 +74,7 @@ class TextItem:
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Answer with a short text.")
+            return Outcome(0.0, "Answer with a short text.", readable=False)
         form = normalise(text, case_sensitive=self.case_sensitive)
         ok = answer_hash(salt, self.common.id, variant, form) in self.keys[variant]
         return Outcome(1.0 if ok else 0.0, "Correct." if ok else "Incorrect.")

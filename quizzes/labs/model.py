@@ -1,0 +1,79 @@
+"""What a lab is: a task, starting files, an injected event and a checker.
+
+A `Lab` is data (frozen): the task statement, the file the learner edits and its
+skeleton, the lab's other starting files (``preprocess.sh``...), what the lab
+does to the cluster while the answer runs (`Event`: a node failure at a time),
+how the answer is graded (a checker name in `quizzes.labs.checkers`, or a
+diagnose scenario in `quizzes.labs.diagnose`), and the hint ladder: hints first,
+then the relevant lines of Slurm's documentation, never the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: What a lab answer may be: a batch script (or command lines that submit one),
+#: a shell snippet, or a diagnosis (a word or a sentence).
+KINDS = ("script", "snippet", "diagnose")
+
+#: Largest answer a lab reads (bytes of UTF-8).
+MAX_ANSWER_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """An event the lab injects: ``kind`` ``node_failure`` (the first node of the
+    job named ``job``, or of the first job, fails ``at`` seconds after it starts)."""
+
+    kind: str
+    at: int = 600
+    job: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Lab:
+    """One lab of the catalogue (`quizzes.labs.catalog.LABS`)."""
+
+    id: str
+    lesson: str
+    title: str
+    task: str
+    kind: str
+    answer_file: str = "answer.sh"
+    skeleton: str = ""
+    files: tuple[tuple[str, str], ...] = ()
+    alternate_files: tuple[tuple[str, str], ...] = ()  # replayed with these too
+    checker: str = ""
+    scenario: str = ""  # diagnose labs: the scenario name in quizzes.labs.diagnose
+    event: Event | None = None
+    hints: tuple[str, ...] = ()
+    docs: tuple[str, ...] = ()
+    counted: bool = True
+    #: Jobs other users have queued before the answer runs: (user, sbatch arguments).
+    setup: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    horizon: int = 3 * 86400  # simulated seconds a check may play at most
+    objectives: tuple[str, ...] = field(default=())
+
+    @property
+    def practice(self) -> bool:
+        """A practice lab (needs real execution) is shown but never counted."""
+        return not self.counted
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The grading of one answer: pass or not, feedback in Slurm's terms, and what
+    Slurm printed when it refused something (``slurm``)."""
+
+    passed: bool
+    feedback: str
+    details: tuple[str, ...] = ()
+    slurm: str = ""
+
+    def text(self) -> str:
+        """Feedback, details and Slurm's own words, as the CLI and the widget print them."""
+        lines = [("PASS: " if self.passed else "NOT YET: ") + self.feedback]
+        lines += [f"  - {d}" for d in self.details]
+        if self.slurm:
+            lines += ["Slurm said:", *("  " + s for s in self.slurm.rstrip().splitlines())]
+        return "\n".join(lines)

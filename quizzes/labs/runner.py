@@ -1,0 +1,477 @@
+"""Playing a lab answer on a fresh minislurm cluster, on the simulated clock.
+
+`play` makes a new `minislurm.cluster.Cluster` whose working directory is a
+scratch folder holding the lab's starting files and the learner's file, runs
+the answer there (a batch script is submitted as ``sbatch <file>``; command
+lines go through the interpreted shell of `quizzes.labs.shell`), lets the clock
+run, injects the lab's event, and records **what Slurm did** in a `Trial`:
+
+* every command line with what it printed and its exit code;
+* per job: the request as sbatch parsed it (`JobOptions`), its record when it
+  first ran and at the end (``scontrol show job`` fields), its accounting
+  attempts (``sacct``: states, exit codes, restarts), the record right after the
+  injected event, and the environment of each task of its first ``srun`` step
+  (``SLURM_PROCID``, ``SLURM_LOCALID``, ``CUDA_VISIBLE_DEVICES`` from minislurm's
+  slurmd, and ``RANK``/``LOCAL_RANK``/``WORLD_SIZE``/``MASTER_ADDR`` derived by
+  `course.ddp.wiring` from them).
+
+Nothing the learner wrote runs as a process: scripts are read by
+`minislurm.simscript` (their ``sleep``/``srun``/``exit`` lines), snippets by the
+interpreter.  Limits keep a hostile answer small (`LabLimit`): the answer's
+size, array tasks, ``srun`` lines, commands; the clock never runs past the lab's
+horizon.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import re
+import shlex
+import tempfile
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from minislurm.accounts import AssociationSet, load_associations
+from minislurm.cluster import Cluster
+from minislurm.config import SlurmConfig, default_config
+from minislurm.errors import SlurmError
+from minislurm.job import JobRecord
+from minislurm.options import JobOptions, SbatchInvocation
+from minislurm.simscript import script_body
+from quizzes.labs.model import MAX_ANSWER_BYTES, Lab
+from quizzes.labs.shell import Interpreter, ShellError
+
+#: Commands a lab answer may run (read-only ones, and sbatch/scancel for the learner's jobs).
+ALLOWED = ("sbatch", "squeue", "sacct", "scontrol", "sinfo", "sprio", "sshare", "scancel",
+           "echo", "cat", "true")
+#: ``scontrol`` verbs only an operator may use: refused as slurmctld refuses a user.
+ADMIN_VERBS = ("create", "delete", "reconfigure", "shutdown", "takeover", "setdebug",
+               "setdebugflags", "reboot", "write", "fsdometimeout")
+#: Most array tasks a lab plays, srun lines per script, and command lines per snippet.
+MAX_ARRAY_TASKS = 128
+MAX_SRUN_LINES = 64
+MAX_COMMANDS = 32
+MAX_JOBS = 16
+_SUBMITTED = re.compile(r"^(?:Submitted batch job )?(\d+)(?:;\S+)?\s*$")
+
+
+class LabLimit(SlurmError):
+    """The answer goes beyond what a lab plays (its message says which limit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command line the answer ran, and what it printed."""
+
+    argv: tuple[str, ...]
+    stdout: str
+    stderr: str
+    returncode: int
+
+    @property
+    def line(self) -> str:
+        return shlex.join(self.argv)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEnv:
+    """One task of a job's first srun step: where it ran and what it saw."""
+
+    task: int
+    node: str
+    env: tuple[tuple[str, str], ...]
+
+    def get(self, name: str, default: str = "(unset)") -> str:
+        return dict(self.env).get(name, default)
+
+
+@dataclass(frozen=True, slots=True)
+class JobFacts:
+    """What Slurm recorded about one submitted job."""
+
+    job_id: int
+    options: JobOptions
+    script: str
+    first: JobRecord | None  # when it first ran (None: it never ran)
+    final: JobRecord
+    attempts: tuple[JobRecord, ...]  # sacct's records of this job (all attempts, tasks)
+    after_event: JobRecord | None = None
+    tasks: tuple[TaskEnv, ...] = ()
+    task_error: str = ""  # srun's refusal of the first step, if any
+    step_argv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Trial:
+    """Everything a checker reads."""
+
+    commands: tuple[Command, ...]
+    jobs: tuple[JobFacts, ...]
+    start: int
+    event: str = ""
+    refused: str = ""  # a shell or lab-limit refusal (nothing was run past it)
+    alternate: Trial | None = None  # the same answer with the lab's alternate files
+    queue: tuple[JobRecord, ...] = ()  # every job, 1 s after the answer ran (squeue)
+
+    @property
+    def errors(self) -> tuple[Command, ...]:
+        """Command lines Slurm refused (non-zero exit)."""
+        return tuple(c for c in self.commands if c.returncode != 0)
+
+    def job(self, name: str) -> JobFacts | None:
+        for facts in self.jobs:
+            if facts.final.name == name:
+                return facts
+        return None
+
+
+@lru_cache(maxsize=1)
+def _base() -> tuple[SlurmConfig, AssociationSet]:
+    """The course cluster's configuration and associations, read once per process."""
+    return default_config(), load_associations(None)
+
+
+def looks_like_script(text: str) -> bool:
+    """A batch script starts with ``#!`` or ``#SBATCH`` (first non-blank line)."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped:
+            return stripped.startswith("#!") or stripped.upper().startswith("#SBATCH")
+    return False
+
+
+def decode_answer(data: bytes | str) -> str:
+    """The answer as text; raises `LabLimit` for oversize or non-UTF-8 answers."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if len(raw) > MAX_ANSWER_BYTES:
+        raise LabLimit(f"the answer is {len(raw)} bytes; a lab answer is at most "
+                       f"{MAX_ANSWER_BYTES} bytes (64 KiB)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LabLimit(f"the answer is not UTF-8 text (byte {exc.start} cannot be "
+                       "decoded)") from None
+    if "\x00" in text:
+        raise LabLimit("the answer is not text (it holds NUL bytes)")
+    return text
+
+
+def _check_script(text: str) -> None:
+    """Refuse scripts built to exhaust the simulator (too many srun lines)."""
+    sruns = sum(1 for line in text.splitlines()
+                if line.strip().split(" ", 1)[0] == "srun")
+    if sruns > MAX_SRUN_LINES:
+        raise LabLimit(f"the script has {sruns} srun lines; a lab plays at most "
+                       f"{MAX_SRUN_LINES} job steps per job")
+
+
+def _array_tasks(options: JobOptions) -> int:
+    spec = getattr(options, "array", None)
+    if not spec:
+        return 0
+    from minislurm.jobarray import parse_array
+
+    try:
+        return len(parse_array(str(spec)).indices)
+    except (SlurmError, ValueError, AttributeError):
+        return 0
+
+
+class _Session:
+    """One play: the cluster, the jobs submitted so far, the transcript."""
+
+    def __init__(self, lab: Lab, workdir: Path, first_job_id: int) -> None:
+        config, assoc = _base()
+        config = replace(config, first_job_id=first_job_id)
+        self.lab = lab
+        self.cluster = Cluster(config, associations=assoc, workdir=workdir)
+        self.invocations: dict[int, SbatchInvocation] = {}
+        self._last_inv: SbatchInvocation | None = None
+        self.commands: list[Command] = []
+        self.array_tasks = 0
+
+    def job_body(self, inv: SbatchInvocation, _ctx: Any) -> Any:
+        _check_script(inv.script_text)
+        tasks = _array_tasks(inv.options)
+        if tasks > MAX_ARRAY_TASKS:
+            raise LabLimit(f"the array has {tasks} tasks; a lab plays at most "
+                           f"{MAX_ARRAY_TASKS}")
+        self.array_tasks += tasks
+        if self.array_tasks > MAX_ARRAY_TASKS:
+            raise LabLimit(f"the answer's arrays have {self.array_tasks} tasks in all; a lab "
+                           f"plays at most {MAX_ARRAY_TASKS}")
+        if len(self.invocations) >= MAX_JOBS:
+            raise LabLimit(f"more than {MAX_JOBS} jobs submitted; a lab needs a few")
+        self._last_inv = inv
+        return script_body(inv.script_text)
+
+    def run(self, argv: list[str]) -> tuple[str, str, int]:
+        name = argv[0]
+        if name not in ALLOWED:
+            msg = (f"{name}: command not interpreted in a lab (the lab runs "
+                   f"{', '.join(ALLOWED)})\n")
+            self.commands.append(Command(tuple(argv), "", msg, 127))
+            return "", msg, 127
+        if name in ("echo", "true", "cat"):
+            out = " ".join(argv[1:]) + "\n" if name == "echo" else ""
+            if name == "cat":
+                out = "".join(self._read(a) for a in argv[1:])
+            self.commands.append(Command(tuple(argv), out, "", 0))
+            return out, "", 0
+        if name == "scontrol" and _admin(argv[1:]):
+            msg = "slurm_update error: Access/permission denied\n"
+            if argv[1:2] and argv[1].lower() not in ("update",):
+                msg = f"scontrol: error: {argv[1]}: Access/permission denied\n"
+            self.commands.append(Command(tuple(argv), "", msg, 1))
+            return "", msg, 1
+        import importlib
+
+        module = importlib.import_module(f"minislurm.cli.{name}")
+        ctx = self.cluster.context()
+        ctx.job_body = self.job_body
+        self._last_inv = None
+        rc = int(module.run(argv[1:], ctx))
+        assert isinstance(ctx.stdout, io.StringIO) and isinstance(ctx.stderr, io.StringIO)
+        out, err = ctx.stdout.getvalue(), ctx.stderr.getvalue()
+        if name == "sbatch" and rc == 0 and self._last_inv is not None:
+            match = _SUBMITTED.match(out.strip())
+            if match:
+                self.invocations[int(match.group(1))] = self._last_inv
+        self.commands.append(Command(tuple(argv), out, err, rc))
+        return out, err, rc
+
+    def _read(self, name: str) -> str:
+        path = (self.cluster.workdir / name).resolve()
+        if self.cluster.workdir.resolve() not in path.parents or not path.is_file():
+            return ""
+        return path.read_text(encoding="utf-8", errors="replace")[:MAX_ANSWER_BYTES]
+
+
+def _admin(args: list[str]) -> bool:
+    """``scontrol update nodename=...``/``partitionname=...``, create, delete, ..."""
+    if not args:
+        return False
+    verb = args[0].lower()
+    if verb in ADMIN_VERBS:
+        return True
+    if verb == "update":
+        keys = {a.split("=", 1)[0].lower() for a in args[1:]}
+        return bool(keys & {"nodename", "node", "partitionname", "partition_name",
+                            "reservationname", "frontendname", "powercap"}) \
+            and not keys & {"jobid", "job"}
+    return False
+
+
+def first_job_id(text: str, salt: int = 0) -> int:
+    """The lab cluster's FirstJobId: 1000-9999, from the answer's text, so that job ids
+    differ between answers (an answer cannot hard-code the id sbatch printed)."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return 1000 + (int.from_bytes(digest[:4], "big") + 7919 * salt) % 9000
+
+
+def play(lab: Lab, text: str) -> Trial:
+    """Run ``text`` as the answer to ``lab`` and record what Slurm did; with the lab's
+    ``alternate_files`` (e.g. a preprocessing job that fails) it is played again there,
+    on other job ids (`Trial.alternate`)."""
+    trial = play_once(lab, text, lab.files, first_job_id(text))
+    if lab.alternate_files and not trial.refused:
+        files = dict(lab.files)
+        files.update(dict(lab.alternate_files))
+        alt = play_once(lab, text, tuple(files.items()), first_job_id(text, 1))
+        trial = replace(trial, alternate=alt)
+    return trial
+
+
+def play_once(lab: Lab, text: str, files: tuple[tuple[str, str], ...],
+              first_id: int) -> Trial:
+    """One play of ``text`` on a fresh cluster whose scratch folder holds ``files``."""
+    with tempfile.TemporaryDirectory(prefix=f"lab-{lab.id}-") as tmp:
+        workdir = Path(tmp)
+        for name, content in files:
+            (workdir / name).write_text(content, encoding="utf-8")
+        session = _Session(lab, workdir, first_id)
+        cluster = session.cluster
+        for user, args in lab.setup:  # in order: each is scheduled before the next comes
+            cluster.run(["sbatch", *args], user=user)
+            cluster.advance(10)
+        if lab.setup:
+            cluster.advance(60)
+        start = cluster.now
+        shell = Interpreter(session.run, {"HOME": str(workdir), "USER": cluster.user},
+                            max_commands=MAX_COMMANDS)
+        refused = ""
+        try:
+            if lab.kind == "script" and looks_like_script(text):
+                _check_script(text)
+                (workdir / lab.answer_file).write_text(text, encoding="utf-8")
+                shell.run(f"sbatch {shlex.quote(lab.answer_file)}")
+            else:
+                shell.run(text)
+        except (ShellError, LabLimit) as exc:
+            refused = exc.message
+        queue: list[JobRecord] = []
+        jobs = _observe(session, start, queue) if not refused else ()
+        commands = tuple(session.commands)
+        cluster.close()
+        return Trial(commands, jobs, start, lab.event.kind if lab.event else "", refused,
+                     queue=tuple(queue))
+
+
+def _observe(session: _Session, start: int, queue: list[JobRecord]
+             ) -> tuple[JobFacts, ...]:
+    """Let the clock run: capture each job when it first runs, inject the event, end."""
+    cluster, lab = session.cluster, session.lab
+    ctl = cluster.controller
+    ids = sorted(session.invocations)
+    if not ids:
+        return ()
+    firsts: dict[int, JobRecord] = {}
+    tasks: dict[int, tuple[tuple[TaskEnv, ...], str, tuple[str, ...]]] = {}
+    after: dict[int, JobRecord] = {}
+    stop = start + lab.horizon
+
+    def capture() -> None:
+        for jid in ids:
+            if jid in firsts:
+                continue
+            rec = ctl.job(jid)
+            if rec.start_time is not None and rec.allocation is not None \
+                    and rec.state.value == "RUNNING":
+                firsts[jid] = rec
+                tasks[jid] = task_environments(cluster, rec, session.invocations[jid])
+
+    def done() -> bool:
+        return all(_settled(ctl.job(j)) for j in ids)
+
+    cluster.advance(1)
+    queue.extend(ctl.jobs())
+    capture()
+    event = lab.event
+    if event is not None and event.kind == "node_failure":
+        target = _event_target(ctl, ids, event.job)
+        if target is not None:
+            _run_until(cluster, lambda: target in firsts or done(), stop, capture)
+            if target in firsts:
+                rec = firsts[target]
+                when = min((rec.start_time or start) + event.at, stop)
+                _run_until(cluster, lambda: ctl.job(target).state.is_terminal, when, capture)
+                live = ctl.job(target)
+                if live.state.value == "RUNNING" and live.allocation is not None:
+                    ctl.fail_node(live.allocation.nodes[0].node)
+                    cluster.advance(1)
+                    after[target] = ctl.job(target)
+    _run_until(cluster, done, stop, capture)
+    accounting = ctl.accounting()
+    out = []
+    for jid in ids:
+        inv = session.invocations[jid]
+        env, err, argv = tasks.get(jid, ((), "", ()))
+        out.append(JobFacts(
+            job_id=jid, options=inv.options, script=inv.script_text, first=firsts.get(jid),
+            final=ctl.job(jid),
+            attempts=tuple(r for r in accounting
+                           if r.job_id == jid or r.array_job_id == jid),
+            after_event=after.get(jid), tasks=env, task_error=err, step_argv=argv))
+    return tuple(out)
+
+
+#: Pending reasons that never change by themselves: a play may stop there.
+STUCK = ("DependencyNeverSatisfied", "JobHeldUser", "JobHeldAdmin")
+
+
+def _settled(rec: JobRecord) -> bool:
+    return rec.state.is_terminal or (rec.state.value == "PENDING"
+                                     and rec.reason.value in STUCK)
+
+
+def _event_target(ctl: Any, ids: list[int], name: str) -> int | None:
+    for jid in ids:
+        if not name or ctl.job(jid).name == name:
+            return jid
+    return None
+
+
+def _run_until(cluster: Cluster, predicate: Any, stop: int, observe: Any) -> None:
+    """Run the simulated clock until ``predicate()`` or ``stop``, observing on the way.
+
+    Hops of at most 30 simulated seconds while a job is pending (``observe`` sees
+    each job start within 30 s), of an hour otherwise.
+    """
+    while not predicate():
+        now = cluster.now
+        if now >= stop:
+            return
+        pending = any(r.state.value == "PENDING" for r in cluster.controller.jobs())
+        cluster.advance(max(1, min(stop - now, 30 if pending else 3600)))
+        observe()
+
+
+_RESOLVE_BASE = "10.1.0."
+
+
+def task_environments(cluster: Cluster, job: JobRecord, inv: SbatchInvocation
+                      ) -> tuple[tuple[TaskEnv, ...], str, tuple[str, ...]]:
+    """Each task's environment for the job's first ``srun`` line, as minislurm's slurmd
+    builds it (and the DDP wiring `course.ddp.wiring` derives from it).
+
+    Returns (tasks, srun's refusal, the srun arguments); no srun line: ((), "", ()).
+    """
+    from course.ddp.wiring import WiringError, wiring_from_env
+    from minislurm.ctld.step_mgr import plan_step
+    from minislurm.options.srun import parse_srun
+    from minislurm.slurmd.context import StepContext, job_context
+    from minislurm.slurmd.env import batch_environment, step_environments
+
+    steps = script_body(inv.script_text).steps
+    if not steps or job.allocation is None:
+        return (), "", ()
+    argv = steps[0].argv
+    ctx = cluster.context()
+    names = [n.name for n in cluster.controller.nodes()]
+    address = {n: f"{_RESOLVE_BASE}{i + 1}" for i, n in enumerate(names)}
+
+    def resolve(host: str) -> str:
+        if host not in address:
+            raise OSError(host)
+        return address[host]
+
+    try:
+        job_ctx = job_context(inv.options, job_id=job.job_id, name=job.name,
+                              partition=job.partition,
+                              cluster_name=cluster.config.cluster_name,
+                              mem_per_cpu=job.mem_per_cpu, user=job.user, uid=job.uid,
+                              gid=job.gid, account=job.account, submit_dir=job.work_dir)
+        batch = batch_environment(job_ctx, job.allocation, base_env=ctx.env)
+        srun = parse_srun(list(argv), env=batch, cwd=ctx.cwd)
+        plan = plan_step(job.job_id, job.allocation, srun.options, 0)
+        step = StepContext(step_id=0, layout=plan.layout, launcher_port=40000,
+                           cpus_on_node=plan.cpus_on_node, gpus=plan.gpus,
+                           cpus_per_task=srun.options.cpus_per_task,
+                           ntasks_per_node=srun.options.ntasks_per_node,
+                           distribution=srun.options.distribution,
+                           gpus_per_task=srun.options.gpus_per_task,
+                           gpu_bind=dict(srun.options.other).get("gpu-bind"))
+        envs = step_environments(job_ctx, job.allocation, step, base_env=batch)
+    except SlurmError as exc:
+        return (), exc.message, tuple(argv)
+    keep = ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NTASKS",
+            "CUDA_VISIBLE_DEVICES", "SLURMD_NODENAME", "SLURM_JOB_NODELIST",
+            "SLURM_STEP_GPUS", "SLURM_ARRAY_TASK_ID")
+    out = []
+    for env in envs:
+        facts = {k: env[k] for k in keep if k in env}
+        with contextlib.suppress(WiringError, OSError, ValueError):
+            facts.update(wiring_from_env(
+                {k: v for k, v in env.items() if k != "TORCHELASTIC_RUN_ID"},
+                resolve=resolve).torch_env())
+        out.append(TaskEnv(int(env["SLURM_PROCID"]), env.get("SLURMD_NODENAME", "?"),
+                           tuple(sorted(facts.items()))))
+    return tuple(out), "", tuple(argv)
+
+
+__all__ = ["Command", "JobFacts", "LabLimit", "TaskEnv", "Trial", "decode_answer",
+           "looks_like_script", "play", "task_environments"]

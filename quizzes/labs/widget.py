@@ -1,0 +1,116 @@
+"""The notebook face of a lab: task, answer box (or a file in JupyterLab's editor), Check,
+feedback and the hint ladder.
+
+``lab_widget("first-job")`` shows the task (and, for a diagnose lab, minislurm's
+output), a Textarea holding the lab's skeleton, a **Check** button and a **Hint**
+button.  ``lab_widget("first-job", file="train.sh")`` checks a file instead: the
+widget writes the skeleton there if the file does not exist yet and links it, so
+JupyterLab opens it in its editor; each Check reads the saved file.  All logic is
+in `quizzes.labs.feedback.LabSession` (attempts policy, hints); this class only
+wires widgets to it, and its callbacks are plain methods tested headless.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from quizzes.labs.catalog import lab
+from quizzes.labs.cli import show_text
+from quizzes.labs.feedback import LabSession
+from quizzes.labs.model import MAX_ANSWER_BYTES, Verdict
+from quizzes.policy import Policy
+
+
+def _pre(text: str) -> str:
+    return ("<pre style='white-space: pre-wrap; margin: 4px 0'>"
+            f"{html.escape(text)}</pre>")
+
+
+class LabWidget:
+    """The widgets of one lab (``.view`` is what to display)."""
+
+    def __init__(self, lab_id: str, *, policy: Policy | None = None,
+                 file: str | Path | None = None) -> None:
+        import ipywidgets as w
+
+        item = lab(lab_id)
+        self.session = LabSession(item, policy or Policy())
+        self.file = Path(file) if file is not None else None
+        self.header = w.HTML()
+        self.task = w.HTML(_pre(show_text(item)))
+        self.answer = w.Textarea(value=item.skeleton if item.kind != "diagnose" else "",
+                                 placeholder="your answer", rows=8,
+                                 layout=w.Layout(width="95%"))
+        self.link = w.HTML()
+        if self.file is not None:
+            if not self.file.exists() and item.skeleton:
+                self.file.write_text(item.skeleton, encoding="utf-8")
+            self.link.value = (f"Edit <a href='{html.escape(self.file.as_posix())}' "
+                               f"target='_blank'>{html.escape(self.file.name)}</a> in "
+                               "JupyterLab's editor, save it, then Check.")
+        self.check_button = w.Button(description="Check", button_style="primary")
+        self.hint_button = w.Button(description="Hint")
+        self.feedback = w.HTML()
+        self.hints = w.HTML()
+        self.check_button.on_click(lambda _b: self.on_check())
+        self.hint_button.on_click(lambda _b: self.on_hint())
+        box = [self.header, self.task]
+        box += [self.link] if self.file is not None else [self.answer]
+        box += [w.HBox([self.check_button, self.hint_button]), self.feedback, self.hints]
+        self.view = w.VBox(box)
+        self._refresh()
+
+    def text(self) -> str:
+        """The answer: the Textarea, or the saved file (at most 64 KiB + 1 byte read)."""
+        if self.file is None:
+            return str(self.answer.value)
+        try:
+            with self.file.open("rb") as fh:
+                data = fh.read(MAX_ANSWER_BYTES + 1)
+        except OSError as exc:
+            return f"\x00cannot read {self.file}: {exc.strerror}"
+        return data.decode("utf-8", errors="surrogateescape")
+
+    def on_check(self) -> Verdict:
+        text = self.text()
+        if text.startswith("\x00cannot read"):
+            verdict = Verdict(False, text[1:])
+        else:
+            verdict = self.session.check(text)
+        colour = "#1a7f37" if verdict.passed else "#b35900"
+        self.feedback.value = (f"<div style='color: {colour}'>"
+                               f"{_pre(verdict.text())}</div>")
+        self._refresh()
+        return verdict
+
+    def on_hint(self) -> str:
+        text = self.session.next_hint()
+        self.hints.value += _pre(text)
+        return text
+
+    def _refresh(self) -> None:
+        item = self.session.lab
+        self.header.value = (f"<b>Lab {html.escape(item.id)}</b>: {html.escape(item.title)}"
+                             f" &mdash; {html.escape(self.session.status())}")
+        self.check_button.disabled = self.session.closed
+
+
+def lab_widget(lab_id: str, *, policy: Policy | None = None,
+               file: str | Path | None = None) -> Any:
+    """Display-ready widget of a lab (a counted lab uses its lesson bank's policy when
+    the bank can be read; practice labs have unlimited checks)."""
+    if policy is None and lab(lab_id).counted:
+        policy = _bank_policy(lab(lab_id).lesson)
+    return LabWidget(lab_id, policy=policy, file=file).view
+
+
+def _bank_policy(lesson: str) -> Policy | None:
+    try:
+        from quizzes.bank import load_banks
+
+        bank = load_banks().get(lesson)
+    except Exception:  # no banks here: the lab still works with unlimited checks
+        return None
+    return bank.policy if bank is not None else None
