@@ -7,7 +7,7 @@ view) is shown as it first appeared -- the plotly figures of its Output widgets,
 from the widget state saved with the executed notebook (``metadata.widgets``: nbclient's
 ``store_widget_state``, build_nbval.py for the nbval run) -- followed by a note to open
 the notebook in JupyterLab to use its controls.
-Links to readings (``../course/lessons/NN.md``) and notebooks (``NN.ipynb``) are
+Links to readings (``readings/NN.md``, ``../course/lessons/NN.md``) and notebooks (``NN.ipynb``) are
 rewritten to their pages (to the index when that page is not built).
 """
 
@@ -30,7 +30,10 @@ WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
 _MODEL_REF = "IPY_MODEL_"
 WIDGET_NOTE = ('<div class="course-widget-note">Interactive widget: open this notebook '
                "in JupyterLab (<code>scripts/course</code>) to use it.</div>")
-_READING_LINK = re.compile(r'href="(?:\.\./)?course/lessons/(\d\d-[a-z0-9-]+)\.md"')
+#: A notebook's link to its reading: ``readings/NN.md`` (JupyterLab's root is notebooks/,
+#: course/lab.py) or the repository path ``course/lessons/NN.md``.
+_READING_LINK = re.compile(
+    r'href="(?:(?:\.\./)?course/lessons/|(?:\.\./)?readings/)(\d\d-[a-z0-9-]+)\.md"')
 _NOTEBOOK_LINK = re.compile(r'href="(?:\.\./)?(?:notebooks/)?(\d\d-[a-z0-9-]+)\.ipynb"')
 
 

@@ -224,6 +224,19 @@ def test_a_notebook_whose_outputs_changed_fails_the_build(tmp_path: Path) -> Non
     assert "".join(fresh["cells"][1]["outputs"][0]["data"]["text/plain"]) == "2"
 
 
+@pytest.mark.parametrize("href", ["readings/02-sbatch.md", "../course/lessons/02-sbatch.md",
+                                  "course/lessons/02-sbatch.md"])
+def test_reading_links_point_to_the_reading_pages(href: str) -> None:
+    """A notebook's reading link (``readings/NN.md`` as JupyterLab opens it) becomes the
+    site's reading page, or the index when that page is not built."""
+    from course.build_render import Pages, _links
+
+    built = Pages(lessons=frozenset({"02-sbatch"}), readings=frozenset({"02-sbatch"}))
+    assert _links(f'<a href="{href}">r</a>', built) == '<a href="../readings/02-sbatch.html">r</a>'
+    none = Pages(lessons=frozenset(), readings=frozenset())
+    assert _links(f'<a href="{href}">r</a>', none) == '<a href="../index.html">r</a>'
+
+
 def test_command_line(tmp_path: Path) -> None:
     out = tmp_path / "site"
     proc = subprocess.run([sys.executable, "-m", "course", "build", "--no-execute", "--out",
