@@ -76,6 +76,8 @@ def _settings(folder: Path) -> None:
 #: A learner's login files that rebuild PATH without the project's bin/ (Debian's
 #: /etc/profile does the same for root): the course's terminals must still be minislurm's.
 HOSTILE_PROFILE = "PATH=/usr/local/bin:/usr/bin:/bin\nexport PATH\n"
+#: Who takes the quizzes in the browser (JupyterLab runs as a hub user of that name).
+QUIZ_LEARNER = "student"
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +103,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     env["HOME"] = str(home)
     env["MINISLURM_STATE_DIR"] = str(tmp / "state")
     env["PYTHONPATH"] = str(ROOT)
+    env["JUPYTERHUB_USER"] = QUIZ_LEARNER  # the quizzes' learner (quizzes/identity.py)
     env.pop("SLURM_CONF", None)
     _settings(tmp / "settings")
     up = subprocess.run([sys.executable, "-m", "minislurm", "cluster", "up"], env=env,
@@ -148,6 +151,8 @@ def browser() -> Iterator[Any]:
 
 #: notebook -> how its slider moved ("4 -> 7"), printed at the end of the module.
 moved: dict[str, str] = {}
+#: notebook -> quiz items answered wrongly in the browser.
+quizzed: dict[str, int] = {}
 
 
 @pytest.fixture(scope="module")
@@ -157,6 +162,8 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     yield folder
     print("\nsliders moved: " + ", ".join(f"{k} {v}" for k, v in sorted(moved.items())))
+    print("quiz items answered wrongly: " + ", ".join(f"{k} {v}" for k, v in
+                                                      sorted(quizzed.items())))
 
 
 #: The drawn plotly figures inside one element (the slider's cell): traces and title.
@@ -201,6 +208,102 @@ def _errors(page: Page) -> list[str]:
           .map(e => e.innerText).filter(t => t.includes('Traceback') || t.includes('Error'));
       return errs.concat(tb.map(t => t.slice(0, 2000)));
     }""")
+
+
+#: A numeric/text answer no item expects.
+_WRONG_TEXT = "-987654"
+
+
+def _wrong_answers(quiz_id: str, learner: str, count: int = 2) -> list[tuple[int, str, str, Any]]:
+    """``count`` items of the quiz (display index, item id, input kind, what to enter) with
+    an answer the quiz's own grader marks wrong for this learner: the browser then gives
+    exactly these answers. Kinds: radio (option text), checks (option texts), text."""
+    from quizzes.bank import load_banks
+    from quizzes.grade import grade_response
+    from quizzes.session import QuizSession
+
+    bank = load_banks()[quiz_id]
+    chosen: list[tuple[int, str, str, Any]] = []
+    for index, item in enumerate(QuizSession(bank, learner).items()):
+        tries: list[tuple[str, Any, Any]] = []
+        if item.type == "multiple":
+            tries = [("checks", [text], [oid]) for oid, text in item.options]
+        elif item.options:
+            tries = [("radio", text, oid) for oid, text in item.options]
+        elif item.type not in ("sbatch", "lab"):
+            tries = [("text", _WRONG_TEXT, _WRONG_TEXT)]
+        for kind, shown, response in tries:
+            try:
+                wrong = grade_response(bank, learner, item.item_id, response).score < 1.0
+            except Exception:  # an answer the grader refuses: try another
+                continue
+            if wrong:
+                chosen.append((index, item.item_id, kind, shown))
+                break
+        if len(chosen) == count:
+            break
+    return chosen
+
+
+def _shown_pattern(text: str) -> str:
+    """A regex for an option's text as the browser shows it (markdown marks may render)."""
+    plain = re.sub(r"[`*]", "", text)
+    return r"\s*".join(re.escape(part) for part in plain.split())
+
+
+_QUIZ_CARD = """(root, itemId) => {
+  const checks = Array.from(root.querySelectorAll('button')).filter(
+      b => b.innerText.trim() === 'Check');
+  for (const b of checks) {
+    const card = b.closest('.widget-vbox');
+    if (card && card.innerText.includes(itemId)) return true;
+  }
+  return false;
+}"""
+
+
+def _answer_quiz_wrongly(page: Page, panel: str, notebook: Path) -> list[str]:
+    """Answer two items of the lesson's quiz wrongly in its widget; their feedback texts."""
+    nb = nbformat.read(str(notebook), as_version=4)
+    match = next((re.search(r'quiz\(\s*"([^"]+)"(?:\s*,\s*learner_id\s*=\s*"([^"]+)")?',
+                            c.source)
+                  for c in nb.cells if c.cell_type == "code" and "quiz(" in c.source), None)
+    if match is None:
+        return []
+    quiz_id, learner = match.group(1), match.group(2) or QUIZ_LEARNER
+    cell = page.locator(f"{panel} .jp-CodeCell").filter(
+        has=page.locator(".jp-InputArea", has_text="quiz(")).last
+    out = cell.locator(".jp-OutputArea")
+    feedback = []
+    for _index, item_id, kind, shown in _wrong_answers(quiz_id, learner):
+        for _ in range(200):  # "Next" until the item's card shows (one item at a time)
+            if out.evaluate(_QUIZ_CARD, item_id):
+                break
+            out.locator("button", has_text="Next").first.click()
+            page.wait_for_timeout(150)
+        else:
+            pytest.fail(f"{notebook.name}: quiz item {item_id} never shown")
+        card = out.locator(".widget-vbox").filter(has_text=item_id).filter(
+            has=page.locator("button", has_text="Check")).last
+        if kind in ("radio", "checks"):
+            for text in [shown] if kind == "radio" else shown:
+                option = card.locator(".widget-radio-box label, .widget-checkbox label").filter(
+                    has_text=re.compile(rf"^\s*{_shown_pattern(text)}\s*$"))
+                assert option.count() >= 1, f"{notebook.name}: no option {text!r} in {item_id}"
+                option.first.click()
+        else:
+            card.locator("input[type=text], textarea").first.fill(shown)
+        card.locator("button", has_text="Check").first.click()
+        deadline = time.monotonic() + 30
+        while not re.search(r"\b(Incorrect|Partly right|Correct)\b", card.inner_text()):
+            if time.monotonic() > deadline:
+                pytest.fail(f"{notebook.name}: no feedback for {item_id}:\n{card.inner_text()}")
+            page.wait_for_timeout(200)
+        text = card.inner_text()
+        assert re.search(r"\b(Incorrect|Partly right)\b", text), (
+            f"{notebook.name}: {item_id} answered {shown!r} was not marked wrong:\n{text}")
+        feedback.append(text)
+    return feedback
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
@@ -272,6 +375,20 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
         page.screenshot(path=str(shots / name))
         shutil.copyfile(shots / name, SCREENSHOTS / name)
         print(f"\n{notebook.stem}: screenshot {SCREENSHOTS / name}")
+        # two quiz items answered wrongly: their feedback and explanation are filled in
+        feedback = _answer_quiz_wrongly(page, panel, notebook)
+        if module is not None and module.quiz:
+            assert len(feedback) == 2, f"{notebook.name}: two quiz items answered: {feedback}"
+        for text in feedback:
+            assert "{{" not in text and "}}" not in text, f"{notebook.name}: {text}"
+        quiz_text = page.locator(f"{panel} .jp-CodeCell").filter(
+            has=page.locator(".jp-InputArea", has_text="quiz(")).last.inner_text()
+        assert "{{" not in quiz_text, f"{notebook.name}: raw template text in the quiz"
+        if feedback:
+            name = f"{notebook.stem}-quiz.png"
+            page.screenshot(path=str(shots / name))
+            shutil.copyfile(shots / name, SCREENSHOTS / name)
+            quizzed[notebook.stem] = len(feedback)
     finally:
         page.close()
 
@@ -281,10 +398,17 @@ def test_built_lesson_page_draws_its_figures_offline(browser: Any, tmp_path: Pat
 
     site = tmp_path / "site"
     build(BuildOptions(out=site, execute=False, only=("06-backfill",), progress=False))
+    from course.build_render import WIDGET_MIME, WIDGET_STATE_MIME, widget_figures
+
     stored = nbformat.read(str(ROOT / "notebooks" / "06-backfill.ipynb"), as_version=4)
     figures = sum("application/vnd.plotly.v1+json" in o.get("data", {})
                   for c in stored.cells if c.cell_type == "code" for o in c.outputs)
     assert figures >= 3  # the Gantt charts, utilisation, waits
+    state = stored.metadata.get("widgets", {}).get(WIDGET_STATE_MIME, {}).get("state", {})
+    starting = sum(len(widget_figures(o["data"][WIDGET_MIME]["model_id"], state))
+                   for c in stored.cells if c.cell_type == "code" for o in c.outputs
+                   if WIDGET_MIME in o.get("data", {}))
+    figures += starting  # each experiment's starting figure(s), drawn as well
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
