@@ -1,13 +1,18 @@
-"""``python -m course build [--out build/site] [--only ID ...]``: build the course site."""
+"""``python -m course build [--out build/site] [--only ID ...]``: build the course site;
+``python -m course lab [jupyter options and files]``: open the course in JupyterLab
+(notebooks/ as root, minislurm's terminals, readings rendered; see course/lab.py)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from course.build import BuildError, BuildOptions, build
+from course.lab import lab_arguments, terminal_environment
 from course.manifest import ROOT, ManifestError, check_files, load_manifest
 
 
@@ -27,11 +32,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--timeout", type=int, default=900, help="seconds for all notebooks")
     sub.add_parser("check", help="check course/manifest.yaml against the files it names")
     sub.add_parser("class", help="run a class on JupyterHub (up, down, status, passwd)")
+    sub.add_parser("lab", help="open the course in JupyterLab: python -m course lab "
+                   "[--root DIR] [jupyter lab options and files] (scripts/course runs this)")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["class"]:  # its own parser: python -m course class --help
         from course.classroom.cli import main as class_main
 
         return class_main(argv[1:])
+    if argv[:1] == ["lab"]:
+        return lab(argv[1:])
     args = parser.parse_args(argv)
     try:
         manifest = load_manifest()
@@ -48,6 +57,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(report.summary())
     return 0
+
+
+def lab(argv: Sequence[str]) -> int:
+    """``python -m course lab [--root DIR] [jupyter lab options and files]``: JupyterLab on
+    notebooks/ (or DIR) with the course's terminals and settings (course/lab.py)."""
+    rest = list(argv)
+    root = ROOT / "notebooks"
+    if rest[:1] == ["--root"] and len(rest) >= 2:
+        root, rest = Path(rest[1]), rest[2:]
+    cmd = [sys.executable, "-m", "jupyter", *lab_arguments(root.resolve(), rest)]
+    try:
+        return subprocess.call(cmd, env=terminal_environment(os.environ))
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -2,8 +2,12 @@
 
 Lesson pages use nbconvert's lab look with the template ``course/site/lesson``: plotly
 outputs become ``<div>``s drawn by ``assets/plotly.min.js`` (copied from the installed
-plotly, so the pages work offline); widgets, which need a kernel, become a note.
-Links to readings (``../course/lessons/NN.md``) and notebooks (``NN.ipynb``) are
+plotly, so the pages work offline). Widgets need a kernel: each experiment (a widget
+view) is shown as it first appeared -- the plotly figures of its Output widgets, read
+from the widget state saved with the executed notebook (``metadata.widgets``: nbclient's
+``store_widget_state``, build_nbval.py for the nbval run) -- followed by a note to open
+the notebook in JupyterLab to use its controls.
+Links to readings (``readings/NN.md``, ``../course/lessons/NN.md``) and notebooks (``NN.ipynb``) are
 rewritten to their pages (to the index when that page is not built).
 """
 
@@ -22,7 +26,14 @@ from course.manifest import ROOT, Manifest, Module, notebook_objectives
 SITE_TEMPLATES = Path(__file__).resolve().parent / "site"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
-_READING_LINK = re.compile(r'href="(?:\.\./)?course/lessons/(\d\d-[a-z0-9-]+)\.md"')
+WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
+_MODEL_REF = "IPY_MODEL_"
+WIDGET_NOTE = ('<div class="course-widget-note">Interactive widget: open this notebook '
+               "in JupyterLab (<code>scripts/course</code>) to use it.</div>")
+#: A notebook's link to its reading: ``readings/NN.md`` (JupyterLab's root is notebooks/,
+#: course/lab.py) or the repository path ``course/lessons/NN.md``.
+_READING_LINK = re.compile(
+    r'href="(?:(?:\.\./)?course/lessons/|(?:\.\./)?readings/)(\d\d-[a-z0-9-]+)\.md"')
 _NOTEBOOK_LINK = re.compile(r'href="(?:\.\./)?(?:notebooks/)?(\d\d-[a-z0-9-]+)\.ipynb"')
 
 
@@ -37,9 +48,46 @@ def _plotly_html(fig: dict[str, Any], div_id: str) -> str:
                            config={"responsive": True}))
 
 
+def _model_refs(value: Any) -> list[str]:
+    """The widget models a state value refers to (``IPY_MODEL_<id>``), in order."""
+    if isinstance(value, str):
+        return [value[len(_MODEL_REF):]] if value.startswith(_MODEL_REF) else []
+    if isinstance(value, dict):
+        return [r for v in value.values() for r in _model_refs(v)]
+    if isinstance(value, list):
+        return [r for v in value for r in _model_refs(v)]
+    return []
+
+
+def widget_figures(model_id: str, state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The plotly figures a widget view shows: those in the Output widgets of its tree
+    (children first to last), from a saved widget state (``model id -> model``)."""
+    figures: list[dict[str, Any]] = []
+    seen: set[str] = set()
+
+    def visit(mid: str) -> None:
+        if mid in seen or mid not in state:
+            return
+        seen.add(mid)
+        model = state[mid]
+        body = model.get("state", {})
+        if model.get("model_name") == "OutputModel":
+            for out in body.get("outputs", []):
+                fig = (out.get("data") or {}).get(PLOTLY_MIME)
+                if fig:
+                    figures.append(dict(fig))
+        for ref in _model_refs({k: v for k, v in body.items() if k != "outputs"}):
+            visit(ref)
+
+    visit(model_id)
+    return figures
+
+
 def prepare_for_html(nb: Any, module_id: str) -> Any:
-    """Plotly outputs -> HTML drawn by assets/plotly.min.js; widgets -> a note."""
-    nb.metadata.pop("widgets", None)
+    """Plotly outputs -> HTML drawn by assets/plotly.min.js; widgets -> their starting
+    figures (from the saved widget state) and a note."""
+    saved = nb.metadata.pop("widgets", None) or {}
+    state = dict(saved.get(WIDGET_STATE_MIME, {}).get("state", {}))
     n = 0
     for cell in nb.cells:
         if cell.cell_type != "code":
@@ -53,11 +101,17 @@ def prepare_for_html(nb: Any, module_id: str) -> Any:
                 data["text/html"] = _plotly_html(dict(data.pop(PLOTLY_MIME)),
                                                  f"plotly-{module_id}-{n}")
             elif WIDGET_MIME in data:
-                data.pop(WIDGET_MIME)
+                view = data.pop(WIDGET_MIME)
                 data.pop("text/plain", None)
-                data["text/html"] = (
-                    '<div class="course-widget-note">Interactive widget: open this notebook '
-                    "in JupyterLab (<code>scripts/course</code>) to use it.</div>")
+                html = []
+                for fig in widget_figures(str(view.get("model_id", "")), state):
+                    n += 1
+                    html.append(_plotly_html(fig, f"plotly-{module_id}-{n}"))
+                if html:
+                    data["text/html"] = ('<div class="course-experiment">' + "".join(html)
+                                         + WIDGET_NOTE + "</div>")
+                else:
+                    data["text/html"] = WIDGET_NOTE
     return nb
 
 
@@ -186,4 +240,5 @@ def copy_assets(site: Path) -> None:
 
 
 __all__ = ["Pages", "RenderError", "copy_assets", "inline_markdown", "markdown_html",
-           "prepare_for_html", "render_index", "render_lesson", "render_reading"]
+           "prepare_for_html", "render_index", "render_lesson", "render_reading",
+           "widget_figures"]

@@ -53,3 +53,8 @@ class SubmitError(SlurmError):
 
 class ControllerUnavailable(SlurmError):
     """No controller answers (slurmctld is down)."""
+
+
+#: gres.c: one name asked for both with and without a type (``gpu:a100:1,gpu:1``);
+#: sbatch/srun/salloc print it after ``<cmd>: error: `` and exit 1.
+GRES_TYPE_MIX = "Invalid GRES specification (with and without type identification)"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -72,27 +73,48 @@ def _settings(folder: Path) -> None:
         path.write_text(json.dumps(value))
 
 
+#: A learner's login files that rebuild PATH without the project's bin/ (Debian's
+#: /etc/profile does the same for root): the course's terminals must still be minislurm's.
+HOSTILE_PROFILE = "PATH=/usr/local/bin:/usr/bin:/bin\nexport PATH\n"
+#: Who takes the quizzes in the browser (JupyterLab runs as a hub user of that name).
+QUIZ_LEARNER = "student"
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """A JupyterLab on 127.0.0.1 serving a copy of notebooks/; yields (base url, token)."""
+    """JupyterLab started as scripts/course starts it (``python -m course lab``) on a copy
+    of notebooks/ (its readings/ links resolving into the real course/lessons/), with a
+    minislurm cluster up and a HOME whose profile rebuilds PATH; yields (base url, token)."""
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "notebooks"
-    shutil.copytree(ROOT / "notebooks", root)
+    shutil.copytree(ROOT / "notebooks", root, symlinks=True)
+    (tmp / "course").mkdir()
+    (tmp / "course" / "lessons").symlink_to(ROOT / "course" / "lessons")
+    home = tmp / "home"
+    home.mkdir()
+    for name in (".profile", ".bashrc"):
+        (home / name).write_text(HOSTILE_PROFILE)
     env = dict(os.environ)
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[var] = str(tmp / var.lower())
     env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "settings")
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
     env["XDG_CACHE_HOME"] = str(tmp / "cache")
+    env["HOME"] = str(home)
+    env["MINISLURM_STATE_DIR"] = str(tmp / "state")
+    env["PYTHONPATH"] = str(ROOT)
+    env["JUPYTERHUB_USER"] = QUIZ_LEARNER  # the quizzes' learner (quizzes/identity.py)
     env.pop("SLURM_CONF", None)
     _settings(tmp / "settings")
+    up = subprocess.run([sys.executable, "-m", "minislurm", "cluster", "up"], env=env,
+                        capture_output=True, text=True, timeout=120)
+    assert up.returncode == 0, up.stdout + up.stderr
     port, token = _free_port(), secrets.token_hex(16)
     log = (tmp / "lab.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-         f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
-         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True",
-         f"--ServerApp.root_dir={root}"],
+        [sys.executable, "-m", "course", "lab", "--root", str(root), "--no-browser",
+         "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
+         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True"],
         cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -114,6 +136,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
             proc.kill()
             proc.wait(timeout=10)
         log.close()
+        subprocess.run([sys.executable, "-m", "minislurm", "cluster", "down"], env=env,
+                       capture_output=True, timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +151,8 @@ def browser() -> Iterator[Any]:
 
 #: notebook -> how its slider moved ("4 -> 7"), printed at the end of the module.
 moved: dict[str, str] = {}
+#: notebook -> quiz items answered wrongly in the browser.
+quizzed: dict[str, int] = {}
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +162,8 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     yield folder
     print("\nsliders moved: " + ", ".join(f"{k} {v}" for k, v in sorted(moved.items())))
+    print("quiz items answered wrongly: " + ", ".join(f"{k} {v}" for k, v in
+                                                      sorted(quizzed.items())))
 
 
 #: The drawn plotly figures inside one element (the slider's cell): traces and title.
@@ -180,6 +208,102 @@ def _errors(page: Page) -> list[str]:
           .map(e => e.innerText).filter(t => t.includes('Traceback') || t.includes('Error'));
       return errs.concat(tb.map(t => t.slice(0, 2000)));
     }""")
+
+
+#: A numeric/text answer no item expects.
+_WRONG_TEXT = "-987654"
+
+
+def _wrong_answers(quiz_id: str, learner: str, count: int = 2) -> list[tuple[int, str, str, Any]]:
+    """``count`` items of the quiz (display index, item id, input kind, what to enter) with
+    an answer the quiz's own grader marks wrong for this learner: the browser then gives
+    exactly these answers. Kinds: radio (option text), checks (option texts), text."""
+    from quizzes.bank import load_banks
+    from quizzes.grade import grade_response
+    from quizzes.session import QuizSession
+
+    bank = load_banks()[quiz_id]
+    chosen: list[tuple[int, str, str, Any]] = []
+    for index, item in enumerate(QuizSession(bank, learner).items()):
+        tries: list[tuple[str, Any, Any]] = []
+        if item.type == "multiple":
+            tries = [("checks", [text], [oid]) for oid, text in item.options]
+        elif item.options:
+            tries = [("radio", text, oid) for oid, text in item.options]
+        elif item.type not in ("sbatch", "lab"):
+            tries = [("text", _WRONG_TEXT, _WRONG_TEXT)]
+        for kind, shown, response in tries:
+            try:
+                wrong = grade_response(bank, learner, item.item_id, response).score < 1.0
+            except Exception:  # an answer the grader refuses: try another
+                continue
+            if wrong:
+                chosen.append((index, item.item_id, kind, shown))
+                break
+        if len(chosen) == count:
+            break
+    return chosen
+
+
+def _shown_pattern(text: str) -> str:
+    """A regex for an option's text as the browser shows it (markdown marks may render)."""
+    plain = re.sub(r"[`*]", "", text)
+    return r"\s*".join(re.escape(part) for part in plain.split())
+
+
+_QUIZ_CARD = """(root, itemId) => {
+  const checks = Array.from(root.querySelectorAll('button')).filter(
+      b => b.innerText.trim() === 'Check');
+  for (const b of checks) {
+    const card = b.closest('.widget-vbox');
+    if (card && card.innerText.includes(itemId)) return true;
+  }
+  return false;
+}"""
+
+
+def _answer_quiz_wrongly(page: Page, panel: str, notebook: Path) -> list[str]:
+    """Answer two items of the lesson's quiz wrongly in its widget; their feedback texts."""
+    nb = nbformat.read(str(notebook), as_version=4)
+    match = next((re.search(r'quiz\(\s*"([^"]+)"(?:\s*,\s*learner_id\s*=\s*"([^"]+)")?',
+                            c.source)
+                  for c in nb.cells if c.cell_type == "code" and "quiz(" in c.source), None)
+    if match is None:
+        return []
+    quiz_id, learner = match.group(1), match.group(2) or QUIZ_LEARNER
+    cell = page.locator(f"{panel} .jp-CodeCell").filter(
+        has=page.locator(".jp-InputArea", has_text="quiz(")).last
+    out = cell.locator(".jp-OutputArea")
+    feedback = []
+    for _index, item_id, kind, shown in _wrong_answers(quiz_id, learner):
+        for _ in range(200):  # "Next" until the item's card shows (one item at a time)
+            if out.evaluate(_QUIZ_CARD, item_id):
+                break
+            out.locator("button", has_text="Next").first.click()
+            page.wait_for_timeout(150)
+        else:
+            pytest.fail(f"{notebook.name}: quiz item {item_id} never shown")
+        card = out.locator(".widget-vbox").filter(has_text=item_id).filter(
+            has=page.locator("button", has_text="Check")).last
+        if kind in ("radio", "checks"):
+            for text in [shown] if kind == "radio" else shown:
+                option = card.locator(".widget-radio-box label, .widget-checkbox label").filter(
+                    has_text=re.compile(rf"^\s*{_shown_pattern(text)}\s*$"))
+                assert option.count() >= 1, f"{notebook.name}: no option {text!r} in {item_id}"
+                option.first.click()
+        else:
+            card.locator("input[type=text], textarea").first.fill(shown)
+        card.locator("button", has_text="Check").first.click()
+        deadline = time.monotonic() + 30
+        while not re.search(r"\b(Incorrect|Partly right|Correct)\b", card.inner_text()):
+            if time.monotonic() > deadline:
+                pytest.fail(f"{notebook.name}: no feedback for {item_id}:\n{card.inner_text()}")
+            page.wait_for_timeout(200)
+        text = card.inner_text()
+        assert re.search(r"\b(Incorrect|Partly right)\b", text), (
+            f"{notebook.name}: {item_id} answered {shown!r} was not marked wrong:\n{text}")
+        feedback.append(text)
+    return feedback
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
@@ -251,6 +375,20 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
         page.screenshot(path=str(shots / name))
         shutil.copyfile(shots / name, SCREENSHOTS / name)
         print(f"\n{notebook.stem}: screenshot {SCREENSHOTS / name}")
+        # two quiz items answered wrongly: their feedback and explanation are filled in
+        feedback = _answer_quiz_wrongly(page, panel, notebook)
+        if module is not None and module.quiz:
+            assert len(feedback) == 2, f"{notebook.name}: two quiz items answered: {feedback}"
+        for text in feedback:
+            assert "{{" not in text and "}}" not in text, f"{notebook.name}: {text}"
+        quiz_text = page.locator(f"{panel} .jp-CodeCell").filter(
+            has=page.locator(".jp-InputArea", has_text="quiz(")).last.inner_text()
+        assert "{{" not in quiz_text, f"{notebook.name}: raw template text in the quiz"
+        if feedback:
+            name = f"{notebook.stem}-quiz.png"
+            page.screenshot(path=str(shots / name))
+            shutil.copyfile(shots / name, SCREENSHOTS / name)
+            quizzed[notebook.stem] = len(feedback)
     finally:
         page.close()
 
@@ -260,10 +398,17 @@ def test_built_lesson_page_draws_its_figures_offline(browser: Any, tmp_path: Pat
 
     site = tmp_path / "site"
     build(BuildOptions(out=site, execute=False, only=("06-backfill",), progress=False))
+    from course.build_render import WIDGET_MIME, WIDGET_STATE_MIME, widget_figures
+
     stored = nbformat.read(str(ROOT / "notebooks" / "06-backfill.ipynb"), as_version=4)
     figures = sum("application/vnd.plotly.v1+json" in o.get("data", {})
                   for c in stored.cells if c.cell_type == "code" for o in c.outputs)
     assert figures >= 3  # the Gantt charts, utilisation, waits
+    state = stored.metadata.get("widgets", {}).get(WIDGET_STATE_MIME, {}).get("state", {})
+    starting = sum(len(widget_figures(o["data"][WIDGET_MIME]["model_id"], state))
+                   for c in stored.cells if c.cell_type == "code" for o in c.outputs
+                   if WIDGET_MIME in o.get("data", {}))
+    figures += starting  # each experiment's starting figure(s), drawn as well
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -278,5 +423,153 @@ def test_built_lesson_page_draws_its_figures_offline(browser: Any, tmp_path: Pat
         traces = page.evaluate("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
                                ".map(p => p.data.length)")
         assert len(traces) == figures and min(traces) >= 1 and max(traces) >= 4
+    finally:
+        page.close()
+
+
+#: The text of the (last opened) terminal: xterm.js's buffer, trailing blanks cut per line.
+_TERMINAL_TEXT = """() => {
+  const terms = Array.from(window.jupyterapp.shell.widgets('main'))
+      .filter(w => w.content && w.content._term);
+  if (!terms.length) return null;
+  const t = terms[terms.length - 1].content._term;
+  const b = t.buffer.active, out = [];
+  for (let i = 0; i < b.length; i++) out.push(b.getLine(i).translateToString(true));
+  return out.join('\\n');
+}"""
+
+
+def _terminal_run(page: Page, command: str, mark: str, seconds: float = 60) -> str:
+    """Type ``command`` + Enter in the focused terminal and wait until ``@@<mark>@@``
+    shows; it is echoed by the shell (the typed line holds ``@@<mark>@$((0))@``), so it
+    appears only once the command finished. Returns what was printed in between."""
+    typed = f"echo @@{mark}@$((0))@"
+    page.keyboard.type(f"{command}; {typed}")
+    page.keyboard.press("Enter")
+    done = f"@@{mark}@0@"
+    deadline = time.monotonic() + seconds
+    text = ""
+    while done not in text:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the terminal did not finish {command!r}:\n{text[-3000:]}")
+        page.wait_for_timeout(200)
+        text = page.evaluate(_TERMINAL_TEXT) or ""
+    return text.split(typed, 1)[1].rsplit(done, 1)[0]
+
+
+def _minislurm(args: list[str], state: Path) -> str:
+    """What minislurm's command prints when run directly against the same cluster."""
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
+    env["MINISLURM_STATE_DIR"] = str(state)
+    res = subprocess.run([str(ROOT / "bin" / args[0]), *args[1:]], env=env,
+                         capture_output=True, text=True, timeout=60)
+    return res.stdout + res.stderr
+
+
+def test_terminal_runs_minislurm_whatever_the_profile(
+        lab: tuple[str, str], browser: Any) -> None:
+    """A JupyterLab terminal (login files that rebuild PATH, Debian's slurm-client in
+    /usr/bin): ``sinfo``, ``sbatch --wrap 'sleep 5'`` and ``squeue`` are minislurm's,
+    also in a ``bash -l`` started inside it."""
+    base, token = lab
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    try:
+        page.goto(f"{base}/lab/workspaces/terminal?reset&token={token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands"
+                               ".hasCommand('terminal:create-new')", timeout=60_000)
+        page.evaluate("() => window.jupyterapp.commands.execute('terminal:create-new')")
+        page.wait_for_function(f"() => {{ const t = ({_TERMINAL_TEXT})(); "
+                               f"return t && t.trim().length > 0; }}", timeout=60_000)
+        page.locator(".jp-Terminal").first.click()
+        where = _terminal_run(page, "command -v sinfo sbatch squeue; echo $MINISLURM_STATE_DIR",
+                              "where")
+        lines = [line.strip() for line in where.splitlines() if line.strip()]
+        assert lines[:3] == [str(ROOT / "bin" / c) for c in ("sinfo", "sbatch", "squeue")], where
+        state = Path(lines[3])
+        sinfo = _terminal_run(page, "sinfo", "sinfo")
+        assert "Could not establish a configuration source" not in sinfo
+        expected = _minislurm(["sinfo"], state)
+        assert expected.split()[:3] == ["PARTITION", "AVAIL", "TIMELIMIT"], expected
+        shown = [line.rstrip() for line in sinfo.splitlines()]
+        for line in expected.splitlines():
+            assert line.rstrip() in shown, f"{line!r} not in the terminal's sinfo:\n{sinfo}"
+        submitted = _terminal_run(page, "sbatch --wrap 'sleep 5'", "sbatch")
+        match = re.search(r"^Submitted batch job (\d+)$", submitted, re.M)
+        assert match, submitted
+        job = match.group(1)
+        squeue = _terminal_run(page, "squeue", "squeue")
+        assert re.search(r"JOBID\s+PARTITION\s+NAME\s+USER\s+ST\s+TIME\s+NODES\s+"
+                         r"NODELIST\(REASON\)", squeue), squeue
+        assert re.search(rf"^\s*{job}\s+\S+\s+wrap\s+\S+\s+(R|PD|CF)\s", squeue, re.M), squeue
+        assert job in _minislurm(["squeue", "-h", "-o", "%i"], state).split()
+        page.keyboard.type("bash -l")  # a login shell inside: its profile resets PATH again
+        page.keyboard.press("Enter")
+        nested = _terminal_run(page, "command -v sinfo; shopt -q login_shell && echo login",
+                               "nested")
+        assert [ln.strip() for ln in nested.splitlines() if ln.strip()] == [
+            str(ROOT / "bin" / "sinfo"), "login"], nested
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "terminal.png"))
+        print(f"\nterminal: screenshot {SCREENSHOTS / 'terminal.png'}")
+    finally:
+        page.close()
+
+
+#: A markdown link to a reading, as the notebooks write it (relative to notebooks/).
+_READING_LINK = re.compile(r"\]\((readings/(\d\d-[\w-]+\.md))\)")
+
+
+def test_reading_link_opens_the_rendered_reading(lab: tuple[str, str], browser: Any) -> None:
+    """A notebook's ``readings/NN-name.md`` link, clicked in JupyterLab, opens the lesson's
+    reading rendered (Markdown Preview); readings/ serves the readings and nothing else."""
+    base, token = lab
+    with urllib.request.urlopen(f"{base}/api/contents/readings?token={token}") as resp:
+        listing = json.load(resp)
+    readings = sorted(p.name for p in (ROOT / "course" / "lessons").glob("[0-9][0-9]-*.md"))
+    assert sorted(item["name"] for item in listing["content"]) == readings
+    found = [(nb.name, m.group(1), m.group(2)) for nb in NOTEBOOKS
+             for cell in nbformat.read(str(nb), as_version=4).cells
+             if cell.cell_type == "markdown" for m in _READING_LINK.finditer(cell.source)]
+    if found:
+        notebook, href, name = found[0]
+    else:  # the lessons do not link their readings yet: a notebook of the same form
+        notebook, name = "reading-link.ipynb", "03-gres-gpus.md"
+        href = f"readings/{name}"
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell(f"The longer reading: [{name}]({href})")]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                     "language": "python"}
+        body = json.dumps({"type": "notebook", "content": nb}).encode()
+        req = urllib.request.Request(f"{base}/api/contents/{notebook}?token={token}",
+                                     data=body, method="PUT")
+        urllib.request.urlopen(req).close()
+    title = next(line[2:].strip() for line in
+                 (ROOT / "course" / "lessons" / name).read_text().splitlines()
+                 if line.startswith("# "))
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    try:
+        page.goto(f"{base}/lab/workspaces/reading/tree/{notebook}?reset&token={token}")
+        page.wait_for_function("() => document.querySelectorAll("
+                               "'.jp-Notebook .jp-RenderedMarkdown a').length > 0",
+                               timeout=60_000)
+        anchors = page.evaluate("() => Array.from(document.querySelectorAll("
+                                "'.jp-Notebook .jp-RenderedMarkdown a')).map(a => a.href)")
+        link = page.locator(f'.jp-Notebook .jp-RenderedMarkdown a[href*="{href}"]').first
+        assert link.count() == 1, f"no link to {href} among {anchors}"
+        if page.locator(".jp-Dialog").count():  # e.g. a kernel choice: not what is tested
+            page.keyboard.press("Escape")
+            page.locator(".jp-Dialog").wait_for(state="detached", timeout=10_000)
+        link.scroll_into_view_if_needed()
+        link.click()
+        viewer = page.locator(".jp-MarkdownViewer .jp-RenderedMarkdown")
+        viewer.locator("h1").first.wait_for(timeout=30_000)
+        assert viewer.locator("h1").first.inner_text().strip().rstrip("¶").strip() == title
+        tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current "
+                           ".lm-TabBar-tabLabel").first
+        assert tab.inner_text().strip() == name
+        assert page.locator(".jp-MarkdownViewer .jp-RenderedMarkdown p").count() >= 3
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "reading.png"))
+        print(f"\nreading {name} from {notebook}: screenshot {SCREENSHOTS / 'reading.png'}")
     finally:
         page.close()

@@ -1,6 +1,7 @@
 """``sbatch``: submit a batch script (src/sbatch/sbatch.c).
 
 Options -> `minislurm.options.parse_sbatch` (client-side errors, exit 255) ->
+the GRES names check (`minislurm.options.gres_names`, exit 1) ->
 ``Controller.submit`` (slurmctld's rejections, exit 1) -> ``Submitted batch job N``.
 ``--parsable`` prints only the id, ``--test-only`` asks when the job would start,
 ``--wait`` waits for the job and exits with its exit code.
@@ -16,6 +17,7 @@ from minislurm.cli.transport import run_command
 from minislurm.ctld.will_run import will_run
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.options import SbatchInvocation
+from minislurm.options.gres_names import check_gres_names, client_gres_types
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.setters import InfoExit
 from minislurm.rpc import unavailable
@@ -36,11 +38,21 @@ def run(argv: Sequence[str], ctx: Context) -> int:
         return 0
     except SlurmError as exc:
         return fail(ctx, exc)
-    try:
-        controller = ctx.controller()
-    except ControllerUnavailable:
-        return fail(ctx, unavailable(PROG, "Batch job submission failed"))
     opts = inv.options
+    try:
+        controller: Controller | None = ctx.controller()
+    except ControllerUnavailable:
+        controller = None
+    # sbatch's own GRES check, with slurm.conf as this command reads it (gres_names.py)
+    gres_types = (getattr(controller.config, "gres_types", None) if controller is not None
+                  else client_gres_types(ctx.env))
+    try:
+        if gres_types is not None:
+            check_gres_names(opts.gres, gres_types, PROG)
+    except SlurmError as exc:
+        return fail(ctx, exc)
+    if controller is None:
+        return fail(ctx, unavailable(PROG, "Batch job submission failed"))
     for line in inv.warnings:
         ctx.err(line)
     try:
