@@ -43,6 +43,9 @@ def _input_for(item: Presented, lang: str = DEFAULT_LANG) -> Any:
         return w.Textarea(placeholder=tr(lang, "#SBATCH --nodes=2\n#SBATCH ...  or  "
                                                  "sbatch -N2 ..."),
                           layout=w.Layout(width="90%", height="90px"))
+    if item.type == "lab":  # a batch script, shell lines, or a diagnosis in Slurm's words
+        return w.Textarea(placeholder=tr(lang, "your batch script, command lines or answer"),
+                          layout=w.Layout(width="90%", height="120px"))
     hint = tr(lang, "your answer ({unit})").format(unit=item.unit) if item.unit \
         else tr(lang, "your answer")
     return w.Text(placeholder=hint, layout=w.Layout(width="50%"))

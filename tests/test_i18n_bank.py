@@ -167,7 +167,6 @@ def test_a_pt_br_and_an_en_submission_of_one_item_land_in_one_analysis_row(tmp_p
     assert dict(rows[0].distractors).get("b") == 2
 
 
-@pytest.mark.xfail(strict=False, reason="pt-BR bank text pending the content issue")
 def test_every_bank_item_has_a_current_pt_br_translation():
     assert translations.report(load_banks(), "pt-BR") == {}
 
@@ -210,8 +209,8 @@ def test_the_translations_command_builds_and_reports(tmp_path, capsys):
     assert translations.main(["report", "pt-BR", "--banks", str(folder)]) == 1
     out = capsys.readouterr().out
     total = len(load_bank(folder / "02-sbatch.yaml").items)
-    assert out.startswith(f"02-sbatch: {total - 1} item(s) without a current pt-BR text: "
-                          "nodes-and-tasks")
+    assert out.startswith(f"02-sbatch: {total - 1} item(s) without a current pt-BR text: ")
+    assert "nodes-and-tasks" in out
     assert "total-tasks" not in out
     (src / "02-sbatch.yaml").write_text(yaml.safe_dump({**SOURCE, "items": {"x": {}}}))
     assert translations.main(["build", "--sources", str(tmp_path / "src"),

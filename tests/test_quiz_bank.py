@@ -57,7 +57,7 @@ def test_every_item_has_an_explanation_and_objective(banks):
 
 def test_every_item_type_is_used(banks):
     types = {it.common.type for b in banks.values() for it in b.items}
-    assert types == {"single", "multiple", "numeric", "text", "sbatch", "scheduler"}
+    assert types == {"single", "multiple", "numeric", "text", "sbatch", "scheduler", "lab"}
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,11 @@ def test_the_bank_version_is_a_content_hash(tmp_path):
 
 
 def _bank_data():
-    return yaml.safe_load((BANKS_DIR / "02-sbatch.yaml").read_text())
+    """02-sbatch's bank without its lab items (they come first), so the indexes below name
+    the written items the messages expect."""
+    data = yaml.safe_load((BANKS_DIR / "02-sbatch.yaml").read_text())
+    data["items"] = [it for it in data["items"] if it["type"] != "lab"]
+    return data
 
 
 @pytest.mark.parametrize(

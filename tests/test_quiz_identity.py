@@ -94,17 +94,23 @@ def test_the_widget_reads_numbers_in_course_lang(env, tmp_path):
     identity.remember("Ada", env)
     view = quiz("08-frontier-scale", folder=tmp_path, env={**env, "COURSE_LANG": "pt_BR"},
                 mode="all").children[0]
-    cards = view.children[1].children
-    numeric = next(c for c in cards if "placeholder" in c.children[1].keys
-                   and c.children[1].placeholder.startswith("sua resposta"))  # pt-BR labels
+    from quizzes.bank import load_banks
+    numeric_ids = {f"<b>{it.common.id}</b>" for it in load_banks()["08-frontier-scale"].items
+                   if it.common.type == "numeric"}
+
+    def numeric_card(cards):
+        return next(c for c in cards if any(i in c.children[0].value for i in numeric_ids))
+
+    numeric = numeric_card(view.children[1].children)
+    assert numeric.children[1].placeholder.startswith("sua resposta")  # pt-BR labels
     numeric.children[1].value = "0,125"
     numeric.children[2].click()
     assert numeric.children[2].disabled                  # read as 0.125 and graded
     assert "write decimals" not in numeric.children[3].value
     en = quiz("08-frontier-scale", folder=tmp_path, env=env, mode="all",
               learner_id="eve").children[0]
-    card = next(c for c in en.children[1].children if "placeholder" in c.children[1].keys
-                and c.children[1].placeholder.startswith("your answer"))
+    card = numeric_card(en.children[1].children)
+    assert card.children[1].placeholder.startswith("your answer")
     card.children[1].value = "0,125"
     card.children[2].click()
     assert "write decimals with a point" in card.children[3].value
