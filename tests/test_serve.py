@@ -64,7 +64,8 @@ def test_submit_returns_score_feedback_and_a_certificate_id(service):
     code, reply = post(service.base_url, json.dumps(submission()).encode())
     assert code == 200
     assert (reply["status"], reply["score"], reply["passed"]) == ("graded", 1.0, True)
-    assert len(reply["items"]) == len(load_banks()["01-what-is-slurm"].items) and all(i["explanation"] for i in reply["items"])
+    assert len(reply["items"]) == len(load_banks()["01-what-is-slurm"].items)
+    assert all(i["explanation"] for i in reply["items"])
     cid = reply["certificate_id"]
     assert reply["verify_url"] == f"{service.base_url}/verify/{cid}"
     code, ctype, page = get(reply["verify_url"])
