@@ -45,7 +45,7 @@ class CertificateIssuer:
             learner_id=sub.learner_id, learner_name=sub.learner_name, score=score,
             pass_mark=bank.pass_mark, bank_version=bank.version, issuer=self.issuer,
             public=self.private.public_key(),
-            issued_at=self.clock() if self.clock else None)
+            issued_at=self.clock() if self.clock else None, lang=sub.lang)
         return issue(record, self.private).to_json()
 
 

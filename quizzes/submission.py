@@ -25,6 +25,7 @@ from typing import Any
 from quizzes.bank import Bank
 from quizzes.errors import SubmissionError
 from quizzes.hashing import canonical_json
+from quizzes.i18n import language
 
 FORMAT = "quizzes-submission/1"
 MAX_BYTES = 256 * 1024
@@ -52,6 +53,7 @@ class Submission:
     answers: tuple[tuple[str, Answer], ...]
     digest: str  # sha256 of the canonical submission: the idempotence key
     attempt: int = 1  # 1-based attempt number (the variant seed depends on it)
+    lang: str = "en"  # the language it was answered in (numbers are read in it)
 
     def answer(self, item_id: str) -> Answer | None:
         return dict(self.answers).get(item_id)
@@ -60,7 +62,7 @@ class Submission:
         return {"format": FORMAT, "learner_id": self.learner_id,
                 "learner_name": self.learner_name, "quiz_id": self.quiz_id,
                 "bank_version": self.bank_version, "started_at": self.started_at,
-                "submitted_at": self.submitted_at, "attempt": self.attempt,
+                "submitted_at": self.submitted_at, "attempt": self.attempt, "lang": self.lang,
                 "answers": {k: {"response": a.response, "answered_at": a.answered_at}
                             for k, a in self.answers}}
 
@@ -128,6 +130,10 @@ def parse_submission(
     if not isinstance(attempt, int) or isinstance(attempt, bool) \
             or not 1 <= attempt <= MAX_ATTEMPT:
         raise fail("field 'attempt' must be a positive integer")
+    try:
+        lang = language(str(obj.get("lang") or "en"))
+    except ValueError as exc:
+        raise fail(f"field 'lang': {exc}") from None
     answers_raw = obj.get("answers")
     if not isinstance(answers_raw, dict):
         raise fail("field 'answers' must be an object mapping item ids to answers")
@@ -160,7 +166,7 @@ def parse_submission(
     return Submission(obj["learner_id"].strip(),
                       learner_name.strip() or obj["learner_id"].strip(),
                       bank.quiz_id, bank.version, started, submitted, tuple(answers), digest,
-                      attempt)
+                      attempt, lang)
 
 
 def _plain(value: Any) -> bool:

@@ -171,12 +171,6 @@ def test_every_bank_item_has_a_current_pt_br_translation():
     assert translations.report(load_banks(), "pt-BR") == {}
 
 
-PENDING_SUBMISSION_LANG = ("quizzes.submission.Submission drops the submission's 'lang' (labs' "
-                           "file; patch in /work/tools/notes/i18n-to-lead.md): quizzes grade "
-                           "reads every answer in English and signs certificates as en")
-
-
-@pytest.mark.xfail(strict=True, reason=PENDING_SUBMISSION_LANG)
 def test_quizzes_grade_reads_a_pt_br_submission_in_pt_br_and_certifies_its_language(tmp_path):
     bank = load_banks()["02-sbatch"]
     session = QuizSession(bank, "ada", "Ada", lang="pt-BR", clock=Clock())
