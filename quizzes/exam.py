@@ -16,8 +16,10 @@ gradebook's SQLite file:
 The attempt policy is enforced here: ``attempts`` (a new attempt past the limit is
 refused), ``time_limit_minutes`` (answers after the deadline are refused; an open
 attempt past its deadline is closed with the answers it has).  Attempt 1 uses the
-learner's self-study variant (``quizzes.variants`` keyed by the learner id);
-attempt k > 1 is keyed by ``"<learner id>#<k>"``, so a retry gets fresh numbers.
+The items, their order, variants and option shuffles are the self-study widget's and
+the grader's (:func:`quizzes.grade.attempt_items`, :func:`quizzes.grade.item_variant`):
+attempt k draws the next variant, so a retry gets fresh numbers, and ``quizzes grade``
+regrades an exam attempt exactly as it was shown.
 
 Every refusal is an :class:`ExamError` carrying the HTTP status and the message;
 nothing is written when one is raised.
@@ -39,12 +41,18 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from quizzes.bank import Bank
 from quizzes.certify import issue, make_record
 from quizzes.errors import QuizError
-from quizzes.grade import AttemptGrade, ItemGrade
+from quizzes.grade import (
+    AttemptGrade,
+    ItemGrade,
+    attempt_items,
+    explanation,
+    grade_response,
+    item_variant,
+)
 from quizzes.gradebook import Gradebook, Recorded
-from quizzes.hashing import variant_key
 from quizzes.items.base import Presented
+from quizzes.present import present
 from quizzes.submission import MAX_TEXT, Answer, Submission
-from quizzes.variants import choose, item_seed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS exam_attempts (
@@ -93,30 +101,23 @@ class Feedback:
     explanation: str
 
 
-def variant_learner(learner_id: str, attempt_no: int) -> str:
-    """The key the variants of attempt ``attempt_no`` are drawn with."""
-    return learner_id if attempt_no == 1 else f"{learner_id}#{attempt_no}"
-
-
 def present_items(bank: Bank, learner_id: str, attempt_no: int) -> list[Presented]:
-    """The items of one attempt as the learner sees them (no key, no explanation)."""
-    key = variant_learner(learner_id, attempt_no)
+    """The items of one attempt as the learner sees them (no key, no explanation): the
+    same draw, order, variants and option shuffles as the self-study widget and the
+    grader (`quizzes.grade.attempt_items`, `item_variant`, `quizzes.present.present`)."""
     out = []
-    for item in bank.items:
-        seed = item_seed(key, bank.quiz_id, item.common.id)
-        out.append(item.present(choose(item.common.params, seed), seed))
+    for item in attempt_items(bank, learner_id, attempt_no):
+        params, _, seed = item_variant(bank, learner_id, item.common.id, attempt_no)
+        out.append(present(item, params, seed))
     return out
 
 
 def grade_one(bank: Bank, learner_id: str, attempt_no: int, item_id: str,
               response: Any) -> Feedback:
     """Grade one response on the attempt's variant (raises on an answer the item rejects)."""
-    item = bank.item(item_id)
-    seed = item_seed(variant_learner(learner_id, attempt_no), bank.quiz_id, item_id)
-    params = choose(item.common.params, seed)
-    outcome = item.grade(response, params, bank.salt, variant_key(params))
+    outcome = grade_response(bank, learner_id, item_id, response, attempt_no)
     return Feedback(item_id, outcome.correct, outcome.score, outcome.feedback,
-                    item.common.explanation)
+                    explanation(bank, learner_id, item_id, attempt_no))
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +245,7 @@ class ExamDesk:
         attempt_id = secrets.token_hex(12)
         minutes = bank.policy.time_limit_minutes
         deadline = None if minutes is None else now + 60 * minutes
-        items = [it.common.id for it in bank.items]
+        items = [it.common.id for it in attempt_items(bank, learner_id, used + 1)]
         db.execute("INSERT INTO exam_attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
                    (attempt_id, learner_id, learner_name or learner_id, bank.quiz_id,
                     used + 1, bank.version, json.dumps(items), now, deadline))
@@ -306,8 +307,8 @@ class ExamDesk:
         """Grade an attempt from its stored answers and record it (caller's transaction)."""
         db = book.db
         now = int(self.clock())
-        name, started, version = db.execute(
-            "SELECT learner_name, started_at, bank_version FROM exam_attempts"
+        name, started, version, number = db.execute(
+            "SELECT learner_name, started_at, bank_version, attempt_no FROM exam_attempts"
             " WHERE attempt_id = ?", (attempt_id,)).fetchone()
         if version != bank.version:
             raise ExamError(409, f"the bank of {bank.quiz_id} changed during attempt "
@@ -316,7 +317,8 @@ class ExamDesk:
             "SELECT item_id, response, answered_at, score, feedback FROM exam_answers"
             " WHERE attempt_id = ?", (attempt_id,))}
         grades, answers = [], []
-        for item in bank.items:
+        shown = {it.common.id for it in attempt_items(bank, learner_id, int(number))}
+        for item in (it for it in bank.items if it.common.id in shown):  # as grade_submission
             cid, pts = item.common.id, item.common.points
             if cid in rows:
                 response, at, score, feedback = rows[cid]
@@ -324,10 +326,10 @@ class ExamDesk:
             else:
                 response, score, feedback = None, 0.0, "Not answered."
             grades.append(ItemGrade(cid, response, score, score * pts, pts, feedback,
-                                    item.common.explanation))
+                                    explanation(bank, learner_id, cid, int(number))))
         digest = hashlib.sha256(f"exam|{attempt_id}".encode()).hexdigest()
         sub = Submission(learner_id, name, bank.quiz_id, bank.version, int(started),
-                         max(now, int(started)), tuple(answers), digest)
+                         max(now, int(started)), tuple(answers), digest, int(number))
         grade = AttemptGrade(bank.quiz_id, learner_id, tuple(grades))
         cur = db.execute("UPDATE exam_attempts SET submitted_at = ? WHERE attempt_id = ? AND"
                          " submitted_at IS NULL", (sub.submitted_at, attempt_id))
@@ -335,7 +337,7 @@ class ExamDesk:
             raise ExamError(409, f"attempt {attempt_id} is already submitted")
         # the gradebook's own row logic, inside this transaction (no savepoint needed:
         # any error rolls the whole attempt back, the UPDATE above included)
-        rec = book._record(sub, bank, grade, "exam", self.issue)
+        rec = book.record_in_transaction(sub, bank, grade, "exam", self.issue)
         return sub, grade, rec
 
     def attempts(self, learner_id: str, quiz_id: Any) -> dict[str, Any]:

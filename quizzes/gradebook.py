@@ -181,7 +181,7 @@ class Gradebook:
                 for sub, bank, grade, source in pending[start:start + batch]:
                     self.db.execute("SAVEPOINT one")
                     try:
-                        out.append(self._record(sub, bank, grade, source, issuer))
+                        out.append(self.record_in_transaction(sub, bank, grade, source, issuer))
                     except Exception as exc:
                         self.db.execute("ROLLBACK TO one")
                         self.db.execute("RELEASE one")
@@ -199,10 +199,12 @@ class Gradebook:
                issuer: Issuer | None = None) -> Recorded:
         """Record one graded submission in its own transaction."""
         with self.transaction():
-            return self._record(sub, bank, grade, source, issuer)
+            return self.record_in_transaction(sub, bank, grade, source, issuer)
 
-    def _record(self, sub: Submission, bank: Bank, grade: AttemptGrade, source: str,
-                issuer: Issuer | None) -> Recorded:
+    def record_in_transaction(self, sub: Submission, bank: Bank, grade: AttemptGrade,
+                              source: str, issuer: Issuer | None) -> Recorded:
+        """Record one graded submission inside the caller's open transaction (the exam
+        service closes an attempt and records it in one transaction)."""
         db = self.db
         db.execute("INSERT INTO learners(learner_id, name) VALUES (?, ?) ON CONFLICT(learner_id)"
                    " DO UPDATE SET name = excluded.name", (sub.learner_id, sub.learner_name))

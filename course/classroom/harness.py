@@ -28,8 +28,7 @@ from course.classroom import deploy, hubapi, passwords
 from course.classroom.config import ClassConfig, load
 from course.classroom.paths import ClassPaths
 from quizzes.bank import Bank
-from quizzes.exam import variant_learner
-from quizzes.variants import choose, item_seed
+from quizzes.grade import attempt_items, item_variant
 
 
 def free_ports(count: int = 4, start: int = 20000, stop: int = 60000) -> int:
@@ -59,10 +58,10 @@ def correct_responses(bank: Bank, source: Mapping[str, Any], learner: str,
 
     items = {i["id"]: i for i in source["items"]}
     out = {}
-    for item in bank.items:
+    for item in attempt_items(bank, learner, attempt_no):
         cid = item.common.id
-        seed = item_seed(variant_learner(learner, attempt_no), bank.quiz_id, cid)
-        out[cid] = model_answer(items[cid], choose(item.common.params, seed))
+        params, _, _ = item_variant(bank, learner, cid, attempt_no)
+        out[cid] = model_answer(items[cid], params)
     return out
 
 
