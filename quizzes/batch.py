@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from minislurm.errors import SlurmError
 from quizzes.bank import Bank
-from quizzes.certify import issue, make_record
+from quizzes.certify import SELF_STUDY, issue, make_record
 from quizzes.grade import AttemptGrade, grade_submission
 from quizzes.gradebook import Gradebook, Recorded
 from quizzes.submission import MAX_BYTES, Submission, parse_submission
@@ -46,6 +46,7 @@ class CertificateIssuer:
             pass_mark=bank.pass_mark, bank_version=bank.version, issuer=self.issuer,
             public=self.private.public_key(),
             issued_at=self.clock() if self.clock else None, lang=sub.lang)
+        record["assessment"] = SELF_STUDY
         return issue(record, self.private).to_json()
 
 

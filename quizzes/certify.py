@@ -39,7 +39,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from quizzes import ids
 from quizzes.errors import CertificateError
 from quizzes.hashing import canonical_json
-from quizzes.i18n import DEFAULT_LANG, M, Msg, language
+from quizzes.i18n import DEFAULT_LANG, N_, M, Msg, language
 from quizzes.keys import key_id
 
 FORMAT = "quizzes-certificate/1"
@@ -90,6 +90,23 @@ def make_record(*, course: str, quiz_id: str, quiz_title: str, learner_id: str,
             "issued_on": time.strftime("%Y-%m-%d", time.gmtime(when)),
             "bank_version": bank_version, "issuer": issuer, "issuer_key_id": key_id(public),
             "lang": language(lang)}
+
+
+#: How the quiz behind a certificate was taken: the record's signed ``assessment`` field.
+EXAM = "exam"  # items served and graded by the quiz service; the learner held no key
+SELF_STUDY = "self-study"  # answered in the learner's own notebook, graded from the file
+ASSESSMENT_TEXT = {
+    EXAM: N_("Exam mode: the quiz service served and graded every item."),
+    SELF_STUDY: N_("Self-study: answered in the learner's own notebook with the quiz at "
+                   "hand, then graded from the submitted file."),
+}
+
+
+def record_assessment(record: Mapping[str, Any]) -> str:
+    """``exam`` or ``self-study`` (records signed before the field existed came from
+    graded submission files: self-study)."""
+    value = record.get("assessment")
+    return value if value in ASSESSMENT_TEXT else SELF_STUDY
 
 
 def record_lang(record: Mapping[str, Any]) -> str:

@@ -39,7 +39,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from quizzes.bank import Bank
-from quizzes.certify import issue, make_record
+from quizzes.certify import EXAM, issue, make_record
 from quizzes.errors import QuizError
 from quizzes.grade import (
     AttemptGrade,
@@ -79,8 +79,6 @@ CREATE TABLE IF NOT EXISTS exam_answers (
 );
 """
 
-#: The value of ``assessment`` in the records of certificates issued by exam mode.
-EXAM = "exam"
 
 
 class ExamError(QuizError):

@@ -13,7 +13,13 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from quizzes.certify import Certificate, Verification, record_lang
+from quizzes.certify import (
+    ASSESSMENT_TEXT,
+    Certificate,
+    Verification,
+    record_assessment,
+    record_lang,
+)
 from quizzes.i18n import N_, tr
 
 _STATUS_COLOUR = {"valid": "#1a7f37", "revoked": "#b35900", "invalid": "#cf222e"}
@@ -39,6 +45,7 @@ def certificate_html(cert: Certificate, verification: Verification | None = None
         command=f"<code>quizzes verify\n{e(cert.id)}</code>")
     key = e(tr(lang, "Issuer key id {key}, bank version {version}.").format(
         key=rec.get("issuer_key_id", ""), version=rec.get("bank_version", "")))
+    how = e(tr(lang, ASSESSMENT_TEXT[record_assessment(rec)]))
     status = ""
     if verification is not None:
         colour = _STATUS_COLOUR.get(verification.status, "#333")
@@ -68,6 +75,7 @@ h1 {{ font-size: 30px; margin: 0 0 24px; letter-spacing: 1px; }}
 <p>{t["Certificate ID"]}</p>
 <p class="id">{e(cert.id)}</p>
 {status}
+<p class="small">{how}</p>
 <p class="small">{check}{link}. {key}</p>
 </main></body></html>
 """
@@ -100,6 +108,7 @@ def certificate_pdf(cert: Certificate) -> bytes:
         ("F1", 14, 72, 320, f"{score}, {issued}"),
         ("F1", 12, 72, 270, tr(lang, "Certificate ID")),
         ("F3", 24, 72, 240, cert.id),
+        ("F1", 10, 72, 150, tr(lang, ASSESSMENT_TEXT[record_assessment(rec)])),
         ("F1", 10, 72, 120, tr(lang, "Check it offline with the issuer's public key: {command}")
                             .format(command=f"quizzes verify {cert.id}")),
         ("F1", 10, 72, 104, tr(lang, "Issuer key id {key}, bank version {version}.").format(

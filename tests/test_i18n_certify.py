@@ -125,3 +125,15 @@ def test_quizzes_verify_says_why_in_the_chosen_language(keys, tmp_path, monkeypa
     assert "the signature does not match the record" in capsys.readouterr().out
     result = verify(cert, public)
     assert result.reason.startswith("issued to Ada Lovelace on 2026-01-05")  # the service's
+
+
+def test_a_certificate_says_how_the_quiz_was_taken(keys):
+    from quizzes.certify import EXAM, SELF_STUDY, record_assessment
+
+    private, public = keys
+    old = issue(_record(public), private)  # signed before the field existed
+    assert record_assessment(old.record) == SELF_STUDY
+    assert "Self-study: answered in the learner" in certificate_html(old)
+    exam = issue(_record(public, assessment=EXAM, lang="pt-BR"), private)
+    assert "Modo prova: o serviço de quizzes" in certificate_html(exam)
+    assert b"(Modo prova: o servi" in certificate_pdf(exam)
