@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import simpy
 
+from minislurm.accounts import AssociationSet, load_associations
 from minislurm.cluster import Cluster
 from minislurm.config import SlurmConfig, parse_config
 from minislurm.ctld.lifecycle import REQUEUE_DELAY
@@ -160,6 +161,12 @@ def frontier_config(nodes: int, gpus_per_node: int = 8) -> SlurmConfig:
     return parse_config(text, "<frontier>", gres_text=gres)
 
 
+@lru_cache(maxsize=1)
+def _default_associations() -> AssociationSet:
+    """The embedded associations (a frozen record), read once, not on every run."""
+    return load_associations()
+
+
 @dataclass(frozen=True, slots=True)
 class SimulatedRun:
     """What minislurm measured for one run: the breakdown, node failures, the cluster."""
@@ -254,7 +261,8 @@ def simulate_run(
 def frontier_cluster(p: ScaleParams, *, spares: int | None = None) -> Cluster:
     """An embedded minislurm cluster for ``p``: job nodes + spares, a `CheckpointRunner`."""
     spares = default_spares(p.nodes) if spares is None else spares
-    c = Cluster(frontier_config(p.nodes + spares, p.gpus_per_node))
+    c = Cluster(frontier_config(p.nodes + spares, p.gpus_per_node),
+                associations=_default_associations())
     c.controller.runner = CheckpointRunner(c.env)
     return c
 

@@ -79,6 +79,7 @@ class NodeTable:
                     k += 1
             self._gpu_free.append(idx)
         self._gpu_all = [tuple(x) for x in self._gpu_free]
+        self._all_gpus_typed = all(t is not None for s in shapes for t, _ in s.gpus)
         # free CPU (core) ids per node, in order: a job takes the lowest (CPU_IDs)
         self._cpu_free: list[list[int]] = [list(range(s.cpus)) for s in shapes]
 
@@ -137,9 +138,12 @@ class NodeTable:
         np.add.at(self.free_cpu, at, np.fromiter((sign * na.cpus for na in nodes), np.int64, n))
         np.add.at(self.free_mem, at, np.fromiter((sign * na.mem_mb for na in nodes), np.int64, n))
         np.add.at(self.njobs, at, -sign)
-        np.add.at(self.free_gpu, at,
-                  np.fromiter((sign * len(na.gpus) for na in nodes), np.int64, n))
+        gpus = np.fromiter((sign * len(na.gpus) for na in nodes), np.int64, n)
+        np.add.at(self.free_gpu, at, gpus)
         for t, free in self.free_gpu_typed.items():
+            if self._all_gpus_typed and len(self.gpu_types) == 1:
+                np.add.at(free, at, gpus)  # one type, every GPU of it: the same counts
+                continue
             per = np.fromiter((sign * sum(1 for g in na.gpus if g[0] == t) for na in nodes),
                               np.int64, n)
             np.add.at(free, at, per)
