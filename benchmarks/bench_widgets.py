@@ -16,7 +16,9 @@ many processes the wall time also holds the waits for a core.
 
 Widgets that only redraw (lesson 4's layout, lesson 5's priority sliders, lesson 8's
 sliders, lesson 3's GPUs-per-node slider) are listed too: they do not re-run the
-controller but a learner moves them all the same.
+controller but a learner moves them all the same.  A case "N s after display" waits
+that long before the move, as a learner answering the widget's prediction question
+does (lesson 6's what-if simulates the other sizes' reference runs meanwhile).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Case:
     again: Callable[[Any], object] | None = None
     target_ms: float = TARGET_MS
     simulates: bool = True
+    think: float = 0.0  # seconds the learner spends before the move (the predict step)
 
 
 def _clear_caches() -> None:
@@ -166,6 +169,8 @@ CASES: tuple[Case, ...] = (
          _set("resolution.value", 60)),
     Case("L6 what-if: jobs 100 -> 500", _whatif(100), _set("size.value", 500),
          _set("size.value", 100), target_ms=WHATIF_500_MS),
+    Case("L6 what-if: jobs 100 -> 500, 5 s after display", _whatif(100),
+         _set("size.value", 500), _set("size.value", 100), target_ms=WHATIF_500_MS, think=5.0),
     Case("L6 what-if 500: bf_window -> 60", _whatif(500), _set("window.value", 60),
          _set("window.value", 1440), target_ms=WHATIF_500_MS),
     Case("L7 goodput: MTBF slider", _goodput, _set("mtbf.value", 8), _set("mtbf.value", 4)),
@@ -204,6 +209,7 @@ def measure(case: Case, repeats: int) -> Figure:
         _clear_caches()
         ms, w, _cpu = _timed(case.build)
         builds.append(ms)
+        time.sleep(case.think)
         ms, _value, cpu = _timed(case.first, w)
         firsts.append(ms)
         cpus.append(cpu)
@@ -211,6 +217,8 @@ def measure(case: Case, repeats: int) -> Figure:
             agains.append(_timed(case.again, w)[0])
         if hasattr(w, "cluster") and hasattr(w.cluster, "close"):
             w.cluster.close()
+        if callable(getattr(w, "close", None)):  # background work must not spill over
+            w.close()
     return Figure(case.name, statistics.median(builds), statistics.median(firsts),
                   statistics.median(cpus), statistics.median(agains) if agains else None,
                   case.target_ms, case.simulates)
