@@ -23,10 +23,11 @@ tested headless.
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import shlex
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -474,7 +475,7 @@ class WhatIf:
     Before it opens, the learner predicts which kind of job waits longest under
     slurm.conf's settings (`longest_wait` of the run the figure shows first).  While
     the learner answers, the other sizes' runs under slurm.conf's settings (the
-    reference bars a size change needs) are simulated in the background (`prefetch`):
+    reference bars a size change needs) are simulated in a background process (`prefetch`):
     the 500-job one costs about a second of CPU, so the size menu answers at once.
     """
 
@@ -502,7 +503,7 @@ class WhatIf:
         self.box = widgets.VBox([self.predict.view, body])
         self._cache: dict[tuple[int, int, int], WhatIfResult] = {}
         self._ahead: dict[tuple[int, int, int], Future[WhatIfResult]] = {}
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: ProcessPoolExecutor | None = None
         self.current: WhatIfResult | None = None
         self.figure = go.Figure()
         self.refresh()
@@ -510,12 +511,14 @@ class WhatIf:
             self.prefetch([(s, *self.default) for s in WHATIF_SIZES if s != size])
 
     def prefetch(self, keys: Sequence[tuple[int, int, int]]) -> None:
-        """Simulate these (size, window, resolution) settings in one background thread,
-        one after the other; `run` takes a finished one from there (or waits for it if
-        it is under way) instead of simulating it again.  The results are those of
-        `whatif_run` (the same function, bound now)."""
+        """Simulate these (size, window, resolution) settings in one background process
+        (forked: it needs no import and holds no lock of this one, so the slider moves
+        meanwhile do not wait for it), one after the other; `run` takes a finished one
+        from there (or waits for it if it is under way) instead of simulating it again.
+        The results are those of `whatif_run` (the same function)."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="whatif")
+            self._pool = ProcessPoolExecutor(max_workers=1,
+                                             mp_context=multiprocessing.get_context("fork"))
         for key in keys:
             if key not in self._cache and key not in self._ahead:
                 self._ahead[key] = self._pool.submit(whatif_run, *key, seed=self.seed)
