@@ -46,6 +46,19 @@ still take ~0.42 s, 2.8x the 150 ms target.  Earlier sessions made the pass, the
 priority recalculation and the eligibility checks cheaper with the same schedules
 (digests of 8 simulations unchanged): 1.44 -> 1.31 s (1440/60), 1.53 -> 1.35 s (4320/1),
 0.84 -> 0.65 s (30/3600), interleaved.  Targets NOT met; see the closing notes of #3.
+
+2026-12-06 (issue 21): the machine ran at load 5-9, so wall times are not comparable
+with the above; CPU times are (``farm-bench --vs``, 3 pairs).  10,000 jobs: 8.77 s CPU
+before the session's changes, 8.95 s after (A/B 0.97-1.10: unchanged; its allocations
+are small, the vector path of ``NodeTable`` is for 32+ nodes).  What-if at 1440/60:
+backfill pass 55 %, main pass 17 %, priority pass 9 %, submissions 7 %, job ends 6 %,
+the rest 6.5 %.  Inside the backfill pass (cProfile, 867 passes): of 3,270 jobs that
+fit by count now, 109 start and the others are refused by the map (higher-priority
+reservations) and get a reservation; reservations (``_reserve``, mostly ``earliest``)
+are 34 % of the pass, materialising postponed ones 24 % (inside that), ``fits_now``
+9 %, building the map 8 %, the pass's own lines 8 %, ``blocker`` (ctld/eligibility.py,
+every pending job in every pass) about 6 %.
+Every widget move is timed by ``benchmarks/bench_widgets.py``.
 """
 
 from __future__ import annotations

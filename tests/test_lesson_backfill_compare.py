@@ -215,3 +215,44 @@ def test_the_whatif_is_busy_while_it_simulates(monkeypatch: pytest.MonkeyPatch) 
     windows = iter((60, 120))
     assert_busy_while(monkeypatch, backfill_compare, "whatif_run", w.busy,
                       lambda: setattr(w.window, "value", next(windows)))
+
+
+def test_the_whatif_prefetches_the_other_sizes_reference_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from course.lessons import backfill_compare
+
+    w = WhatIf(size=100)
+    keys = {(s, *w.default) for s in backfill_compare.WHATIF_SIZES if s != 100}
+    assert set(w._ahead) == keys
+    for future in w._ahead.values():
+        future.result(timeout=300)
+
+    def again(*_args: object, **_kwargs: object) -> object:
+        raise AssertionError("a prefetched setting was simulated again")
+
+    monkeypatch.setattr(backfill_compare, "whatif_run", again)
+    w.size.value = 250
+    monkeypatch.undo()
+    direct = whatif_run(250, *w.default)
+    assert w.current is not None
+    assert (w.current.size, w.current.waits, w.current.gpu_utilisation) == (
+        250, direct.waits, direct.gpu_utilisation)
+
+
+def test_run_takes_a_prefetched_setting_or_simulates_a_queued_one_itself() -> None:
+    w = WhatIf(size=100, prefetch=False)
+    assert w._pool is None and not w._ahead
+    w.prefetch([(250, *w.default), (500, *w.default)])
+    got = w.run(500, *w.default)  # queued behind 250: simulated here, the queued one dropped
+    assert (500, *w.default) not in w._ahead and got.size == 500
+    assert got.waits == whatif_run(500, *w.default).waits
+
+
+def test_close_drops_what_is_queued_and_keeps_what_is_done() -> None:
+    w = WhatIf(size=100)
+    w.close()
+    assert w._pool is None
+    assert all(f.done() and not f.cancelled() for f in w._ahead.values())
+    w.size.value = 500  # a dropped prefetch is simulated when asked for
+    assert w.current is not None and w.current.size == 500

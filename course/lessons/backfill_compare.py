@@ -23,9 +23,11 @@ tested headless.
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import shlex
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -471,10 +473,14 @@ class WhatIf:
     """Workload size, ``bf_window`` and ``bf_resolution`` for a generated workload.
 
     Before it opens, the learner predicts which kind of job waits longest under
-    slurm.conf's settings (`longest_wait` of the run the figure shows first).
+    slurm.conf's settings (`longest_wait` of the run the figure shows first).  While
+    the learner answers, the other sizes' runs under slurm.conf's settings (the
+    reference bars a size change needs) are simulated in a background process (`prefetch`):
+    the 500-job one costs about a second of CPU, so the size menu answers at once.
     """
 
-    def __init__(self, size: int = WHATIF_SIZES[0], seed: int = 1) -> None:
+    def __init__(self, size: int = WHATIF_SIZES[0], seed: int = 1, *,
+                 prefetch: bool = True) -> None:
         self.seed = seed
         d = load_config(None).scheduler
         self.default = (d.bf_window, d.bf_resolution)
@@ -496,15 +502,45 @@ class WhatIf:
         self.predict = PredictStep(question, body)
         self.box = widgets.VBox([self.predict.view, body])
         self._cache: dict[tuple[int, int, int], WhatIfResult] = {}
+        self._ahead: dict[tuple[int, int, int], Future[WhatIfResult]] = {}
+        self._pool: ProcessPoolExecutor | None = None
         self.current: WhatIfResult | None = None
         self.figure = go.Figure()
         self.refresh()
+        if prefetch:  # every size's reference run, while the learner answers the question
+            self.prefetch([(s, *self.default) for s in WHATIF_SIZES if s != size])
+
+    def prefetch(self, keys: Sequence[tuple[int, int, int]]) -> None:
+        """Simulate these (size, window, resolution) settings in one background process
+        (forked: it needs no import and holds no lock of this one, so the slider moves
+        meanwhile do not wait for it), one after the other; `run` takes a finished one
+        from there (or waits for it if it is under way) instead of simulating it again.
+        The results are those of `whatif_run` (the same function)."""
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1,
+                                             mp_context=multiprocessing.get_context("fork"))
+        for key in keys:
+            if key not in self._cache and key not in self._ahead:
+                self._ahead[key] = self._pool.submit(whatif_run, *key, seed=self.seed)
+
+    def close(self) -> None:
+        """Drop the prefetches not started and wait for the one under way."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        self._ahead = {k: f for k, f in self._ahead.items() if f.done() and not f.cancelled()}
 
     def run(self, size: int, window: int, resolution: int) -> WhatIfResult:
-        """One what-if (cached per setting)."""
+        """One what-if (cached per setting; a prefetched one is taken when it is done)."""
         key = (size, window, resolution)
         if key not in self._cache:
-            self._cache[key] = whatif_run(size, window, resolution, seed=self.seed)
+            ahead = self._ahead.pop(key, None)
+            if ahead is not None and (ahead.done() or ahead.running()):
+                self._cache[key] = ahead.result()
+            else:  # not started yet: simulate here rather than wait behind the queue
+                if ahead is not None:
+                    ahead.cancel()
+                self._cache[key] = whatif_run(size, window, resolution, seed=self.seed)
         return self._cache[key]
 
     def refresh(self) -> None:

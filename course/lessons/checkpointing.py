@@ -16,7 +16,8 @@ Times inside are seconds of the SimPy clock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import simpy
@@ -78,13 +79,24 @@ class CheckpointRunner:
         self._segments = [s * 3600 for s in segments]
         self._ckpt, self._restart = checkpoint, restart
 
-    def _timeline(self) -> list[tuple[str, float]]:
-        phases: list[tuple[str, float]] = []
+    def _timeline(self) -> Iterator[tuple[str, float]]:
+        """The attempt's phases in order (a generator: `_account` stops at ``now``)."""
         if self.attempts > 1:
-            phases.append(("restart", self._restart))
-        for seg in self._segments[self._done:]:
-            phases += [("work", seg), ("save", self._ckpt)]
-        return phases
+            yield "restart", self._restart
+        for seg in itertools.islice(self._segments, self._done, None):
+            yield "work", seg
+            yield "save", self._ckpt
+
+    def _length(self) -> float:
+        """Seconds of the whole attempt: the phases summed in `_timeline`'s order."""
+        total = 0.0
+        if self.attempts > 1:
+            total += self._restart
+        ckpt = self._ckpt
+        for seg in itertools.islice(self._segments, self._done, None):
+            total += seg
+            total += ckpt
+        return total
 
     def start(self, job: JobRecord, allocation: Allocation, body: object) -> simpy.Event:
         """slurmd launches the batch script: resume from the last checkpoint."""
@@ -99,7 +111,7 @@ class CheckpointRunner:
         if self._last_end is not None:
             self._acc["requeue"] += now - self._last_end
         self._attempt_start, self._attempt_event = now, done
-        total = sum(d for _, d in self._timeline())
+        total = self._length()
         timer = self.env.timeout(total)
         timer.callbacks.append(lambda _ev: self._complete(done))
         return done

@@ -28,9 +28,11 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import simpy
 
+from minislurm.accounts import AssociationSet, load_associations
 from minislurm.cluster import Cluster
 from minislurm.config import SlurmConfig, parse_config
 from minislurm.ctld.lifecycle import REQUEUE_DELAY
@@ -138,8 +140,12 @@ def expected_run(p: ScaleParams, work: float) -> RunBreakdown:
     return RunBreakdown(useful, ckpt, lost, restart, requeue, failures)
 
 
+@lru_cache(maxsize=16)
 def frontier_config(nodes: int, gpus_per_node: int = 8) -> SlurmConfig:
-    """A cluster of ``nodes`` GPU nodes in one partition ``train`` (no time limit)."""
+    """A cluster of ``nodes`` GPU nodes in one partition ``train`` (no time limit).
+
+    Parsed once per size (a frozen record): a second run of the same size, as the
+    explorer's Simulate button makes, does not parse 2,000 node lines again."""
     width = max(5, len(str(nodes)))
     names = f"g[{'1'.zfill(width)}-{str(nodes).zfill(width)}]"
     text = (
@@ -153,6 +159,12 @@ def frontier_config(nodes: int, gpus_per_node: int = 8) -> SlurmConfig:
     )
     gres = f"NodeName={names} Name=gpu Type=h100 File=/dev/nvidia[0-{gpus_per_node - 1}]\n"
     return parse_config(text, "<frontier>", gres_text=gres)
+
+
+@lru_cache(maxsize=1)
+def _default_associations() -> AssociationSet:
+    """The embedded associations (a frozen record), read once, not on every run."""
+    return load_associations()
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +261,8 @@ def simulate_run(
 def frontier_cluster(p: ScaleParams, *, spares: int | None = None) -> Cluster:
     """An embedded minislurm cluster for ``p``: job nodes + spares, a `CheckpointRunner`."""
     spares = default_spares(p.nodes) if spares is None else spares
-    c = Cluster(frontier_config(p.nodes + spares, p.gpus_per_node))
+    c = Cluster(frontier_config(p.nodes + spares, p.gpus_per_node),
+                associations=_default_associations())
     c.controller.runner = CheckpointRunner(c.env)
     return c
 

@@ -36,6 +36,14 @@ class NodeShape:
     weight: int = 1
 
 
+#: From this many nodes on, an allocation updates the free counts as vectors.
+_VECTOR_NODES = 32
+
+
+def _gpu_index(g: tuple[str | None, int]) -> int:
+    return g[1]
+
+
 class NodeTable:
     """Total and free CPUs, memory and GPUs of every node, plus the GPU indices in use."""
 
@@ -71,6 +79,7 @@ class NodeTable:
                     k += 1
             self._gpu_free.append(idx)
         self._gpu_all = [tuple(x) for x in self._gpu_free]
+        self._all_gpus_typed = all(t is not None for s in shapes for t, _ in s.gpus)
         # free CPU (core) ids per node, in order: a job takes the lowest (CPU_IDs)
         self._cpu_free: list[list[int]] = [list(range(s.cpus)) for s in shapes]
 
@@ -102,42 +111,73 @@ class NodeTable:
         self, i: int, count: int, gpu_type: str | None
     ) -> tuple[tuple[str | None, int], ...]:
         """Pick the ``count`` lowest free GPU indices of ``gpu_type`` on node ``i``."""
-        picked = [g for g in self._gpu_free[i] if gpu_type is None or g[0] == gpu_type][:count]
-        return tuple(picked)
+        free = self._gpu_free[i]
+        if gpu_type is None or all(g[0] == gpu_type for g in free):
+            return tuple(free[:count])
+        return tuple([g for g in free if g[0] == gpu_type][:count])
+
+    def _count(self, alloc: Allocation, sign: int) -> list[int]:
+        """Add ``sign`` times the CPUs, memory, jobs and GPUs of ``alloc`` to the free
+        counts; the node indices.  A large allocation (a frontier job on thousands of
+        nodes) is applied as one vector operation per count instead of per node."""
+        nodes = alloc.nodes
+        idx = [self.index[na.node] for na in nodes]
+        if len(nodes) < _VECTOR_NODES:
+            for i, na in zip(idx, nodes, strict=True):
+                self.free_cpu[i] += sign * na.cpus
+                self.free_mem[i] += sign * na.mem_mb
+                self.njobs[i] -= sign
+                if na.gpus:
+                    self.free_gpu[i] += sign * len(na.gpus)
+                    for t, _ in na.gpus:
+                        if t is not None:
+                            self.free_gpu_typed[t][i] += sign
+            return idx
+        at = np.array(idx, dtype=np.int64)
+        n = len(nodes)
+        np.add.at(self.free_cpu, at, np.fromiter((sign * na.cpus for na in nodes), np.int64, n))
+        np.add.at(self.free_mem, at, np.fromiter((sign * na.mem_mb for na in nodes), np.int64, n))
+        np.add.at(self.njobs, at, -sign)
+        gpus = np.fromiter((sign * len(na.gpus) for na in nodes), np.int64, n)
+        np.add.at(self.free_gpu, at, gpus)
+        for t, free in self.free_gpu_typed.items():
+            if self._all_gpus_typed and len(self.gpu_types) == 1:
+                np.add.at(free, at, gpus)  # one type, every GPU of it: the same counts
+                continue
+            per = np.fromiter((sign * sum(1 for g in na.gpus if g[0] == t) for na in nodes),
+                              np.int64, n)
+            np.add.at(free, at, per)
+        return idx
 
     def allocate(self, alloc: Allocation) -> None:
         """Mark ``alloc`` as in use (a job starts)."""
-        for na in alloc.nodes:
-            i = self.index[na.node]
-            self.free_cpu[i] -= na.cpus
-            self.free_mem[i] -= na.mem_mb
-            self.njobs[i] += 1
-            if na.cpu_ids:
-                held = set(na.cpu_ids)
-                self._cpu_free[i] = [c for c in self._cpu_free[i] if c not in held]
+        for i, na in zip(self._count(alloc, -1), alloc.nodes, strict=True):
+            if na.cpu_ids:  # the ids are free ones: taking as many as are free takes all
+                free_ids = self._cpu_free[i]
+                if len(na.cpu_ids) == len(free_ids):
+                    self._cpu_free[i] = []
+                else:
+                    held = set(na.cpu_ids)
+                    self._cpu_free[i] = [c for c in free_ids if c not in held]
             if na.gpus:
-                used = set(na.gpus)
-                self._gpu_free[i] = [g for g in self._gpu_free[i] if g not in used]
-                self.free_gpu[i] -= len(na.gpus)
-                for t, _ in na.gpus:
-                    if t is not None:
-                        self.free_gpu_typed[t][i] -= 1
+                free_gpus = self._gpu_free[i]
+                if len(na.gpus) == len(free_gpus):
+                    self._gpu_free[i] = []
+                else:
+                    used = set(na.gpus)
+                    self._gpu_free[i] = [g for g in free_gpus if g not in used]
 
     def release(self, alloc: Allocation) -> None:
         """Give ``alloc`` back (a job ended or was requeued)."""
-        for na in alloc.nodes:
-            i = self.index[na.node]
-            self.free_cpu[i] += na.cpus
-            self.free_mem[i] += na.mem_mb
-            self.njobs[i] -= 1
+        for i, na in zip(self._count(alloc, +1), alloc.nodes, strict=True):
             if na.cpu_ids:
-                self._cpu_free[i] = sorted(self._cpu_free[i] + list(na.cpu_ids))
+                free_ids = self._cpu_free[i]
+                self._cpu_free[i] = sorted(free_ids + list(na.cpu_ids)) if free_ids else (
+                    sorted(na.cpu_ids))
             if na.gpus:
-                self._gpu_free[i] = sorted(self._gpu_free[i] + list(na.gpus), key=lambda g: g[1])
-                self.free_gpu[i] += len(na.gpus)
-                for t, _ in na.gpus:
-                    if t is not None:
-                        self.free_gpu_typed[t][i] += 1
+                free_gpus = self._gpu_free[i]
+                self._gpu_free[i] = sorted(free_gpus + list(na.gpus), key=_gpu_index) if (
+                    free_gpus) else sorted(na.gpus, key=_gpu_index)
 
     def node_alloc(self, i: int, cpus: int, mem: int, gpus: int, gpu_type: str | None) -> NodeAlloc:
         """The ``NodeAlloc`` of ``cpus``/``mem``/``gpus`` on node ``i`` (the lowest free CPU
