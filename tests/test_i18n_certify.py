@@ -134,6 +134,6 @@ def test_a_certificate_says_how_the_quiz_was_taken(keys):
     old = issue(_record(public), private)  # signed before the field existed
     assert record_assessment(old.record) == SELF_STUDY
     assert "Self-study: answered in the learner" in certificate_html(old)
-    exam = issue(_record(public, assessment=EXAM, lang="pt-BR"), private)
+    exam = issue({**_record(public, lang="pt-BR"), "assessment": EXAM}, private)
     assert "Modo prova: o serviço de quizzes" in certificate_html(exam)
     assert b"(Modo prova: o servi" in certificate_pdf(exam)
