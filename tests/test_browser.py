@@ -306,6 +306,33 @@ def _answer_quiz_wrongly(page: Page, panel: str, notebook: Path) -> list[str]:
     return feedback
 
 
+#: Every predict-then-check step's Check button (course/lessons/predict.py PredictStep):
+#: the button in the row after the "Predict first:" prompt.
+_PREDICT_CHECKS = ("xpath=//div[contains(concat(' ', @class, ' '), ' widget-html ')]"
+                   "[.//b[normalize-space()='Predict first:']]"
+                   "/following-sibling::div[contains(concat(' ', @class, ' '), ' widget-hbox ')][1]"
+                   "//button[normalize-space()='Check']")
+
+
+def _answer_predictions(page: Page, panel: str) -> int:
+    """Commit a prediction in each experiment widget (its body shows after Check):
+    the first option of a choice, 1 for a number. Returns how many were answered."""
+    buttons = page.locator(f"{panel} >> {_PREDICT_CHECKS}")
+    for i in range(buttons.count()):
+        button = buttons.nth(i)
+        row = button.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
+                             " ' widget-hbox ')][1]")
+        button.scroll_into_view_if_needed()
+        if row.locator("select").count():
+            row.locator("select").first.select_option(index=0)
+        else:
+            row.locator("input").first.fill("1")
+        button.click()
+        feedback = row.locator("xpath=following-sibling::div[1]")
+        feedback.filter(has_text="Now explore").wait_for(timeout=60_000)
+    return buttons.count()
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[str, str],
                                                    browser: Any, shots: Path) -> None:
@@ -332,6 +359,10 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
         assert page.locator(f"{panel} .js-plotly-plot").count() >= 1 or not (
             module and module.slider), f"{notebook.name}: no plotly figure was drawn"
 
+        answered = _answer_predictions(page, panel)
+        assert answered >= 1 or not (module and module.slider), (
+            f"{notebook.name}: the experiment asks for no prediction")
+        _wait_idle(page, 120)
         sliders = page.locator(f"{panel} .widget-slider .noUi-handle")
         if sliders.count() == 0:
             if module is not None and module.slider:
