@@ -68,6 +68,18 @@ RIGHT: dict[str, list[str]] = {
         H + "#SBATCH --nodes=1 --gpus-per-node=8 --time=00:25:00\nsrun python train.py\n",
         "sbatch --gpus=8 -N 1 --time=40 --wrap 'srun python train.py'",
     ],
+    "survive-preemption": [
+        H + "#SBATCH --qos=scavenger -N1 --gres=gpu:8 -t 2:00:00 --requeue "
+            "--open-mode=append\n#MINISLURM runtime=1:00:00\nsrun python train.py\n",
+        # no --requeue: JobRequeue's default (1) makes a batch job requeueable
+        H + "#SBATCH -q scavenger\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=8\n"
+            "#SBATCH --time=120\n#SBATCH --open-mode append\n#MINISLURM runtime=1:00:00\n"
+            "srun python train.py\n",
+        "sbatch -q scavenger --gpus=8 -t 2:00:00 --requeue --open-mode=append "
+        "--wrap 'sleep 3600'",
+        "export SBATCH_QOS=scavenger\nsbatch -N 1 --gres=gpu:a100:8 --time=1:30:00 "
+        "--open-mode=append --wrap 'srun python train.py; sleep 3600'\n",
+    ],
     "survive-node-failure": [
         H + "#SBATCH -N1 --gres=gpu:8 -t 2:00:00\n#SBATCH --requeue --open-mode=append "
             "--signal=B:USR1@300\n#MINISLURM runtime=1:30:00\nsrun python train.py\n",
@@ -174,6 +186,20 @@ WRONG: dict[str, list[tuple[str, str]]] = {
         (H + "#SBATCH -N2 --gres=gpu:8 -t 30\nsrun python train.py\n", "2 node(s)"),
         (H + "#SBATCH -N1 --gres=gpu:8 -t 4:00:00\nsrun python train.py\n",
          "TimeLimit=04:00:00"),
+    ],
+    "survive-preemption": [
+        (H + "#SBATCH -N1 --gres=gpu:8 -t 2:00:00 --requeue --open-mode=append\n"
+             "#MINISLURM runtime=1:00:00\nsrun python train.py\n", "ran in QOS normal"),
+        (H + "#SBATCH -q scavenger -N1 --gres=gpu:8 -t 2:00:00 --no-requeue "
+             "--open-mode=append\n#MINISLURM runtime=1:00:00\nsrun python train.py\n",
+         "ended PREEMPTED (Requeue=0)"),
+        (H + "#SBATCH -q scavenger -N1 --gres=gpu:8 -t 2:00:00 --requeue\n"
+             "#MINISLURM runtime=1:00:00\nsrun python train.py\n",
+         "--open-mode=truncate (the default)"),
+        (H + "#SBATCH -q scavenger -N1 --gres=gpu:8 -t 40 --open-mode=append\n"
+             "#MINISLURM runtime=1:00:00\nsrun python train.py\n", "PREEMPTED, TIMEOUT"),
+        (H + "#SBATCH -q scavenger -N1 --gres=gpu:8 -t 5 --open-mode=append\n"
+             "srun python train.py\n", "before the urgent job came"),
     ],
     "survive-node-failure": [
         (H + "#SBATCH -N1 --gres=gpu:8 -t 2:00:00 --no-requeue --open-mode=append "

@@ -212,3 +212,37 @@ def test_sbatch_wait_is_bounded_and_observed() -> None:
     timed_out = check("first-job", "sbatch --wait -p gpu -J train --gres=gpu:1 -t 30 "
                                    "-o train-%j.out --wrap 'srun python train.py\nsleep 7200'")
     assert "ended TIMEOUT" in timed_out.feedback, timed_out.text()  # not "refused"
+
+
+def test_preemption_event_requeues_a_scavenger_job_through_preempt_qos() -> None:
+    """The injected preemption is alice's QOS-high job pinned to the learner's node:
+    preempt/qos (PreemptMode=REQUEUE) logs a PREEMPTED attempt, BeginTime 121 s on."""
+    from quizzes.labs import lab
+    from quizzes.labs.runner import play
+
+    item = lab("survive-preemption")
+    trial = play(item, "sbatch -q scavenger --gres=gpu:8 -t 2:00:00 --wrap 'sleep 3600'")
+    facts = trial.jobs[0]
+    assert trial.event == "preemption"
+    assert facts.first is not None and facts.after_event is not None
+    assert facts.after_event.state.value == "PENDING"
+    assert facts.after_event.restart_count == 1
+    runs = sorted((a for a in facts.attempts if a.job_id == facts.job_id),
+                  key=lambda a: a.start_time or 0)
+    assert [a.state.value for a in runs] == ["PREEMPTED", "COMPLETED"]
+    assert runs[0].end_time - (facts.first.start_time or 0) == 600
+    assert (runs[1].start_time or 0) - (runs[0].end_time or 0) >= 121
+
+
+def test_lab_qos_grant_is_the_labs_own() -> None:
+    """Only the preemption lab's cluster lets student use QOS scavenger (``sacctmgr modify
+    user student set qos+=scavenger``); the course's associations stay as they are."""
+    from quizzes.labs.runner import _associations
+
+    def student_qos(grants: tuple[tuple[str, str], ...]) -> set[str]:
+        return {q for a in _associations(grants).associations if a.user == "student"
+                for q in a.qos}
+
+    assert "scavenger" not in student_qos(())
+    assert student_qos(lab("survive-preemption").grant_qos) == {"normal", "debug", "scavenger"}
+    assert "scavenger" not in student_qos(())

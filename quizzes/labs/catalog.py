@@ -265,6 +265,34 @@ LABS: tuple[Lab, ...] = (
         objectives=("07.2",),
     ),
     Lab(
+        id="survive-preemption", lesson="07-failures-requeue",
+        title="Survive a preemption", kind="script", answer_file="scavenge.sh",
+        checker="survive_preemption", grant_qos=(("student", "scavenger"),),
+        event=Event("preemption", at=600, submit=(
+            "alice", ("--qos=high", "-N1", "--gres=gpu:8", "-t", "30", "-J", "urgent",
+                      "--wrap", "sleep 1200"))),
+        task=("Write scavenge.sh for a 1-node, 8-GPU training run (`srun python train.py`, "
+              "about 1 hour: the skeleton's #MINISLURM line tells the simulator) with a "
+              "2-hour limit that runs in the free QOS scavenger and survives being "
+              "preempted: it is requeued (not ended) and appends to its output file instead "
+              "of truncating it. Ten minutes after your job starts, alice submits an urgent "
+              "job in QOS high (Preempt=scavenger) that needs your job's node."),
+        skeleton=("#!/bin/bash\n#SBATCH \n#MINISLURM runtime=1:00:00\n\n"
+                  "srun python train.py\n"),
+        hints=("A job runs in a QOS only if it asks for it; the default QOS is normal.",
+               "Preemption under PreemptMode=REQUEUE requeues only a job that may be "
+               "requeued; the next attempt opens the output file again.",
+               "sacct -D shows every attempt of a requeued job."),
+        docs=("sbatch(1) -q, --qos=<qos>: Request a quality of service for the job.",
+              "sbatch(1) --requeue: Specifies that the batch job should be eligible for "
+              "requeuing.",
+              "sbatch(1) --open-mode={append|truncate}: Open the output and error files using "
+              "append or truncate mode as specified.",
+              "slurm.conf(5) PreemptMode REQUEUE: Preempts jobs by requeuing them (if "
+              "possible) or canceling them."),
+        objectives=("07.2",),
+    ),
+    Lab(
         id="diagnose-preempted", lesson="07-failures-requeue", title="Who took my GPUs?",
         kind="diagnose", scenario="preempted",
         task=("alice runs scavenger jobs. One of them stopped after 10 minutes. Here is "

@@ -326,6 +326,59 @@ def check_survive(trial: Trial) -> Verdict:
                          f"gets signal {match.group(1)} {before} s before its time limit.")
 
 
+def check_survive_preemption(trial: Trial) -> Verdict:
+    """``survive-preemption``: a scavenger job that preempt/qos requeues (sacct: a PREEMPTED
+    attempt, then a new one that completes), Requeue=1, ``--open-mode=append``."""
+    stop = preflight(trial)
+    if stop:
+        return stop
+    facts = trial.jobs[0]
+    if facts.first is None:
+        return _never_ran(facts)
+    first = facts.first
+    if first.qos != "scavenger":
+        return Verdict(False, f"Your job ran in QOS {first.qos}; the urgent job's QOS high "
+                              "may preempt only QOS scavenger (Preempt=scavenger), so it "
+                              "waited for your job instead. The task is a free scavenger job: "
+                              "ask for that QOS.")
+    after = facts.after_event
+    if after is None:
+        return Verdict(False, f"The job ended ({facts.final.state.value}) before the urgent "
+                              "job came; it should still be training 10 minutes after it "
+                              "starts (its time limit and run time must cover that).")
+    node = first.allocation.nodes[0].node if first.allocation else "its node"
+    if after.state.is_terminal:
+        return Verdict(False, f"When the urgent job needed {node} your job ended "
+                              f"{after.state.value} (Requeue={int(after.requeue)}): a job "
+                              "that cannot be requeued is cancelled by preemption, even "
+                              "under PreemptMode=REQUEUE. Do not turn requeueing off "
+                              "(--no-requeue).")
+    if after.restart_count < 1:
+        return Verdict(False, f"After the urgent job came your job is {after.state.value} "
+                              f"with Restarts={after.restart_count}; it was not preempted.")
+    mode = facts.options.open_mode
+    if mode != "append":
+        return Verdict(False, f"Preempted and requeued (Restarts={after.restart_count}), but "
+                              f"its output is opened with --open-mode="
+                              f"{mode or 'truncate (the default)'}: the next attempt would "
+                              f"truncate {out_name(after)} and lose what the first one wrote; "
+                              "append to it.")
+    runs = sorted((a for a in facts.attempts if a.job_id == facts.job_id),
+                  key=lambda a: a.start_time or 0)
+    states = [a.state.value for a in runs]
+    if "PREEMPTED" not in states or states[-1] != "COMPLETED" \
+            or states.index("PREEMPTED") == len(states) - 1:
+        return Verdict(False, f"sacct shows the attempts {', '.join(states)}; after "
+                              "PREEMPTED the new attempt should run to COMPLETED (its time "
+                              f"limit, TimeLimit={_limit(facts.final.time_limit)}, must cover "
+                              "the whole training run).")
+    return Verdict(True, f"Job {facts.job_id} (QOS scavenger, Requeue="
+                         f"{int(facts.final.requeue)}) was PREEMPTED on {node} by the urgent "
+                         f"job, requeued and run again to {states[-1]} "
+                         f"(Restarts={facts.final.restart_count}), appending to "
+                         f"{out_name(facts.final)}.")
+
+
 def check_after_preprocess(trial: Trial) -> Verdict:
     """``after-preprocess``: train starts after preprocess succeeds, never if it fails."""
     stop = preflight(trial, jobs=2)
@@ -535,6 +588,7 @@ CHECKERS: dict[str, Checker] = {
     "ddp_2x4": check_ddp_2x4,
     "sweep_array": check_sweep_array,
     "survive": check_survive,
+    "survive_preemption": check_survive_preemption,
     "after_preprocess": check_after_preprocess,
     "cpu_preprocess": check_cpu_preprocess,
     "four_gpus": check_four_gpus,

@@ -22,12 +22,20 @@ MAX_ANSWER_BYTES = 64 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """An event the lab injects: ``kind`` ``node_failure`` (the first node of the
-    job named ``job``, or of the first job, fails ``at`` seconds after it starts)."""
+    """An event the lab injects ``at`` seconds after the job named ``job`` (or the
+    first job) starts.
+
+    ``kind`` ``node_failure``: the job's first node fails (``scontrol update
+    nodename=... state=down`` as slurmctld sees a dead slurmd). ``preemption``: another
+    user (``submit``: the user and sbatch arguments) submits a job of a preempting QOS
+    pinned to the job's first node (``--nodelist``), and preempt/qos does the rest with
+    the cluster's ``PreemptType``/``PreemptMode``.
+    """
 
     kind: str
     at: int = 600
     job: str = ""
+    submit: tuple[str, tuple[str, ...]] = ("", ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +59,9 @@ class Lab:
     counted: bool = True
     #: Jobs other users have queued before the answer runs: (user, sbatch arguments).
     setup: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: QOS the lab's cluster lets a user use on top of the course's associations
+    #: (``sacctmgr modify user student set qos+=scavenger``): (user, QOS).
+    grant_qos: tuple[tuple[str, str], ...] = ()
     horizon: int = 3 * 86400  # simulated seconds a check may play at most
     objectives: tuple[str, ...] = field(default=())
 

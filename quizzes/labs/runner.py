@@ -149,6 +149,22 @@ def _base() -> tuple[SlurmConfig, AssociationSet]:
     return default_config(), load_associations(None)
 
 
+@lru_cache(maxsize=8)
+def _associations(grants: tuple[tuple[str, str], ...]) -> AssociationSet:
+    """The course's associations with the lab's extra QOS granted (``sacctmgr modify user
+    NAME set qos+=QOS``): each association of the user gets the QOS added."""
+    assoc = _base()[1]
+    if not grants:
+        return assoc
+    extra: dict[str, tuple[str, ...]] = {}
+    for user, qos in grants:
+        extra[user] = (*extra.get(user, ()), qos)
+    rows = tuple(replace(a, qos=(*a.qos, *(q for q in extra[a.user] if q not in a.qos)))
+                 if a.user is not None and a.user in extra else a
+                 for a in assoc.associations)
+    return replace(assoc, associations=rows)
+
+
 def looks_like_script(text: str) -> bool:
     """A batch script starts with ``#!`` or ``#SBATCH`` (first non-blank line)."""
     for line in text.splitlines():
@@ -199,8 +215,8 @@ class _Session:
     """One play: the cluster, the jobs submitted so far, the transcript."""
 
     def __init__(self, lab: Lab, workdir: Path, first_job_id: int) -> None:
-        config, assoc = _base()
-        config = replace(config, first_job_id=first_job_id)
+        config = replace(_base()[0], first_job_id=first_job_id)
+        assoc = _associations(lab.grant_qos)
         self.lab = lab
         self.cluster = Cluster(config, associations=assoc, workdir=workdir)
         self.invocations: dict[int, SbatchInvocation] = {}
@@ -413,7 +429,7 @@ def _observe(session: _Session, start: int, queue: list[JobRecord]
     queue.extend(ctl.jobs())
     capture()
     event = lab.event
-    if event is not None and event.kind == "node_failure":
+    if event is not None and event.kind in ("node_failure", "preemption"):
         target = _event_target(ctl, ids, event.job)
         if target is not None:
             _run_until(cluster, lambda: target in firsts or done(), stop, capture)
@@ -423,7 +439,12 @@ def _observe(session: _Session, start: int, queue: list[JobRecord]
                 _run_until(cluster, lambda: ctl.job(target).state.is_terminal, when, capture)
                 live = ctl.job(target)
                 if live.state.value == "RUNNING" and live.allocation is not None:
-                    ctl.fail_node(live.allocation.nodes[0].node)
+                    node = live.allocation.nodes[0].node
+                    if event.kind == "node_failure":
+                        ctl.fail_node(node)
+                    else:  # a preempting QOS's job that needs the job's node
+                        user, args = event.submit
+                        cluster.run(["sbatch", f"--nodelist={node}", *args], user=user)
                     cluster.advance(1)
                     after[target] = ctl.job(target)
     _run_until(cluster, done, stop, capture)
