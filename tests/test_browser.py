@@ -2,7 +2,8 @@
 
 For each notebook under notebooks/ (a copy in a temporary root, so the stored notebooks
 are not touched): open it, clear the outputs, run all cells, wait for the kernel to be
-idle, check that no cell errored, move the experiment's ipywidgets slider (the first of
+idle, check that no cell errored, commit a prediction in each experiment's predict step
+(its sliders show only after it), move the experiment's ipywidgets slider (the first of
 the notebook) with the keyboard and check that its readout and the plotly figure drawn in
 the same cell changed, and save a screenshot of the lesson to
 build/screenshots/NN-name.png (and to a temporary folder the test prints). A notebook
@@ -333,6 +334,33 @@ def _answer_quiz_wrongly(page: Page, panel: str, notebook: Path) -> list[str]:
     return feedback
 
 
+#: Every predict-then-check step's Check button (course/lessons/predict.py PredictStep):
+#: the button in the row after the "Predict first:" prompt.
+_PREDICT_CHECKS = ("xpath=//div[contains(concat(' ', @class, ' '), ' widget-html ')]"
+                   "[.//b[normalize-space()='Predict first:']]"
+                   "/following-sibling::div[contains(concat(' ', @class, ' '), ' widget-hbox ')][1]"
+                   "//button[normalize-space()='Check']")
+
+
+def _answer_predictions(page: Page, panel: str) -> int:
+    """Commit a prediction in each experiment widget (its body shows after Check):
+    the first option of a choice, 1 for a number. Returns how many were answered."""
+    buttons = page.locator(f"{panel} >> {_PREDICT_CHECKS}")
+    for i in range(buttons.count()):
+        button = buttons.nth(i)
+        row = button.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
+                             " ' widget-hbox ')][1]")
+        button.scroll_into_view_if_needed()
+        if row.locator("select").count():
+            row.locator("select").first.select_option(index=0)
+        else:
+            row.locator("input").first.fill("1")
+        button.click()
+        feedback = row.locator("xpath=following-sibling::div[1]")
+        feedback.filter(has_text="Now explore").wait_for(timeout=60_000)
+    return buttons.count()
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[str, str],
                                                    browser: Any, shots: Path) -> None:
@@ -343,6 +371,10 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
         assert page.locator(f"{panel} .js-plotly-plot").count() >= 1 or not (
             module and module.slider), f"{notebook.name}: no plotly figure was drawn"
 
+        answered = _answer_predictions(page, panel)
+        assert answered >= 1 or not (module and module.slider), (
+            f"{notebook.name}: the experiment asks for no prediction")
+        _wait_idle(page, 120)
         sliders = page.locator(f"{panel} .widget-slider .noUi-handle")
         if sliders.count() == 0:
             if module is not None and module.slider:
