@@ -2,11 +2,15 @@
 
 For each notebook under notebooks/ (a copy in a temporary root, so the stored notebooks
 are not touched): open it, clear the outputs, run all cells, wait for the kernel to be
-idle, check that no cell errored, move the experiment's ipywidgets slider (the first of
+idle, check that no cell errored, commit a prediction in each experiment's predict step
+(its sliders show only after it), move the experiment's ipywidgets slider (the first of
 the notebook) with the keyboard and check that its readout and the plotly figure drawn in
 the same cell changed, and save a screenshot of the lesson to
 build/screenshots/NN-name.png (and to a temporary folder the test prints). A notebook
 without a slider fails only if the course manifest says its experiment has one.
+
+One lab is completed in its lesson's widget: a wrong batch script typed, its feedback
+read, a right one typed, PASS seen (build/screenshots/lab-first-job.png).
 
 The built site's lesson page is also opened from disk, to check that its plotly
 figures draw offline. Skipped, with the reason, only when chromium or playwright is
@@ -42,9 +46,10 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SCREENSHOTS = ROOT / "build" / "screenshots"
 
 try:
-    from playwright.sync_api import Page, sync_playwright
+    from playwright.sync_api import Page, expect, sync_playwright
 except ImportError:  # pragma: no cover - depends on the machine
     sync_playwright = None  # type: ignore[assignment]
+    expect = None  # type: ignore[assignment]
 
 pytestmark = [
     pytest.mark.slow,
@@ -210,6 +215,29 @@ def _errors(page: Page) -> list[str]:
     }""")
 
 
+def _open_and_run(page: Page, lab: tuple[str, str], notebook: Path, workspace: str) -> str:
+    """Open ``notebook`` alone in a fresh JupyterLab workspace, clear its outputs, run all
+    its cells, wait for the kernel to be idle and check that no cell errored; returns the
+    notebook panel's CSS selector."""
+    base, token = lab
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{notebook.name}?reset&token={token}")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext",
+                           timeout=60_000)
+    page.wait_for_function(
+        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
+        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+        timeout=90_000)
+    page.evaluate("() => window.jupyterapp.commands.execute("
+                  "'notebook:clear-all-cell-outputs')")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_timeout(1000)
+    _wait_idle(page, 300)
+    panel = "#" + page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
+    assert _errors(page) == [], f"{notebook.name}: cells errored"
+    return panel
+
+
 #: A numeric/text answer no item expects.
 _WRONG_TEXT = "-987654"
 
@@ -336,26 +364,10 @@ def _answer_predictions(page: Page, panel: str) -> int:
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[str, str],
                                                    browser: Any, shots: Path) -> None:
-    base, token = lab
     module = load_manifest().by_notebook(notebook.name)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        # a workspace of its own, reset: only this notebook is open
-        page.goto(f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                               " && window.jupyterapp.shell.currentWidget.sessionContext",
-                               timeout=60_000)
-        page.wait_for_function(
-            "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
-            " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
-            timeout=90_000)
-        page.evaluate("() => window.jupyterapp.commands.execute("
-                      "'notebook:clear-all-cell-outputs')")
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-        page.wait_for_timeout(1000)
-        _wait_idle(page, 300)
-        panel = "#" + page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
-        assert _errors(page) == [], f"{notebook.name}: cells errored"
+        panel = _open_and_run(page, lab, notebook, notebook.stem)
         assert page.locator(f"{panel} .js-plotly-plot").count() >= 1 or not (
             module and module.slider), f"{notebook.name}: no plotly figure was drawn"
 
@@ -420,6 +432,94 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
             page.screenshot(path=str(shots / name))
             shutil.copyfile(shots / name, SCREENSHOTS / name)
             quizzed[notebook.stem] = len(feedback)
+    finally:
+        page.close()
+
+
+#: The lab completed in the browser, its lesson, a wrong answer (2 GPUs where the task
+#: asks for 1) and a right one, typed into the widget's answer box as a learner would.
+LAB_ID = "first-job"
+LAB_NOTEBOOK = ROOT / "notebooks" / "01-what-is-slurm.ipynb"
+LAB_WRONG = ("#!/bin/bash\n#SBATCH -p gpu -J train -N1 --gres=gpu:2 -t 30 -o train-%j.out\n"
+             "srun python train.py\n")
+LAB_RIGHT = ("#!/bin/bash\n#SBATCH -p gpu -J train -N1 --gres=gpu:1 -t 30 -o train-%j.out\n"
+             "srun python train.py\n")
+
+#: The lab widget's feedback: the <pre> of the HTML widget that follows its buttons.
+_LAB_FEEDBACK = """box => {
+  const pres = Array.from(box.querySelectorAll('.widget-html pre'))
+      .filter(p => /^(PASS|NOT YET): /.test(p.textContent));
+  return pres.length ? pres[pres.length - 1].textContent : null;
+}"""
+
+
+def _lab_check(page: Page, box: Any, answer: str, before: str | None) -> str:
+    """Replace the answer box's text by typing ``answer`` key by key, press Check and
+    return the feedback once it differs from ``before`` (at most 30 s)."""
+    area = box.locator("textarea").first
+    area.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Delete")
+    assert area.input_value() == "", "the lab's answer box could not be emptied"
+    area.press_sequentially(answer)
+    assert area.input_value() == answer, f"typed {answer!r}, the box holds {area.input_value()!r}"
+    box.locator("button", has_text=re.compile(r"^\s*Check\s*$")).first.click()
+    deadline = time.monotonic() + 30
+    while (shown := box.evaluate(_LAB_FEEDBACK)) in (None, before):
+        if time.monotonic() > deadline:
+            pytest.fail(f"lab {LAB_ID}: no new feedback after Check:\n{box.inner_text()}")
+        page.wait_for_timeout(200)
+    return str(shown)
+
+
+def test_lab_is_completed_in_the_notebook(lab: tuple[str, str], browser: Any,
+                                          shots: Path) -> None:
+    """Lesson 01 run in JupyterLab; in its "Hands-on labs" the ``first-job`` widget gets
+    a wrong script (typed), whose feedback names the difference, then a right one, which
+    passes: both feedbacks are exactly what the lab's checker (``quizzes lab check``)
+    says for the same text, with no raw {{template}} text; the lab closes as passed."""
+    from quizzes.labs import check
+
+    wrong, right = check(LAB_ID, LAB_WRONG), check(LAB_ID, LAB_RIGHT)
+    assert not wrong.passed and right.passed  # the answers are what the test says
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        panel = _open_and_run(page, lab, LAB_NOTEBOOK, f"lab-{LAB_ID}")
+        cell = page.locator(f"{panel} .jp-CodeCell").filter(
+            has=page.locator(".jp-InputArea", has_text=f'lab_widget("{LAB_ID}")'))
+        assert cell.count() == 1, f"{LAB_NOTEBOOK.name}: no cell showing lab {LAB_ID}"
+        box = cell.locator(".jp-OutputArea .widget-vbox").filter(
+            has_text=f"Lab {LAB_ID}").filter(has=page.locator("textarea")).last
+        box.wait_for(timeout=30_000)
+        box.scroll_into_view_if_needed()
+        header = box.locator(".widget-html").first
+        check_button = box.locator("button", has_text=re.compile(r"^\s*Check\s*$")).first
+        # the header and the button follow the feedback in messages of their own: waited for
+        expect(header).to_contain_text(re.compile(r"\b0 check\(s\) used, \d+ check\(s\) left"))
+
+        missed = _lab_check(page, box, LAB_WRONG, None)
+        assert missed.startswith("NOT YET: ") and "PASS" not in missed, missed
+        assert "2 GPUs" in missed and "--gres=gpu:1" in missed, missed  # the difference
+        assert missed.strip() == wrong.text().strip(), (missed, wrong.text())
+        expect(header).to_contain_text(re.compile(r"\b1 check\(s\) used\b"))
+        expect(check_button).to_be_enabled()
+
+        passed = _lab_check(page, box, LAB_RIGHT, missed)
+        assert re.match(r"PASS: Job \d+ ran train\.py through srun on 1 node with 1 GPU",
+                        passed), passed
+        assert passed.strip() == right.text().strip(), (passed, right.text())
+        expect(header).to_contain_text("passed on check 2")
+        expect(check_button).to_be_disabled()
+        text = box.inner_text()
+        assert "{{" not in text and "}}" not in text, text
+        assert _errors(page) == [], f"{LAB_NOTEBOOK.name}: a cell errored during the lab"
+
+        box.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        name = f"lab-{LAB_ID}.png"
+        page.screenshot(path=str(shots / name))
+        shutil.copyfile(shots / name, SCREENSHOTS / name)
+        print(f"\nlab {LAB_ID}: {missed!r} then {passed!r}; screenshot {SCREENSHOTS / name}")
     finally:
         page.close()
 
