@@ -36,6 +36,7 @@ from minislurm.states import JobState
 from . import lifecycle
 from .accounting import Accounting, batch_step
 from .admin import AdminMixin
+from .auth import operator_uids
 from .eligibility import EligibilityMixin
 from .job_mgr import Job
 from .job_update import UpdateMixin
@@ -127,6 +128,9 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self.max_array_size = int(getattr(config, "max_array_size", 1001) or 1001)
         self.return_to_service = int(getattr(config, "return_to_service", 0) or 0)
         self.associations = associations
+        #: uids ``validate_super_user`` accepts (`minislurm.ctld.auth`): root, SlurmUser;
+        #: the embedded Cluster and the daemon add the user who runs them
+        self.operator_uids: set[int] = operator_uids(config)
         self.qos = self._load_qos(associations)
         self.preempt_type = str(getattr(config, "preempt_type", "preempt/none"))
         self.preempt_mode = str(getattr(config, "preempt_mode", "OFF")).upper()
@@ -175,6 +179,10 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self._prio_period = int(getattr(prio_cfg, "calc_period", 300) or 300)
         if not str(getattr(self.priority_plugin, "name", "")).endswith("basic"):
             self.env.process(self._priority_loop())
+
+    def is_operator(self, uid: int) -> bool:
+        """``validate_super_user``: may ``uid`` update nodes, partitions, reservations?"""
+        return uid in self.operator_uids
 
     # ---- construction -----------------------------------------------------------
     def _build_nodes(self, config: object) -> None:
