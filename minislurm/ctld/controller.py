@@ -127,6 +127,8 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self.enforce_part_limits = str(getattr(config, "enforce_part_limits", "NO") or "NO")
         self.max_array_size = int(getattr(config, "max_array_size", 1001) or 1001)
         self.return_to_service = int(getattr(config, "return_to_service", 0) or 0)
+        #: JobRequeue: a batch job's Requeue when neither --requeue nor --no-requeue
+        self.job_requeue = bool(int(getattr(config, "job_requeue", 1)))
         self.associations = associations
         #: uids ``validate_super_user`` accepts (`minislurm.ctld.auth`): root, SlurmUser;
         #: the embedded Cluster and the daemon add the user who runs them

@@ -177,7 +177,7 @@ class SubmitMixin:
         job.nice = o.nice or 0
         job.hold = "user" if o.hold else None
         job.begin_time = o.begin
-        job.requeue = True if o.requeue is None else o.requeue
+        job.requeue = self.job_requeue if o.requeue is None else o.requeue  # JobRequeue
         job.no_kill = bool(o.no_kill)
         job.kill_on_invalid_dep = bool(o.kill_on_invalid_dep)
         if o.signal is not None:
