@@ -127,6 +127,10 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self.enforce_part_limits = str(getattr(config, "enforce_part_limits", "NO") or "NO")
         self.max_array_size = int(getattr(config, "max_array_size", 1001) or 1001)
         self.return_to_service = int(getattr(config, "return_to_service", 0) or 0)
+        #: AccountingStorageEnforce=qos (or all): a job's QOS must be one its
+        #: association lists (``_get_qos_info``: ``Invalid qos specification``)
+        enforce = tuple(getattr(config, "accounting_storage_enforce", ()) or ())
+        self.enforce_qos = "qos" in enforce or "all" in enforce
         #: JobRequeue: a batch job's Requeue when neither --requeue nor --no-requeue
         self.job_requeue = bool(int(getattr(config, "job_requeue", 1)))
         self.associations = associations
