@@ -143,6 +143,13 @@ class AssociationSet:
         """The association of ``user`` in ``account`` (what a job's ``-A``/user select)."""
         return self.get((account, user))
 
+    def qos_allowed(self, user: str, account: str, qos: str) -> bool:
+        """May ``user`` run jobs under ``account`` in ``qos`` (the association's QOS
+        list, ``assoc_mgr``'s ``valid_qos``)?  False for a QOS that does not exist or
+        a user with no association in ``account``."""
+        assoc = self.user_association(user, account)
+        return assoc is not None and qos in assoc.qos and self.qos_named(qos) is not None
+
     def qos_named(self, name: str) -> QOS | None:
         """The QOS called ``name``, or None."""
         return self._qos_by_name.get(name)

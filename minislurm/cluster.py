@@ -87,6 +87,9 @@ class Cluster:
         self.controller = Controller(self.config, self.env, policy=policy,
                                      associations=associations, epoch=epoch, seed=seed)
         self.user, self.uid = user, uid
+        # the learner runs this cluster as its SlurmUser would: draining nodes and making
+        # reservations is theirs; any other ``run(..., user=...)`` is a plain user
+        self.controller.operator_uids.add(uid)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="minislurm-")

@@ -197,6 +197,10 @@ def cluster_options(top: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         "enforce_part_limits": enforce,
         "min_job_age": top.get("minjobage", 300),
         "return_to_service": top.get("returntoservice", 0),
+        "job_requeue": top.get("jobrequeue", 1),
+        "accounting_storage_enforce": tuple(
+            w.strip().lower() for w in str(top.get("accountingstorageenforce", "")).split(",")
+            if w.strip() and w.strip().lower() not in ("none", "0")),
         "gres_types": tuple(g for g in top.get("grestypes", "").split(",") if g),
         "max_job_count": top.get("maxjobcount", 10000),
         "first_job_id": top.get("firstjobid", 1),

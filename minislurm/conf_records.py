@@ -191,6 +191,12 @@ class SlurmConfig:
     enforce_part_limits: str = "NO"
     min_job_age: int = 300
     return_to_service: int = 0
+    #: ``AccountingStorageEnforce`` as lower-case words (``associations``, ``limits``,
+    #: ``qos``, ``safe``, ``all``...); empty = none, Slurm's default
+    accounting_storage_enforce: tuple[str, ...] = ()
+    #: ``JobRequeue``: 1 (default) makes batch jobs requeue-able unless ``--no-requeue``;
+    #: 0 leaves ``--requeue`` the only way
+    job_requeue: int = 1
     gres_types: tuple[str, ...] = ()
     max_job_count: int = 10000
     first_job_id: int = 1

@@ -58,3 +58,7 @@ class ControllerUnavailable(SlurmError):
 #: gres.c: one name asked for both with and without a type (``gpu:a100:1,gpu:1``);
 #: sbatch/srun/salloc print it after ``<cmd>: error: `` and exit 1.
 GRES_TYPE_MIX = "Invalid GRES specification (with and without type identification)"
+
+#: slurm_errno.c ESLURM_USER_ID_MISSING: slurmctld's ``validate_super_user`` refusing a
+#: user who is not root, SlurmUser or an operator (``scontrol update NodeName=...``).
+INVALID_USER_ID = "Invalid user id"

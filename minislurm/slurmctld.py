@@ -110,6 +110,8 @@ class Slurmctld:
                                     self.driver.call, conf_path=self.conf_path)
         self.controller = Controller(self.config, self.env, runner=self.runner,
                                      associations=load_associations())
+        # slurmctld runs as SlurmUser: whoever started this daemon may administer it
+        self.controller.operator_uids.add(os.getuid())
         self.steps = StepService(self.controller, self.runner, self.config)
         loaded = self.files.load(ignore=ignore_state_errors)  # StateRecoveryError: refuse
         for line in loaded.log:

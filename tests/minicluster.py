@@ -132,10 +132,13 @@ class MiniCluster(CommandLineCluster):
 
     @property
     def env(self) -> dict[str, str]:
-        """The real harness's fixed environment + bin/ first on PATH + MINISLURM_STATE_DIR."""
+        """The real harness's fixed environment + bin/ first on PATH + MINISLURM_STATE_DIR
+        + PYTHONPATH (this checkout's code)."""
         env = fixed_environment(self.conf_path)
         env["PATH"] = f"{BIN_DIR}{os.pathsep}{env['PATH']}"
         env[STATE_VAR] = str(self.state_dir)
+        # a worktree's commands (bin/ wrappers, srun inside jobs) import this checkout
+        env["PYTHONPATH"] = str(REPO)
         return env
 
     # ----- life cycle ---------------------------------------------------------
@@ -313,7 +316,7 @@ def run_case(
 
 
 #: Variables only one side has for reasons outside Slurm's behaviour.
-HARNESS_ONLY_VARS = (STATE_VAR,)
+HARNESS_ONLY_VARS = (STATE_VAR, "PYTHONPATH")
 #: Variables where minislurm is known to differ (each has a strict xfail test of its
 #: own, in test_differential_env.py/test_differential_srun.py, which flips when fixed).
 KNOWN_ENV_GAPS = ("SLURM_WORKING_CLUSTER",)
@@ -321,7 +324,8 @@ KNOWN_ENV_GAPS = ("SLURM_WORKING_CLUSTER",)
 
 def env_of(text: str) -> dict[str, str]:
     """An ``env | sort`` dump as a dict, minus :data:`HARNESS_ONLY_VARS`
-    (``MINISLURM_STATE_DIR`` tells minislurm's commands where its controller is)."""
+    (``MINISLURM_STATE_DIR`` tells minislurm's commands where its controller is;
+    ``PYTHONPATH`` makes them import this checkout)."""
     pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
     return {k: v for k, v in pairs if k not in HARNESS_ONLY_VARS}
 

@@ -218,3 +218,47 @@ def test_options_help_and_version() -> None:
         1, "", "scontrol: unrecognized option '--bogus'\n"
                'Try "scontrol --help" for more information\n')
     assert run(scontrol.run, ["-h"])[1].startswith("scontrol [<OPTION>] [<COMMAND>]\n")
+
+
+def test_only_an_operator_may_update_nodes_partitions_and_reservations() -> None:
+    """slurmctld's validate_super_user, measured on 22.05.8 as ``nobody``: every
+    refusal is ``Invalid user id`` (exit 1) and changes nothing; root may."""
+    ctl = make_controller()
+    plain = {"user": "alice", "uid": 1234}
+    down = ["update", "nodename=n1", "state=down", "reason=x"]
+    assert run(scontrol.run, down, ctl, **plain) == (
+        1, "", "slurm_update error: Invalid user id\n")
+    assert run(scontrol.run, ["update", "nodename=n1", "reason=x"], ctl, **plain)[0] == 1
+    assert run(scontrol.run, ["update", "partitionname=short", "state=down"], ctl, **plain) == (
+        1, "", "slurm_update error: Invalid user id\n")
+    resv = ["create", "reservation", "reservationname=r1", "starttime=now", "duration=10",
+            "nodes=n1", "users=root"]
+    assert run(scontrol.run, resv, ctl, **plain) == (
+        1, "", "Error creating the reservation: Invalid user id\n")
+    _, out, _ = run(scontrol.run, ["show", "node", "n1"], ctl)
+    assert "State=IDLE" in out and "Reason=" not in out
+    assert "State=UP" in run(scontrol.run, ["show", "partition", "short"], ctl)[1]
+    assert run(scontrol.run, resv, ctl) == (0, "Reservation created: r1\n", "")
+    assert run(scontrol.run, ["update", "reservation=r1", "duration=20"], ctl, **plain) == (
+        1, "", "Error updating the reservation: Invalid user id\n"
+               "slurm_update error: Invalid user id\n")
+    assert run(scontrol.run, ["delete", "reservation=r1"], ctl, **plain) == (
+        1, "", "delete_reservation reservation=r1: Invalid user id\n")
+    assert run(scontrol.run, down, ctl)[0] == 0  # root
+    assert run(scontrol.run, ["delete", "reservation=r1"], ctl)[0] == 0
+
+
+def test_slurm_user_and_the_embedded_clusters_own_user_are_operators() -> None:
+    """SlurmUser (by name or number) may; the embedded Cluster's learner runs it as its
+    SlurmUser would (the lessons drain nodes), another user named in run() may not."""
+    from types import SimpleNamespace
+
+    from minislurm.cluster import Cluster
+    from minislurm.ctld.auth import operator_uids, slurm_user_uid
+
+    assert operator_uids(SimpleNamespace(extra={"SlurmUser": "4321"})) == {0, 4321}
+    assert slurm_user_uid(None) == 0 and slurm_user_uid("no-such-user-here") is None
+    cluster = Cluster()
+    assert cluster.run("scontrol update nodename=gpu01 state=drain reason=x").returncode == 0
+    refused = cluster.run("scontrol update nodename=gpu02 state=drain reason=x", user="bob")
+    assert (refused.returncode, refused.stderr) == (1, "slurm_update error: Invalid user id\n")

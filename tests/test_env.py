@@ -347,3 +347,23 @@ def test_salloc_shell_environment() -> None:
     task = step_task_environment(job, alloc, step, 0, base_env=env)
     assert task["SLURM_PRIO_PROCESS"] == "0" and task["SLURM_JOB_UID"] == "1000"
     assert task["SLURM_STEP_GPUS"] == "0,1" and "SLURM_JOB_GPUS" not in task
+
+
+def test_gpu_bind_is_exported_by_sbatch_and_salloc_not_by_a_standalone_srun() -> None:
+    """Real 22.05.8: ``#SBATCH --gpu-bind=single:1`` gives the batch step
+    ``SLURM_GPU_BIND=single:1`` (srun inside reads it back as its --gpu-bind, so each
+    task sees one GPU); salloc's shell has it too; ``srun --gpu-bind=single:1``
+    creating its own job puts none in its tasks' environment."""
+    from minislurm.options.model import JobOptions
+    from minislurm.slurmd.context import job_context
+    from minislurm.slurmd.env import allocation_environment
+
+    job = job_context(JobOptions(other=(("gpu-bind", "single:1"),)), job_id=7, name="x",
+                      partition="gpu", cluster_name="mini")
+    alloc = _alloc(("n1", 2, (0, 1)))
+    assert batch_environment(job, alloc, base_env={})["SLURM_GPU_BIND"] == "single:1"
+    assert allocation_environment(job, alloc, base_env={})["SLURM_GPU_BIND"] == "single:1"
+    own = StepContext(0, distribute(2, ["n1"], [2]), launcher_port=5, inside_allocation=False,
+                      gpu_bind="single:1")
+    assert "SLURM_GPU_BIND" not in step_task_environment(job, alloc, own, 0, base_env={})
+    assert "SLURM_GPU_BIND" not in batch_environment(_job(), alloc, base_env={})

@@ -292,10 +292,6 @@ def test_lab_objectives_exist_in_their_lesson_source() -> None:
         assert set(item.objectives) <= objectives, item.id
 
 
-@pytest.mark.xfail(strict=True, reason="minislurm gap: sbatch --gpu-bind does not export "
-                   "SLURM_GPU_BIND to the batch step; measured on real 22.05.8: "
-                   "'#SBATCH --gpu-bind=single:1' gives SLURM_GPU_BIND=single:1 and each srun "
-                   "task one GPU (CVD=0..3)")
 def test_gpu_bind_as_a_directive_is_inherited_by_srun() -> None:
     text = (H + "#SBATCH --nodes=2 --gres=gpu:4 --ntasks-per-node 4 --gpu-bind=single:1\n"
                 "srun python train.py\n")

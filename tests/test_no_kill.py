@@ -78,6 +78,10 @@ def test_with_no_kill_the_job_runs_on_and_new_steps_use_the_survivors(
     assert lines[0] == "srun: error: Node failure on n2", text
     assert "srun: error: n1: task 0: Killed" in lines, text
     assert "step0 rc=137" in lines and "step1 rc=0" in lines, text
+    # after the task lines, before the script's next line (22.05.8 with -k)
+    force = lines.index(f"srun: Force Terminated StepId={job_id}.0")
+    assert lines.index("srun: error: n1: task 0: Killed") < force < lines.index(
+        "step0 rc=137"), text
     # the step ran on the survivor; the batch environment was not updated
     assert lines[-1] == "env 2 n[1-2]", text
     show = c.job_records(job_id)[0]

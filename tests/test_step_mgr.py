@@ -119,3 +119,16 @@ def test_more_nodes_than_the_job_has_is_sruns_own_error() -> None:
         plan_step(7, _alloc(cpus=2, gpus=2), _srun("-N3"), 0)
     assert (err.value.message, err.value.exit_code) == (
         "srun: error: Only allocated 2 nodes asked for 3", 1)
+
+
+def test_gres_gpu_zero_step_runs_without_gpus() -> None:
+    """22.05.8: ``srun --gres=gpu:0`` runs in a GPU job (and in a job holding no GPU),
+    its tasks see no GPU; ``--gres=gpu`` (no count) still means one GPU."""
+    job = JobOptions(gres="gpu:2")
+    plan = plan_step(3, _alloc(cpus=2, gpus=2, nodes=1), _srun("--gres=gpu:0"), 0, job=job)
+    assert plan.gpus == ((),)
+    none_held = plan_step(4, _alloc(cpus=2, gpus=0, nodes=1), _srun("--gres=gpu:0"), 0,
+                          job=JobOptions(gres="gpu:0"))
+    assert none_held.gpus == ((),)
+    one = plan_step(5, _alloc(cpus=2, gpus=2, nodes=1), _srun("--gres=gpu"), 0, job=job)
+    assert one.gpus == ((0,),)

@@ -31,7 +31,12 @@ from minislurm.cli.format.scontrol import (
 )
 from minislurm.cli.squeue import VERSION, known_jobs, pending_tasks
 from minislurm.cli.transport import run_command
-from minislurm.errors import ControllerUnavailable, HostlistError, SlurmError
+from minislurm.errors import (
+    INVALID_USER_ID,
+    ControllerUnavailable,
+    HostlistError,
+    SlurmError,
+)
 from minislurm.job import JobRecord
 from minislurm.options.getopt import GetoptError, HasArg
 from minislurm.rpc import CONNECT_HINT
@@ -125,6 +130,17 @@ class Session:
             raise ControllerUnavailable(
                 f"{down}: Unable to contact slurm controller (connect failure)\n{CONNECT_HINT}",
                 1) from None
+
+
+def _operator(s: Session, ctl: object, *prefixes: str) -> bool:
+    """slurmctld's ``validate_super_user`` (`minislurm.ctld.auth`): False after printing
+    ``<prefix>Invalid user id`` once per prefix (exit 1) when the caller may not."""
+    is_operator = getattr(ctl, "is_operator", None)
+    if is_operator is None or is_operator(s.ctx.uid):
+        return True
+    for prefix in prefixes:
+        s.error(prefix + INVALID_USER_ID)
+    return False
 
 
 # ---------------------------------------------------------------- hostlists
@@ -354,6 +370,8 @@ def update_node(s: Session, pairs: list[tuple[str, str]]) -> None:
         s.error(f"{PROG}: error: minislurm: node state {state} is not modelled")
         return
     ctl = s.controller("slurm_update error")
+    if not _operator(s, ctl, "slurm_update error: "):
+        return
     try:
         ctl.update_node(names, state, reason, user=s.ctx.user)  # type: ignore[attr-defined]
     except SlurmError as exc:
@@ -378,6 +396,8 @@ def update_partition(s: Session, pairs: list[tuple[str, str]]) -> None:
             s.error(f"{PROG}: error: minislurm: updating partition {tag} is not supported")
             return
     ctl = s.controller("slurm_update error")
+    if not _operator(s, ctl, "slurm_update error: "):
+        return
     try:
         ctl.update_partition(name, state)  # type: ignore[attr-defined]
     except SlurmError as exc:
@@ -707,6 +727,8 @@ def create_reservation(s: Session, args: Sequence[str]) -> None:
                 f"{_NO_RESV}")
     else:
         duration = r.minutes if r.minutes is not None else ((r.end or r.start) - r.start) // 60
+        if not _operator(s, ctl, "Error creating the reservation: "):
+            return
         try:
             line = ctl.create_reservation(  # type: ignore[attr-defined]
                 r.name or "", r.start, duration, r.nodes or "", users=r.users or (),
@@ -731,6 +753,8 @@ def update_reservation(s: Session, pairs: list[tuple[str, str]]) -> None:
     r = _parse_resv(s, pairs, int(ctl.now), _NO_UPDATE)  # type: ignore[attr-defined]
     if isinstance(r, str):
         s.error("slurm_update error: " + r)
+        return
+    if not _operator(s, ctl, "Error updating the reservation: ", "slurm_update error: "):
         return
     try:
         line = ctl.update_reservation(  # type: ignore[attr-defined]
@@ -760,6 +784,8 @@ def delete(s: Session, args: Sequence[str]) -> None:
     ctl = s.controller(f"delete_reservation {args[1]}")
     if not hasattr(ctl, "delete_reservation"):
         s.error(f"{PROG}: error: minislurm: this controller cannot delete reservations yet")
+        return
+    if not _operator(s, ctl, f"delete_reservation {args[1]}: "):
         return
     try:
         ctl.delete_reservation(val)

@@ -210,6 +210,8 @@ def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -
                 continue
             if message.get("op") == "node_fail":  # srun_node_fail: the job's end follows
                 ctx.err(f"{PROG}: error: Node failure on {message.get('nodes', '')}")
+                if message.get("kill"):  # --no-kill job: only this step is killed
+                    running.force_terminated = True
             if message.get("op") == "step_timeout" and not aborted:  # srun -t ran out
                 aborted = True
                 running.timed_out = True
@@ -257,7 +259,9 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
         ended = time.time()
         for line in failure_lines(results):  # as the tasks' exit messages come in
             ctx.err(line)
-        if running.timed_out:  # the step's own time limit (22.05.8: after the task lines)
+        # the step's own time limit, or its node lost under --no-kill (22.05.8: both
+        # after the task lines)
+        if running.timed_out or running.force_terminated:
             ctx.err(f"{PROG}: Force Terminated StepId={job_id}.{plan['step_id']}")
         _request(sock, "step_complete", **step, start=started, end=ended,
                  pids=list(running.pids.values()), aborted=running.cancelled,

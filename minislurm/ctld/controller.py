@@ -36,6 +36,7 @@ from minislurm.states import JobState
 from . import lifecycle
 from .accounting import Accounting, batch_step
 from .admin import AdminMixin
+from .auth import operator_uids
 from .eligibility import EligibilityMixin
 from .job_mgr import Job
 from .job_update import UpdateMixin
@@ -126,7 +127,16 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self.enforce_part_limits = str(getattr(config, "enforce_part_limits", "NO") or "NO")
         self.max_array_size = int(getattr(config, "max_array_size", 1001) or 1001)
         self.return_to_service = int(getattr(config, "return_to_service", 0) or 0)
+        #: AccountingStorageEnforce=qos (or all): a job's QOS must be one its
+        #: association lists (``_get_qos_info``: ``Invalid qos specification``)
+        enforce = tuple(getattr(config, "accounting_storage_enforce", ()) or ())
+        self.enforce_qos = "qos" in enforce or "all" in enforce
+        #: JobRequeue: a batch job's Requeue when neither --requeue nor --no-requeue
+        self.job_requeue = bool(int(getattr(config, "job_requeue", 1)))
         self.associations = associations
+        #: uids ``validate_super_user`` accepts (`minislurm.ctld.auth`): root, SlurmUser;
+        #: the embedded Cluster and the daemon add the user who runs them
+        self.operator_uids: set[int] = operator_uids(config)
         self.qos = self._load_qos(associations)
         self.preempt_type = str(getattr(config, "preempt_type", "preempt/none"))
         self.preempt_mode = str(getattr(config, "preempt_mode", "OFF")).upper()
@@ -175,6 +185,10 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
         self._prio_period = int(getattr(prio_cfg, "calc_period", 300) or 300)
         if not str(getattr(self.priority_plugin, "name", "")).endswith("basic"):
             self.env.process(self._priority_loop())
+
+    def is_operator(self, uid: int) -> bool:
+        """``validate_super_user``: may ``uid`` update nodes, partitions, reservations?"""
+        return uid in self.operator_uids
 
     # ---- construction -----------------------------------------------------------
     def _build_nodes(self, config: object) -> None:

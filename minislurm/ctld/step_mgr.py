@@ -115,8 +115,9 @@ def gpu_ask(opts: JobOptions) -> tuple[str, int] | None:
         return ("node", _gpu_count(opts.gpus_per_node) or 0)
     if opts.gpus:
         return ("job", _gpu_count(opts.gpus) or 0)
-    if opts.gres:
-        return ("node", _gpu_count(opts.gres) or 1)
+    if opts.gres:  # --gres=gpu is one GPU, --gres=gpu:0 none (22.05.8 runs such a step)
+        count = _gpu_count(opts.gres)
+        return ("node", 1 if count is None else count)
     return None
 
 

@@ -46,13 +46,23 @@ RESERVATION_INVALID = "Requested reservation is invalid"
 PARTITION_DOWN = "Partition in DRAIN state"  # submissions to a DRAIN/INACTIVE partition
 
 
+#: command -> the words before slurmctld's reason when it refuses a job.
+_REJECT_WORDS = {
+    "sbatch": "Batch job submission failed",
+    "salloc": "Job submit/allocate failed",
+    "srun": "Unable to allocate resources",
+}
+
+
 def reject(prog: str, reason: str, *info: str) -> SubmitError:
-    """The ``SubmitError`` sbatch (or srun/salloc) prints for a rejection."""
+    """The ``SubmitError`` sbatch (or srun/salloc) prints for a rejection.
+
+    The last line is each command's own (22.05.8): sbatch.c ``Batch job submission
+    failed``, salloc.c ``Job submit/allocate failed``, srun's allocate.c ``Unable
+    to allocate resources``.
+    """
     lines = [f"{prog}: error: {line}" for line in info]
-    if prog == "sbatch":
-        lines.append(f"sbatch: error: Batch job submission failed: {reason}")
-    else:
-        lines.append(f"{prog}: error: Unable to allocate resources: {reason}")
+    lines.append(f"{prog}: error: {_REJECT_WORDS.get(prog, _REJECT_WORDS['srun'])}: {reason}")
     return SubmitError("\n".join(lines), 1)
 
 
@@ -103,8 +113,8 @@ def _gpu_request(opts: JobOptions, prog: str) -> tuple[int, str | None, int | No
         if not text:
             continue
         tname, _, count = text.rpartition(":")
-        if not count.isdigit():
-            raise SubmitError(f"{prog}: error: Invalid generic resource (gres) specification", 1)
+        if not count.isdigit():  # 22.05.8: x is a type no node has, -1 no count: slurmctld
+            raise reject(prog, NODE_CONFIG)  # refuses (a job id used), not the front end
         gtype = tname or gtype
         if is_job:
             per_job = int(count)

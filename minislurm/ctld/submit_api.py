@@ -20,7 +20,9 @@ from .depend import NEVER, OK, evaluate
 from .job_mgr import Job
 from .runner import JobBody
 from .submit import (
+    INVALID_ACCOUNT,
     INVALID_PARTITION,
+    INVALID_QOS,
     RESERVATION_INVALID,
     check_request,
     parse_array_indices,
@@ -128,6 +130,17 @@ class SubmitMixin:
         kw.setdefault("command", cmd)
         return self.submit(inv.options, inv.script_text, name=inv.job_name, **kw)
 
+    def _check_qos_access(self: Controller, job: Job, prog: str) -> None:  # type: ignore[misc]
+        """AccountingStorageEnforce=qos (which implies associations), measured on 22.05.8:
+        no association for (user, account) is ``Invalid account or account/partition
+        combination specified``; a QOS the association does not list (or none of that
+        name) ``Invalid qos specification``."""
+        assocs: Any = self.associations
+        if assocs.user_association(job.user, job.account) is None:
+            raise reject(prog, INVALID_ACCOUNT)
+        if not assocs.qos_allowed(job.user, job.account, job.qos):
+            raise reject(prog, INVALID_QOS)
+
     def _fill(self: Controller, job: Job, o: JobOptions, prog: str, cwd: str) -> None:  # type: ignore[misc]
         part_name = (o.partition or self.default_partition).split(",")[0]
         job.partition = part_name
@@ -174,10 +187,12 @@ class SubmitMixin:
         if self.associations is not None:
             default_acct = self.associations.default_account(job.user)  # type: ignore[attr-defined]
         job.account = o.account or default_acct or "root"
+        if self.enforce_qos and self.associations is not None:
+            self._check_qos_access(job, prog)
         job.nice = o.nice or 0
         job.hold = "user" if o.hold else None
         job.begin_time = o.begin
-        job.requeue = True if o.requeue is None else o.requeue
+        job.requeue = self.job_requeue if o.requeue is None else o.requeue  # JobRequeue
         job.no_kill = bool(o.no_kill)
         job.kill_on_invalid_dep = bool(o.kill_on_invalid_dep)
         if o.signal is not None:

@@ -151,6 +151,9 @@ class JobContext:
     cpus_per_gpu: int | None = None
     mem_per_gpu: int | None = None
     ntasks_per_gpu: int | None = None
+    #: ``--gpu-bind`` as given (sbatch exports it as ``SLURM_GPU_BIND``, which srun
+    #: inside the job reads back as its own ``--gpu-bind``).
+    gpu_bind: str | None = None
     distribution: str | None = None
     reservation: str | None = None
     licenses: str | None = None
@@ -200,6 +203,7 @@ def job_context(
         cpus_per_gpu=options.cpus_per_gpu,
         mem_per_gpu=options.mem_per_gpu_mb,
         ntasks_per_gpu=options.ntasks_per_gpu,
+        gpu_bind=dict(options.other).get("gpu-bind"),
         distribution=options.distribution,
         reservation=options.reservation,
         licenses=options.licenses,

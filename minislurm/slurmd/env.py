@@ -113,6 +113,7 @@ def _option_variables(job: JobContext) -> dict[str, str]:
         ("SLURM_CPUS_PER_GPU", job.cpus_per_gpu),
         ("SLURM_MEM_PER_GPU", job.mem_per_gpu),
         ("SLURM_NTASKS_PER_GPU", job.ntasks_per_gpu),
+        ("SLURM_GPU_BIND", job.gpu_bind),  # opt.c: setenv when --gpu-bind is given
         ("SLURM_EXPORT_ENV", job.export),
     ]
     for name, value in given:
@@ -275,10 +276,11 @@ def batch_environment(
 #: (measured on 22.05.8: ``srun -n2 --gpus=2``, ``srun -N2 --gpus-per-node=1``,
 #: ``srun -n4 --gpus-per-task=1``, ``srun --gpus=1 --cpus-per-gpu=3``,
 #: ``srun --gpus=2 --mem-per-gpu=800``, ``srun --export=ALL,FOO=bar`` tasks have
-#: none of them).
+#: none of them; ``srun -n2 --gres=gpu:2 --gpu-bind=single:1`` tasks have no
+#: ``SLURM_GPU_BIND``, while sbatch's batch step and salloc's shell do).
 _SBATCH_ONLY_GPU_VARIABLES = (
     "SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK", "SLURM_CPUS_PER_GPU",
-    "SLURM_MEM_PER_GPU", "SLURM_EXPORT_ENV",
+    "SLURM_MEM_PER_GPU", "SLURM_EXPORT_ENV", "SLURM_GPU_BIND",
 )
 
 

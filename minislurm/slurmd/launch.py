@@ -108,6 +108,9 @@ class RunningStep:
         self.kill_wait = kill_wait
         self.timed_out = False
         self.cancelled = False
+        #: slurmctld killed this step alone (a --no-kill job lost a node of it): srun
+        #: ends with ``Force Terminated StepId=J.S`` after the task lines
+        self.force_terminated = False
         self._tasks: list[_Task] = []
         self._pumps: list[LabelPump] = []
         self._lock = threading.Lock()
