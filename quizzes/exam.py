@@ -202,11 +202,14 @@ class ExamDesk:
             "items": [asdict(p) for p in present_items(bank, learner_id, attempt_no)],
             "answered": {k: asdict(v) for k, v in answered.items()}}
 
-    def _answered(self, db: sqlite3.Connection, attempt_id: str, bank: Bank
-                  ) -> dict[str, Feedback]:
+    def _answered(self, db: sqlite3.Connection, attempt_id: str, bank: Bank, learner_id: str,
+                  attempt_no: int) -> dict[str, Feedback]:
+        """The feedback of the items already answered (a resumed attempt), explanations
+        filled for this learner's variant as when they were first given."""
         rows = db.execute("SELECT item_id, score, feedback FROM exam_answers WHERE"
                           " attempt_id = ? ORDER BY item_id", (attempt_id,)).fetchall()
-        return {i: Feedback(i, s >= 1 - 1e-9, float(s), f, bank.item(i).common.explanation)
+        return {i: Feedback(i, s >= 1 - 1e-9, float(s), f,
+                            explanation(bank, learner_id, i, attempt_no))
                 for i, s, f in rows}
 
     # --- the three calls --------------------------------------------------------------------
@@ -233,7 +236,7 @@ class ExamDesk:
         row = self._open(db, learner_id, bank.quiz_id)
         if row is not None:
             return self._view(bank, learner_id, row[0], int(row[1]), int(row[2]), row[3],
-                              self._answered(db, row[0], bank))
+                              self._answered(db, row[0], bank, learner_id, int(row[1])))
         used = int(db.execute("SELECT COUNT(*) FROM exam_attempts WHERE learner_id = ?"
                               " AND quiz_id = ?", (learner_id, bank.quiz_id)).fetchone()[0])
         limit = bank.policy.attempts
