@@ -101,8 +101,10 @@ _EXPERIMENT = '<div class="course-experiment">'
 
 
 def experiments_of(nb: Any) -> int:
-    """The notebook's experiments: code cells showing a widget, except the quiz."""
+    """The notebook's experiments: code cells showing a widget, except the quiz and the
+    hands-on labs (answer boxes, no figure)."""
     return sum(1 for c in nb.cells if c.cell_type == "code" and "quiz(" not in c.source
+               and "lab_widget(" not in c.source
                and any(WIDGET_MIME in o.get("data", {}) for o in c.outputs))
 
 
