@@ -48,7 +48,7 @@ priority recalculation and the eligibility checks cheaper with the same schedule
 0.84 -> 0.65 s (30/3600), interleaved.  Targets NOT met; see the closing notes of #3.
 
 2026-12-06 (issue 21): the machine ran at load 5-9, so wall times are not comparable
-with the above; CPU times are (``farm-bench --vs``, 3 pairs).  10,000 jobs: 8.77 s CPU
+with the above; CPU times are (old and new timed side by side, 3 pairs).  10,000 jobs: 8.77 s CPU
 before the session's changes, 8.95 s after (A/B 0.97-1.10: unchanged; its allocations
 are small, the vector path of ``NodeTable`` is for 32+ nodes).  What-if at 1440/60:
 backfill pass 55 %, main pass 17 %, priority pass 9 %, submissions 7 %, job ends 6 %,
