@@ -97,17 +97,26 @@ def _never_ran(facts: JobFacts) -> Verdict:
                           f"(Reason={rec.reason.value}).")
 
 
-# ---- the required labs ----------------------------------------------------------------
-
-def check_first_job(trial: Trial) -> Verdict:
-    """``first-job``: gpu, train, 1 node, 1 GPU, 30 minutes, train-<jobid>.out, srun."""
+def _started(trial: Trial) -> tuple[JobFacts, JobRecord] | Verdict:
+    """What every one-job lab checks first: the answer ran (`preflight`) and its job
+    started; then the job's facts and the record of its first run."""
     stop = preflight(trial)
     if stop:
         return stop
     facts = trial.jobs[0]
-    rec = facts.first
-    if rec is None:
+    if facts.first is None:
         return _never_ran(facts)
+    return facts, facts.first
+
+
+# ---- the required labs ----------------------------------------------------------------
+
+def check_first_job(trial: Trial) -> Verdict:
+    """``first-job``: gpu, train, 1 node, 1 GPU, 30 minutes, train-<jobid>.out, srun."""
+    started = _started(trial)
+    if isinstance(started, Verdict):
+        return started
+    facts, rec = started
     if rec.partition != "gpu":
         return Verdict(False, f"Your job ran in Partition={rec.partition}; the task asks for "
                               "the gpu partition (-p/--partition).")
@@ -145,13 +154,10 @@ def check_first_job(trial: Trial) -> Verdict:
 
 def check_ddp_2x4(trial: Trial) -> Verdict:
     """``ddp-2x4``: 2 nodes x 4 GPUs, one task per GPU, ranks 0-7, one MASTER_ADDR."""
-    stop = preflight(trial)
-    if stop:
-        return stop
-    facts = trial.jobs[0]
-    rec = facts.first
-    if rec is None:
-        return _never_ran(facts)
+    started = _started(trial)
+    if isinstance(started, Verdict):
+        return started
+    facts, rec = started
     stop = _no_srun(facts, "python train.py")
     if stop:
         return stop
@@ -281,18 +287,16 @@ def check_sweep_array(trial: Trial) -> Verdict:
 
 def check_survive(trial: Trial) -> Verdict:
     """``survive-node-failure``: requeued on NODE_FAIL, --open-mode=append, --signal >= 120 s."""
-    stop = preflight(trial)
-    if stop:
-        return stop
-    facts = trial.jobs[0]
-    if facts.first is None:
-        return _never_ran(facts)
+    started = _started(trial)
+    if isinstance(started, Verdict):
+        return started
+    facts, first = started
     after = facts.after_event
     if after is None:
         return Verdict(False, f"The job ended ({facts.final.state.value}) before the lab "
                               "failed its node; it should still be training then (its time "
                               "limit and run time must cover at least 10 minutes).")
-    node = facts.first.allocation.nodes[0].node if facts.first.allocation else "its node"
+    node = first.allocation.nodes[0].node if first.allocation else "its node"
     if after.state.is_terminal:
         return Verdict(False, f"When {node} failed the job ended {after.state.value} "
                               f"(Requeue={int(after.requeue)}): Slurm did not requeue it. "
@@ -329,13 +333,10 @@ def check_survive(trial: Trial) -> Verdict:
 def check_survive_preemption(trial: Trial) -> Verdict:
     """``survive-preemption``: a scavenger job that preempt/qos requeues (sacct: a PREEMPTED
     attempt, then a new one that completes), Requeue=1, ``--open-mode=append``."""
-    stop = preflight(trial)
-    if stop:
-        return stop
-    facts = trial.jobs[0]
-    if facts.first is None:
-        return _never_ran(facts)
-    first = facts.first
+    started = _started(trial)
+    if isinstance(started, Verdict):
+        return started
+    facts, first = started
     if first.qos != "scavenger":
         return Verdict(False, f"Your job ran in QOS {first.qos}; the urgent job's QOS high "
                               "may preempt only QOS scavenger (Preempt=scavenger), so it "
@@ -427,13 +428,10 @@ def _numbers_str(text: str) -> list[str]:
 
 def check_cpu_preprocess(trial: Trial) -> Verdict:
     """``cpu-preprocess``: cpu, prep, 1 task x 8 CPUs, 32 GB, 2 h, .out and .err files."""
-    stop = preflight(trial)
-    if stop:
-        return stop
-    facts = trial.jobs[0]
-    rec = facts.first
-    if rec is None:
-        return _never_ran(facts)
+    started = _started(trial)
+    if isinstance(started, Verdict):
+        return started
+    facts, rec = started
     if rec.partition != "cpu":
         return Verdict(False, f"Partition={rec.partition}; the task asks for cpu.")
     if rec.name != "prep":
@@ -470,13 +468,10 @@ def check_cpu_preprocess(trial: Trial) -> Verdict:
 
 def check_four_gpus(trial: Trial) -> Verdict:
     """``four-gpus``: 1 node, 4 GPUs, 32 CPUs, one task seeing the four GPUs."""
-    stop = preflight(trial)
-    if stop:
-        return stop
-    facts = trial.jobs[0]
-    rec = facts.first
-    if rec is None:
-        return _never_ran(facts)
+    started = _started(trial)
+    if isinstance(started, Verdict):
+        return started
+    facts, rec = started
     stop = _no_srun(facts, "python train.py")
     if stop:
         return stop
@@ -498,16 +493,14 @@ def check_four_gpus(trial: Trial) -> Verdict:
 
 def check_ddp_drill(trial: Trial) -> Verdict:
     """``ddp-drill`` (practice): 1 node, 2 tasks, one GPU each."""
-    stop = preflight(trial)
-    if stop:
-        return stop
-    facts = trial.jobs[0]
-    if facts.first is None:
-        return _never_ran(facts)
+    started = _started(trial)
+    if isinstance(started, Verdict):
+        return started
+    facts, first = started
     stop = _no_srun(facts, "python train.py")
     if stop:
         return stop
-    nodes = len(facts.first.allocation.nodes) if facts.first.allocation else 0
+    nodes = len(first.allocation.nodes) if first.allocation else 0
     if nodes != 1:
         return Verdict(False, f"{summary(facts)}; the drill runs on 1 node.")
     return _check_ranks(facts, nodes=1, per_node=2)
