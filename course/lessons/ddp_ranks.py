@@ -140,17 +140,21 @@ class LocalCluster:
                               text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False)
 
 
-def _conf_text(first_job_id: int) -> str:
-    """The embedded slurm.conf with ``FirstJobId`` set (before its first NodeName line)."""
+def _conf_text(first_job_id: int, conf_lines: str = "") -> str:
+    """The embedded slurm.conf with ``FirstJobId`` (and ``conf_lines``) set before its
+    first NodeName line."""
     text = (resources.files("minislurm") / "etc" / "slurm.conf").read_text(encoding="utf-8")
-    return re.sub(r"(?m)^(NodeName=)", f"FirstJobId={first_job_id}\n\\1", text, count=1)
+    return re.sub(r"(?m)^(NodeName=)", f"FirstJobId={first_job_id}\n{conf_lines}\\1", text,
+                  count=1)
 
 
 @contextmanager
-def local_cluster(first_job_id: int | None = None) -> Iterator[LocalCluster]:
+def local_cluster(first_job_id: int | None = None, *, conf_lines: str = ""
+                  ) -> Iterator[LocalCluster]:
     """``python -m minislurm cluster up`` in a fresh ``/tmp/minislurm-*`` folder with the
     embedded default slurm.conf (+ gres.conf); ``cluster down`` on exit, also after an
-    error. ``first_job_id``: ``FirstJobId`` (default: `free_first_job_id`)."""
+    error. ``first_job_id``: ``FirstJobId`` (default: `free_first_job_id`); ``conf_lines``:
+    slurm.conf lines added to the embedded ones (e.g. ``JobAcctGatherType=...``)."""
     first = free_first_job_id() if first_job_id is None else first_job_id
     with tempfile.TemporaryDirectory(prefix="minislurm-") as tmp:
         root = Path(tmp)
@@ -158,7 +162,7 @@ def local_cluster(first_job_id: int | None = None) -> Iterator[LocalCluster]:
         etc.mkdir()
         (root / "work").mkdir()
         conf = etc / "slurm.conf"
-        conf.write_text(_conf_text(first))
+        conf.write_text(_conf_text(first, conf_lines))
         gres = resources.files("minislurm") / "etc" / "gres.conf"
         (etc / "gres.conf").write_text(gres.read_text(encoding="utf-8"))
         base = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "COURSE_DDP"))}

@@ -10,18 +10,13 @@ usage belongs to the step, not to the job's own line.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 
-from course.lessons.ddp_ranks import REPO, LocalCluster, free_first_job_id
+from course.lessons.ddp_ranks import LocalCluster, local_cluster
 
 __all__ = ["GATHER", "JOB_SH", "MIB", "Usage", "format_usage", "monitored_cluster",
            "parse_size", "watch_job"]
@@ -65,35 +60,10 @@ class Usage:
     job_line_max_rss: str  # sacct MaxRSS on the job's own line ('' : per step only)
 
 
-@contextmanager
-def monitored_cluster() -> Iterator[LocalCluster]:
+def monitored_cluster() -> AbstractContextManager[LocalCluster]:
     """`course.lessons.ddp_ranks.local_cluster` with `GATHER` added to its slurm.conf:
     ``python -m minislurm cluster up`` in a fresh folder, ``cluster down`` on exit."""
-    first = free_first_job_id()
-    text = (resources.files("minislurm") / "etc" / "slurm.conf").read_text(encoding="utf-8")
-    text = re.sub(r"(?m)^(NodeName=)", f"FirstJobId={first}\n{GATHER}\\1", text, count=1)
-    with tempfile.TemporaryDirectory(prefix="minislurm-") as tmp:
-        root = Path(tmp)
-        (root / "etc").mkdir()
-        (root / "work").mkdir()
-        conf = root / "etc" / "slurm.conf"
-        conf.write_text(text)
-        gres = resources.files("minislurm") / "etc" / "gres.conf"
-        (root / "etc" / "gres.conf").write_text(gres.read_text(encoding="utf-8"))
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "COURSE_DDP"))}
-        env = {**base, "PATH": f"{REPO / 'bin'}{os.pathsep}{base.get('PATH', '')}",
-               "MINISLURM_STATE_DIR": str(root / "state"), "SLURM_CONF": str(conf),
-               "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-        cluster = LocalCluster(root, env, first)
-        cli = [sys.executable, "-m", "minislurm", "cluster"]
-        up = cluster.run([*cli, "up", "--conf", str(conf)], cwd=root, timeout=60)
-        if up.returncode != 0:
-            raise RuntimeError(f"minislurm cluster up failed: {up.stdout}{up.stderr}")
-        try:
-            yield cluster
-        finally:
-            cluster.run([*cli, "down"], cwd=root, timeout=120)
-            time.sleep(0.2)  # let the daemon finish writing its log before the folder goes
+    return local_cluster(conf_lines=GATHER)
 
 
 def _rows(text: str) -> list[list[str]]:
