@@ -221,6 +221,10 @@ class NamePrompt:
         self.view.children = [self.then(learner)]
 
 
+#: Set in a learner's server by a class (course/classroom): the quiz service's URL.
+CLASS_SERVICE_ENV = "COURSE_QUIZ_SERVICE"
+
+
 def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,
          mode: str = "one", folder: str | Path = "submissions", service_url: str | None = None,
          banks: str | None = None, lang: str | None = None,
@@ -231,15 +235,22 @@ def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,
     :func:`quizzes.identity.current` (``JUPYTERHUB_USER``, else the remembered name);
     with neither, the widget first asks for a name.  The widget speaks, and numbers
     are read in, ``lang``, else ``$COURSE_LANG``, else English
-    (:func:`quizzes.i18n.resolve`).
+    (:func:`quizzes.i18n.resolve`).  In a class (``$COURSE_QUIZ_SERVICE`` set) the
+    learner's server holds no bank: the widget links to the quiz's exam page instead.
     """
     environ = os.environ if env is None else env
-    bank = load_banks(banks)[quiz_id]
     try:
         language = resolve(lang, environ)
     except ValueError as exc:
         return quiz_box(quiz_id, message_box(
             f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"))
+    service = environ.get(CLASS_SERVICE_ENV, "")
+    if service:  # a class: the service holds the banks and grades (exam mode)
+        url = html.escape(f"{service.rstrip('/')}/exam/{quiz_id}", quote=True)
+        return quiz_box(quiz_id, message_box(html.escape(tr(
+            language, "In this class the quiz is taken in exam mode, on the course's quiz "
+            "service:")) + f" <a href='{url}' target='_blank'>{url}</a>"))
+    bank = load_banks(banks)[quiz_id]
 
     def start(who: Learner) -> Any:
         try:

@@ -115,3 +115,18 @@ def test_the_widget_reads_numbers_in_course_lang(env, tmp_path):
     card.children[2].click()
     assert "write decimals with a point" in card.children[3].value
     assert not card.children[2].disabled                 # the item stays open
+
+
+def test_in_a_class_the_widget_links_to_the_exam_page_and_loads_no_bank(env, tmp_path):
+    pytest.importorskip("ipywidgets")
+    from quizzes.widget import quiz
+
+    service = "http://127.0.0.1:8000/services/quizzes/"
+    box = quiz("02-sbatch", banks=str(tmp_path / "no-banks-here"),
+               env={**env, "COURSE_QUIZ_SERVICE": service, "JUPYTERHUB_USER": "ada"})
+    page = box.children[0].value
+    assert "exam mode" in page
+    assert "href='http://127.0.0.1:8000/services/quizzes/exam/02-sbatch'" in page
+    pt = quiz("02-sbatch", banks=str(tmp_path / "no-banks-here"), lang="pt-BR",
+              env={**env, "COURSE_QUIZ_SERVICE": service})
+    assert "modo prova" in pt.children[0].value and repr(pt) == "quiz('02-sbatch')"
