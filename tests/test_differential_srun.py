@@ -5,8 +5,8 @@ Task output lines arrive in any order, so each command sorts them (``| sort``) o
 both sides. Normalised (tests/minicluster.py ``normalizer``): the cluster folder,
 job ids (shifted so that the first id the output shows, ``SLURM_JOB_ID=N``, is 1),
 pids, srun's ports, times, minislurm's ``bin/`` on PATH; ``MINISLURM_STATE_DIR``
-lines are dropped, and so are the known gaps (``KNOWN_ENV_GAPS``), which have
-strict xfail tests of their own.
+lines (and the harness's ``PYTHONPATH``) are dropped, and so are the known gaps
+(``KNOWN_ENV_GAPS``), which have strict xfail tests of their own.
 The cases are expected to fail only while minislurm's srun is missing.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 from minicluster import (
+    HARNESS_ONLY_VARS,
     KNOWN_ENV_GAPS,
-    STATE_VAR,
     Cluster,
     MiniCluster,
     run_case,
@@ -56,7 +56,7 @@ def run_on(cluster: Cluster, cmd: str, folder: str, keep: tuple[str, ...] = ()) 
     run = run_case(cluster, cmd, folder=f"differential-srun-{folder}", timeout=60)
     res = run.result
     text = f"{res.stdout}--- stderr:\n{res.stderr}--- rc {res.rc}\n--- files: {sorted(run.files)}\n"
-    dropped = (STATE_VAR, *(g for g in KNOWN_ENV_GAPS if g not in keep))
+    dropped = (*HARNESS_ONLY_VARS, *(g for g in KNOWN_ENV_GAPS if g not in keep))
     return "".join(line for line in text.splitlines(True) if not any(d in line for d in dropped))
 
 
