@@ -88,9 +88,20 @@ def on_both(
 _REVOKED = re.compile(r"(?m)^salloc: Job allocation \d+ has been revoked\.\n")
 
 
+#: salloc's "Granted job allocation N": N is each cluster's next job id, which depends on
+#: the jobs the session ran before (the clusters are shared); compared by order of appearance.
+_ALLOCATION = re.compile(r"(job allocation )(\d+)")
+
+
+def _allocations_in_order(text: str) -> str:
+    seen: dict[str, str] = {}
+    return _ALLOCATION.sub(
+        lambda m: m.group(1) + seen.setdefault(m.group(2), f"<J{len(seen) + 1}>"), text)
+
+
 def view(run: CaseRun) -> dict[str, object]:
     """What a command printed, as one dict (pytest shows a readable diff)."""
-    stderr = _REVOKED.sub("", run.result.stderr)
+    stderr = _allocations_in_order(_REVOKED.sub("", run.result.stderr))
     return {"rc": run.result.rc, "stderr": stderr, "stdout": run.result.stdout}
 
 
