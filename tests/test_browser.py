@@ -445,11 +445,11 @@ LAB_WRONG = ("#!/bin/bash\n#SBATCH -p gpu -J train -N1 --gres=gpu:2 -t 30 -o tra
 LAB_RIGHT = ("#!/bin/bash\n#SBATCH -p gpu -J train -N1 --gres=gpu:1 -t 30 -o train-%j.out\n"
              "srun python train.py\n")
 
-#: The lab widget's feedback: the <pre> of the HTML widget that follows its buttons.
+#: The lab widget's feedback: its ``.lab-feedback`` block (quizzes/labs/widget.py).
 _LAB_FEEDBACK = """box => {
-  const pres = Array.from(box.querySelectorAll('.widget-html pre'))
+  const blocks = Array.from(box.querySelectorAll('.widget-html .lab-feedback'))
       .filter(p => /^(PASS|NOT YET): /.test(p.textContent));
-  return pres.length ? pres[pres.length - 1].textContent : null;
+  return blocks.length ? blocks[blocks.length - 1].textContent : null;
 }"""
 
 

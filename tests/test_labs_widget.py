@@ -51,3 +51,28 @@ def test_lab_widget_view_and_practice_mark() -> None:
     view = lab_widget("ddp-drill")
     header = view.children[0].value
     assert "practice, not counted" in header and "unlimited checks" in header
+
+
+def test_the_task_is_prose_and_only_code_is_preformatted():
+    from quizzes.labs.catalog import lab
+    from quizzes.labs.widget import task_html
+
+    item = lab("first-job")
+    page = task_html(item)
+    task_para = page.split("<pre", 1)[0]
+    assert "<p>Write a batch script train.sh for partition gpu" in task_para
+    assert "<code>python train.py</code>" in task_para      # inline code stays inline
+    assert page.count("<pre") == 1 and "#SBATCH" in page.split("<pre", 1)[1]  # the skeleton
+    diagnose = task_html(lab("diagnose-queue"))
+    assert "<pre" in diagnose and "JOBID PARTITION" in diagnose  # minislurm's output
+
+
+def test_feedback_keeps_its_lines_and_wraps_between_words():
+    from quizzes.labs.widget import LabWidget
+
+    wdg = LabWidget("first-job")
+    wdg.answer.value = "#!/bin/bash\n#SBATCH -p gpu -J demo\nsrun python train.py\n"
+    wdg.on_check()
+    assert "<pre" not in wdg.feedback.value
+    assert "lab-feedback" in wdg.feedback.value
+    assert "white-space: pre-wrap; word-break: normal" in wdg.feedback.value

@@ -71,7 +71,8 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
 
 def show_text(item: Any) -> str:
-    """The task as ``lab show`` prints it (and the widget shows it)."""
+    """The task as ``lab show`` prints it (the widget shows the same parts as HTML:
+    `quizzes.labs.widget.task_html`)."""
     from quizzes.labs.diagnose import exhibit
 
     lines = [f"{item.id}: {item.title} ({item.lesson})"]

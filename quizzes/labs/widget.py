@@ -17,15 +17,39 @@ from pathlib import Path
 from typing import Any
 
 from quizzes.labs.catalog import lab
-from quizzes.labs.cli import show_text
 from quizzes.labs.feedback import LabSession
-from quizzes.labs.model import MAX_ANSWER_BYTES, Verdict
+from quizzes.labs.model import MAX_ANSWER_BYTES, Lab, Verdict
 from quizzes.policy import Policy
+from quizzes.prose import code_block, to_html
 
 
-def _pre(text: str) -> str:
-    return ("<pre style='white-space: pre-wrap; margin: 4px 0'>"
-            f"{html.escape(text)}</pre>")
+def _lines(text: str, kind: str) -> str:
+    """Feedback and hints (``kind``: the block's class): their line breaks kept, in the
+    page's font, wrapped between words only (a <pre> in JupyterLab's output area breaks
+    words anywhere)."""
+    return (f"<div class='{kind}' style='white-space: pre-wrap; word-break: normal;"
+            f" overflow-wrap: normal; margin: 4px 0'>{html.escape(text)}</div>")
+
+
+def task_html(item: Lab) -> str:
+    """The task as prose, and what is code as code: minislurm's output for a diagnose
+    lab, the lab's files and the starting file (``lab show`` prints the same parts)."""
+    from quizzes.labs.diagnose import exhibit
+
+    parts = [f"<p><i>{html.escape(f'{item.id}: {item.title} ({item.lesson})')}</i></p>"]
+    if item.practice:
+        parts.append("<p><b>PRACTICE</b>: needs real execution; not counted toward the "
+                     "score.</p>")
+    parts.append(to_html(item.task))
+    if item.kind == "diagnose":
+        parts.append(code_block(exhibit(item.scenario).text.rstrip("\n")))
+    for name, content in item.files:
+        parts.append(f"<p><code>{html.escape(name)}</code> (in the lab's folder):</p>"
+                     + code_block(content.rstrip("\n")))
+    if item.skeleton:
+        parts.append(f"<p><code>{html.escape(item.answer_file)}</code> (start from "
+                     "this):</p>" + code_block(item.skeleton.rstrip("\n")))
+    return "".join(parts)
 
 
 class LabWidget:
@@ -39,7 +63,7 @@ class LabWidget:
         self.session = LabSession(item, policy or Policy())
         self.file = Path(file) if file is not None else None
         self.header = w.HTML()
-        self.task = w.HTML(_pre(show_text(item)))
+        self.task = w.HTML(task_html(item))
         self.answer = w.Textarea(value=item.skeleton if item.kind != "diagnose" else "",
                                  placeholder="your answer", rows=8,
                                  layout=w.Layout(width="95%"))
@@ -81,13 +105,13 @@ class LabWidget:
             verdict = self.session.check(text)
         colour = "#1a7f37" if verdict.passed else "#b35900"
         self.feedback.value = (f"<div style='color: {colour}'>"
-                               f"{_pre(verdict.text())}</div>")
+                               f"{_lines(verdict.text(), 'lab-feedback')}</div>")
         self._refresh()
         return verdict
 
     def on_hint(self) -> str:
         text = self.session.next_hint()
-        self.hints.value += _pre(text)
+        self.hints.value += _lines(text, 'lab-hint')
         return text
 
     def _refresh(self) -> None:
