@@ -325,9 +325,17 @@ def _check_cancelled(seen: dict[str, object]) -> None:
     aborted = "srun: Job step aborted: Waiting up to 7 seconds for job step to finish."
     step = "slurmstepd-nX: error: *** STEP J.0 ON nX CANCELLED AT T ***"
     job = "slurmstepd-nX: error: *** JOB J ON nX CANCELLED AT T ***"
-    assert seen["cancel-1"] == sorted([aborted, step, job, "srun: error: nX: task 0: Terminated"])
-    assert seen["cancel-2"] == sorted([aborted, step, job, "srun: error: nX: task 0: Terminated",
-                                       "srun: error: nX: task 1: Terminated"])
+    # srun may end before its step's CANCELLED line reaches it (seen on 22.05.8, in CI): the
+    # step line is there at most once, the rest exactly
+    def without_step(lines: object) -> list[str]:
+        assert isinstance(lines, list) and lines.count(step) <= 1
+        return [line for line in lines if line != step]
+
+    assert without_step(seen["cancel-1"]) == sorted(
+        [aborted, job, "srun: error: nX: task 0: Terminated"])
+    assert without_step(seen["cancel-2"]) == sorted(
+        [aborted, job, "srun: error: nX: task 0: Terminated",
+         "srun: error: nX: task 1: Terminated"])
     lines, rc = seen["srun"]  # type: ignore[misc]
     # a standalone srun may end before its step's line reaches it (seen once on 22.05.8)
     assert ([line for line in lines if line != step], rc) == (
