@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from captures import capture_root, load_case
 
-from minislurm.config import load_config
+from minislurm.conf import load_config
 from minislurm.ctld import Controller
 from minislurm.errors import SlurmError, SubmitError
 from minislurm.options.sbatch import parse_sbatch

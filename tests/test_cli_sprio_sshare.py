@@ -7,7 +7,7 @@ from test_cli_support import SMALL_CONF, make_controller, run, submit
 
 from minislurm.accounts import load_associations
 from minislurm.cli import sprio, sshare
-from minislurm.config import parse_config
+from minislurm.conf import parse_config
 from minislurm.ctld.controller import Controller
 
 MULTIFACTOR = SMALL_CONF + """\

@@ -16,7 +16,7 @@ import simpy
 from captures import capture_root
 
 from minislurm.cli.common import Context
-from minislurm.config import load_config, parse_config
+from minislurm.conf import load_config, parse_config
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.runner import JobBody
 from minislurm.options.sbatch import parse_sbatch

@@ -31,7 +31,7 @@ TIMEOUT = 30
 
 #: Modules a forwarded command must not import (each costs ms, or means site ran).
 HEAVY = ("typing", "re", "json", "socket", "pathlib", "dataclasses", "site", "enum",
-         "minislurm.cli.common", "minislurm.config", "minislurm.options", "simpy")
+         "minislurm.cli.common", "minislurm.conf", "minislurm.options", "simpy")
 
 
 @pytest.fixture

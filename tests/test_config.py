@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from captures import capture_root
 
-from minislurm.config import (
+from minislurm.conf import (
     NodeConfig,
     PartitionConfig,
     SchedulerParameters,

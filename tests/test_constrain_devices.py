@@ -23,9 +23,8 @@ from pathlib import Path
 import pytest
 from minicluster import MiniCluster, srun_works
 
-from minislurm.cgroup_conf import CgroupConfig, parse_cgroup_conf
 from minislurm.cluster import Cluster
-from minislurm.config import load_config
+from minislurm.conf import CgroupConfig, load_config, parse_cgroup_conf
 from minislurm.ctld.step_mgr import plan_step
 from minislurm.errors import ConfigError
 from minislurm.options.sbatch import parse_sbatch

@@ -159,7 +159,7 @@ def test_runs_on_a_realtime_clock() -> None:
     import simpy.rt
     from ctld_helpers import REF_CONF
 
-    from minislurm.config import parse_config
+    from minislurm.conf import parse_config
     from minislurm.ctld import Controller, JobBody
     from minislurm.options import JobOptions
 

@@ -23,7 +23,7 @@ from ctld_helpers import REF_CONF, ref_controller, sub
 
 from minislurm.cli.format.scontrol import format_scontrol_job
 from minislurm.cluster import Cluster
-from minislurm.config import parse_config
+from minislurm.conf import parse_config
 from minislurm.ctld import Controller, lifecycle
 from minislurm.errors import SlurmError
 from minislurm.options import JobOptions

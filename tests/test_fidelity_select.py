@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from minislurm.cluster import Cluster
-from minislurm.config import SlurmConfig, load_config
+from minislurm.conf import SlurmConfig, load_config
 from minislurm.job import Allocation
 from minislurm.layout import distribute, tasks_per_node_string
 from minislurm.select.cons_tres import ResourceRequest, select

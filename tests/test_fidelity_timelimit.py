@@ -122,7 +122,7 @@ def test_wall_clock_daemon_counts_checks_from_its_own_start() -> None:
     and ends TIMEOUT at the check of ...107 (Unix multiples would have said ...090)."""
     from ctld_helpers import REF_CONF
 
-    from minislurm.config import parse_config
+    from minislurm.conf import parse_config
     from minislurm.ctld import Controller
     from minislurm.realtime import realtime_environment
 

@@ -277,7 +277,7 @@ def test_the_wall_clock_daemon_clamps_the_end_the_same_way() -> None:
     ends TIMEOUT at the daemon's next check, ...137 (checks at ...017 + 30k)."""
     from ctld_helpers import REF_CONF
 
-    from minislurm.config import parse_config
+    from minislurm.conf import parse_config
     from minislurm.realtime import realtime_environment
 
     started = 1_767_600_017.6

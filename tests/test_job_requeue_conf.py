@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from minislurm.cluster import Cluster
-from minislurm.config import load_config
+from minislurm.conf import load_config
 
 ETC = Path(__file__).resolve().parent.parent / "minislurm" / "etc"
 

@@ -16,7 +16,7 @@ from ctld_helpers import ref_controller, sub
 
 from course.lessons.backfill_compare import whatif_jobs
 from minislurm.accounts import load_associations
-from minislurm.config import load_config
+from minislurm.conf import load_config
 from minislurm.ctld.controller import Controller
 from minislurm.priority.multifactor import MultifactorPriority
 from minislurm.simulate import SimulationResult, simulate

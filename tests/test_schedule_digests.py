@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 
-from minislurm.config import load_config
+from minislurm.conf import load_config
 from minislurm.job import JobRecord
 from minislurm.simulate import simulate
 from minislurm.workload.generator import WorkloadSpec, generate

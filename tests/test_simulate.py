@@ -44,7 +44,7 @@ from pathlib import Path
 import pytest
 
 from minislurm.cli.simulate import csv_text, main, run
-from minislurm.config import load_config
+from minislurm.conf import load_config
 from minislurm.simulate import SimulationResult, job_options, procs_config, simulate
 from minislurm.states import JobState
 from minislurm.workload import (

@@ -20,7 +20,7 @@ import pytest
 import simpy
 from ctld_helpers import REF_CONF, sub
 
-from minislurm.config import parse_config
+from minislurm.conf import parse_config
 from minislurm.ctld import Controller, JobBody
 from minislurm.ctld.runner import SIGKILL, SIGTERM
 from minislurm.ctld.state_codec import StateFormatError, decode, encode

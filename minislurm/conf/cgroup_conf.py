@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from minislurm.conf_parse import Rejected, conf_lines, convert_value, next_pair
+from minislurm.conf.parse_config import Rejected, conf_lines, convert_value, next_pair
 from minislurm.errors import ConfigError
 
 __all__ = ["CgroupConfig", "load_cgroup_conf", "parse_cgroup_conf"]

@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 from minislurm import hostlist
-from minislurm.conf_parse import ConfLine, Rejected, time_str2mins
-from minislurm.conf_records import PartitionConfig
-from minislurm.conf_tables import INFINITE32, PREEMPT_MODES
+from minislurm.conf.parse_config import ConfLine, Rejected, time_str2mins
+from minislurm.conf.records import PartitionConfig
+from minislurm.conf.tables import INFINITE32, PREEMPT_MODES
 from minislurm.errors import HostlistError
 
 __all__ = ["build_partition", "preempt_mode_num"]

@@ -7,8 +7,8 @@ options ``scontrol show config`` prints) as :class:`SlurmConfig`, a node's
 :class:`NodeConfig`, a partition's ``part_record_t`` (``src/slurmctld/slurmctld.h``)
 as :class:`PartitionConfig`, and the parsed ``SchedulerParameters`` and
 ``Priority*`` options as :class:`SchedulerParameters` and :class:`PriorityConfig`.
-All are frozen data; :func:`minislurm.config.parse_config` builds them and
-``from minislurm.config import ...`` is the import path to use.
+All are frozen data; :func:`minislurm.conf.read_config.parse_config` builds them and
+``from minislurm.conf.read_config import ...`` is the import path to use.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from minislurm import hostlist
 from minislurm.billing import TresWeights
-from minislurm.cgroup_conf import CgroupConfig
-from minislurm.conf_tables import DEFAULT_SLURMD_PORT
+from minislurm.conf.cgroup_conf import CgroupConfig
+from minislurm.conf.tables import DEFAULT_SLURMD_PORT
 from minislurm.gres import NodeGres
 
 __all__ = [

@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from minislurm.conf_parse import Rejected, strtoul, time_str2mins
-from minislurm.conf_partitions import preempt_mode_num
-from minislurm.conf_records import PriorityConfig, SchedulerParameters
-from minislurm.conf_tables import (
+from minislurm.conf.parse_config import Rejected, strtoul, time_str2mins
+from minislurm.conf.partitions import preempt_mode_num
+from minislurm.conf.records import PriorityConfig, SchedulerParameters
+from minislurm.conf.tables import (
     DEFAULT_SLURMD_PORT,
     INFINITE32,
     PLUGINS,

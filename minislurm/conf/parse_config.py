@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from minislurm.conf_tables import (
+from minislurm.conf.tables import (
     INFINITE16,
     INFINITE32,
     NODE_OPTIONS,

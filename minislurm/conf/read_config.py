@@ -1,13 +1,14 @@
-"""slurm.conf (+ gres.conf beside it), read the way Slurm 22.05 reads it: the public API.
+"""slurm.conf (+ gres.conf beside it), read the way Slurm 22.05 reads it.
 
 Mirrors ``read_slurm_conf`` / ``slurm_conf_init`` of ``src/common/read_config.c``
 (and slurmctld's ``read_slurm_conf`` building its node and partition tables):
-the file is tokenized (:mod:`minislurm.conf_parse`, ``parse_config.c``) against
-the option tables (:mod:`minislurm.conf_tables`), the cluster-wide options are
-validated and defaulted (:mod:`minislurm.conf_cluster`), ``NodeName=`` lines become
-nodes with gres.conf merged in (:mod:`minislurm.conf_nodes`), and ``PartitionName=``
-lines become partitions (:mod:`minislurm.conf_partitions`); the results are the
-frozen records of :mod:`minislurm.conf_records`, all importable from here.
+the file is tokenized (:mod:`minislurm.conf.parse_config`, ``parse_config.c``) against
+the option tables (:mod:`minislurm.conf.tables`), the cluster-wide options are
+validated and defaulted (:mod:`minislurm.conf.cluster_options`), ``NodeName=`` lines become
+nodes with gres.conf merged in (:mod:`minislurm.conf.node_conf`), and ``PartitionName=``
+lines become partitions (:mod:`minislurm.conf.partitions`); the results are the
+frozen records of :mod:`minislurm.conf.records`, all importable from
+:mod:`minislurm.conf` (the package's public API).
 
 Keys Slurm accepts but minislurm does not model (``SlurmctldPort``, ``AuthType``,
 log files, ...) are kept in :attr:`SlurmConfig.extra` with a note; a key Slurm does
@@ -36,35 +37,20 @@ from pathlib import Path
 
 from minislurm import hostlist
 from minislurm.billing import BillingError, parse_tres_weights
-from minislurm.cgroup_conf import load_cgroup_conf
-from minislurm.conf_cluster import cluster_options
-from minislurm.conf_cluster import parse_scheduler_parameters as parse_scheduler_parameters
-from minislurm.conf_nodes import build_nodes, merge_gres
-from minislurm.conf_parse import FATAL as FATAL
-from minislurm.conf_parse import ConfParser, Rejected, config_error, read_conf_file, where
-from minislurm.conf_parse import conf_lines as conf_lines
-from minislurm.conf_parse import key_values as key_values
-from minislurm.conf_parse import next_pair as next_pair
-from minislurm.conf_parse import time_str2mins as time_str2mins
-from minislurm.conf_partitions import build_partition
-from minislurm.conf_records import (
+from minislurm.conf.cgroup_conf import load_cgroup_conf
+from minislurm.conf.cluster_options import cluster_options
+from minislurm.conf.node_conf import build_nodes, merge_gres
+from minislurm.conf.parse_config import ConfParser, Rejected, config_error, read_conf_file, where
+from minislurm.conf.partitions import build_partition
+from minislurm.conf.records import (
     NodeConfig,
     PartitionConfig,
-    PriorityConfig,
-    SchedulerParameters,
     SlurmConfig,
 )
-from minislurm.conf_tables import DEFAULT_SLURMD_PORT as DEFAULT_SLURMD_PORT
-from minislurm.conf_tables import INFINITE16 as INFINITE16
-from minislurm.conf_tables import INFINITE32 as INFINITE32
-from minislurm.conf_tables import MODELLED_KEYS
+from minislurm.conf.tables import MODELLED_KEYS
 from minislurm.errors import ConfigError, GresError
 
-__all__ = [
-    "ConfigError", "NodeConfig", "PartitionConfig", "PriorityConfig", "SchedulerParameters",
-    "SlurmConfig", "conf_lines", "default_config", "key_values", "load_config", "next_pair",
-    "parse_config",
-]  # fmt: skip
+__all__ = ["default_config", "load_config", "parse_config"]
 
 
 def parse_config(
@@ -164,7 +150,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> SlurmConfig:
     """Load slurm.conf from ``path``, else ``$SLURM_CONF``, else the embedded default.
 
     gres.conf is read from the same folder when it exists (as Slurm does), and so is
-    cgroup.conf when a cgroup plugin is configured (`minislurm.cgroup_conf`).
+    cgroup.conf when a cgroup plugin is configured (`minislurm.conf.cgroup_conf`).
     """
     chosen = path if path is not None else os.environ.get("SLURM_CONF")
     if chosen is None:
