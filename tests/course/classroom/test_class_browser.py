@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from course.classroom import deploy
 from course.classroom.harness import RunningClass, correct_responses
 from quizzes.author import load_sources
 from quizzes.bank import load_banks
@@ -34,16 +33,6 @@ QUIZ = "01-what-is-slurm"
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not CHROMIUM.is_file(),
                                  reason="chromium is not installed at /usr/bin/chromium")]
-
-
-@pytest.fixture(scope="module")
-def cls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningClass]:
-    try:
-        deploy.proxy_bin()
-    except Exception as exc:
-        pytest.skip(str(exc))
-    with RunningClass(tmp_path_factory.mktemp("class")) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import sqlite3
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,17 +23,8 @@ from quizzes.bank import load_banks
 
 pytestmark = pytest.mark.slow
 LEARNERS = tuple(f"l{k:02d}" for k in range(20))
+CLASS_LEARNERS = ("ada", *LEARNERS)
 QUIZZES = ("01-what-is-slurm", "02-sbatch", "03-gres-gpus")
-
-
-@pytest.fixture(scope="module")
-def cls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningClass]:
-    try:
-        deploy.proxy_bin()
-    except Exception as exc:
-        pytest.skip(str(exc))
-    with RunningClass(tmp_path_factory.mktemp("class"), learners=("ada", *LEARNERS)) as running:
-        yield running
 
 
 def pids(cls: RunningClass, needle: str) -> list[int]:

@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("jupyterhub", reason="the 'class' extra (jupyterhub) is not installed")
 
-from course.classroom import deploy
 from course.classroom.harness import RunningClass, correct_responses
 from quizzes.author import load_sources
 from quizzes.bank import load_banks
@@ -25,17 +23,7 @@ from quizzes.grade import attempt_items
 
 pytestmark = pytest.mark.slow
 QUIZ = "01-what-is-slurm"
-
-
-@pytest.fixture(scope="module")
-def cls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningClass]:
-    try:
-        deploy.proxy_bin()
-    except Exception as exc:
-        pytest.skip(str(exc))
-    with RunningClass(tmp_path_factory.mktemp("class"),
-                      learners=("ada", "bob", "cy", "dan")) as running:
-        yield running
+CLASS_LEARNERS = ("ada", "bob", "cy", "dan")
 
 
 @pytest.fixture(scope="module")

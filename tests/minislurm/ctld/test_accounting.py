@@ -1,9 +1,11 @@
-"""Accounting: every attempt, the .batch step, usage = allocated x elapsed."""
+"""Accounting: every attempt, the .batch step and srun steps, usage = allocated x elapsed."""
 
 from __future__ import annotations
 
+import pytest
 from ctld_helpers import ref_controller, sub
 
+from minislurm.job import StepRecord
 from minislurm.states import JobState
 
 
@@ -67,3 +69,30 @@ def test_reservation_for_the_big_run() -> None:
     ctl.run()
     assert ctl.job(member).start_time == start
     assert set(ctl.job(member).nodelist) <= set("n[1-2]")
+
+
+def _step(step_id: int, end: int) -> StepRecord:
+    return StepRecord(step_id=step_id, name="hostname", state=JobState.COMPLETED, nodelist="n1",
+                      num_nodes=1, ntasks=1, num_cpus=1, start_time=end - 5, end_time=end)
+
+
+def test_an_srun_step_shows_in_the_jobs_accounting() -> None:
+    ctl = ref_controller()
+    jid = sub(ctl, 60)
+    ctl.run_for(10)
+    ctl.add_step(jid, _step(0, ctl.now))
+    assert [s.step_id for s in ctl.job(jid).steps] == [0]
+    ctl.run()
+    (record,) = [r for r in ctl.accounting() if r.job_id == jid]
+    assert sorted(str(s.step_id) for s in record.steps) == ["0", "batch"]
+
+
+def test_a_step_reported_after_its_job_ended_joins_the_recorded_attempt() -> None:
+    ctl = ref_controller()
+    jid = sub(ctl, 20)
+    ctl.run()
+    ctl.add_step(jid, _step(1, ctl.now))
+    (record,) = [r for r in ctl.accounting() if r.job_id == jid]
+    assert sorted(str(s.step_id) for s in record.steps) == ["1", "batch"]
+    with pytest.raises(KeyError):
+        ctl.add_step(999, _step(0, ctl.now))

@@ -1,4 +1,5 @@
-"""Trace simulations skip the ``PriorityCalcPeriod`` passes nobody reads.
+"""``PriorityCalcPeriod``: kept in seconds, priorities recomputed every period, and trace
+simulations skip the passes nobody reads.
 
 ``simulate`` marks its controller ``unobserved``: no squeue/sprio reads it between its
 own events.  A pass followed by the next pass before any other event (no submission, job
@@ -112,3 +113,28 @@ def test_a_controller_people_read_makes_every_pass(monkeypatch: pytest.MonkeyPat
         seen.append(ctl.job(wait).priority)
     assert not calls
     assert seen[0] < seen[1] < seen[2] < seen[3]
+
+
+MULTIFACTOR = (
+    "PriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
+    "AccountingStorageType=accounting_storage/slurmdbd\n"
+)
+
+
+def test_priority_calc_period_is_in_seconds() -> None:
+    ctl = ref_controller(MULTIFACTOR + "PriorityCalcPeriod=2\n")  # 2 minutes
+    assert ctl._prio_period == 120
+    assert ref_controller(MULTIFACTOR)._prio_period == 300  # Slurm's default: 5 minutes
+
+
+def test_priorities_are_recomputed_every_calc_period() -> None:
+    ctl = ref_controller(
+        MULTIFACTOR + "PriorityCalcPeriod=1\nPriorityMaxAge=1:00:00\nPriorityFlags=ACCRUE_ALWAYS\n")
+    sub(ctl, 600, nodes_min=4, exclusive="exclusive")
+    waiting = sub(ctl, 10)
+    ctl.run_for(0)
+    before = ctl.job(waiting).priority
+    ctl.run_for(59)
+    assert ctl.job(waiting).priority == before  # not yet recomputed
+    ctl.run_for(2)
+    assert ctl.job(waiting).priority > before  # recomputed at 60 s: it aged a minute
