@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from minislurm.cluster import Cluster
 from minislurm.ctld.submit import NODE_CONFIG, reject
+from minislurm.sim import Cluster
 
 
 @pytest.mark.parametrize(("prog", "words"), [

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from minislurm.common.gres import INVALID_GRES
 from minislurm.errors import GRES_TYPE_MIX, ConfigError, GresError
-from minislurm.gres import INVALID_GRES
 
 #: A count as gres.c reads it (digits with an optional k/m/g/t/p multiplier).
 _COUNT = re.compile(r"^\d+[kKmMgGtTpP]?$")
