@@ -35,8 +35,10 @@ REPO = Path(__file__).resolve().parent.parent
 ROOTS = ("minislurm", "quizzes", "course")
 
 #: The layers, bottom first: a module may import only its own layer or a lower one.
+#: A prefix names a module and everything under it; ``=name`` names that module alone
+#: (the root package: its ``__init__`` holds the version and imports nothing).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("errors and states", ("minislurm.errors", "minislurm.states")),
+    ("errors and states", ("=minislurm", "minislurm.errors", "minislurm.states")),
     ("common", ("minislurm.common",)),
     ("conf", ("minislurm.conf",)),
     ("options", ("minislurm.options", "minislurm.dependency")),
@@ -48,7 +50,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("commands", ("minislurm.cli",)),
     ("daemon", ("minislurm.daemon",)),
     ("sim", ("minislurm.sim",)),
-    ("entry points", ("minislurm.__main__", "minislurm")),
+    ("entry point", ("minislurm.__main__",)),
     ("quizzes", ("quizzes",)),
     ("course", ("course",)),
 )
@@ -159,7 +161,10 @@ def layer_of(module: str, layers: tuple[tuple[str, tuple[str, ...]], ...] = LAYE
     best: tuple[int, int] | None = None  # (prefix length, layer)
     for number, (_name, prefixes) in enumerate(layers):
         for prefix in prefixes:
-            named = module == prefix or module.startswith(prefix + ".")
+            if prefix.startswith("="):
+                named = module == prefix[1:]
+            else:
+                named = module == prefix or module.startswith(prefix + ".")
             if named and (best is None or len(prefix) > best[0]):
                 best = (len(prefix), number)
     return None if best is None else best[1]
@@ -255,16 +260,26 @@ def test_circles_finds_each_strongly_connected_component() -> None:
 
 
 def test_upward_imports_flags_only_imports_of_a_higher_layer() -> None:
-    layers = (("low", ("p.low",)), ("mid", ("p.mid",)), ("high", ("p.high", "p.mid.top")))
+    layers = (
+        ("root", ("=p",)),
+        ("low", ("p.low",)),
+        ("mid", ("p.mid",)),
+        ("high", ("p.high", "p.mid.top")),
+    )
     graph = {
-        "p.low.x": {"p.low.y"},  # same layer: fine
+        "p": {"p.low.x"},  # the root package is the lowest layer: flagged
+        "p.low.x": {"p.low.y", "p"},  # same layer and the root: fine
         "p.low.y": set(),
         "p.mid.z": {"p.low.x", "p.high.w"},  # down fine, up flagged
         "p.mid.top.t": {"p.high.w"},  # longest prefix: p.mid.top is high
         "p.high.w": {"p.mid.z"},
     }
-    assert upward_imports(graph, layers) == ["p.mid.z (mid) -> p.high.w (high)"]
-    assert layer_of("p.mid", layers) == 1 and layer_of("p.middle", layers) is None
+    assert upward_imports(graph, layers) == [
+        "p (root) -> p.low.x (low)",
+        "p.mid.z (mid) -> p.high.w (high)",
+    ]
+    assert layer_of("p.mid", layers) == 2 and layer_of("p.middle", layers) is None
+    assert layer_of("p", layers) == 0 and layer_of("p.other", layers) is None
 
 
 def test_import_graph_reads_every_kind_of_import(tmp_path: Path) -> None:
