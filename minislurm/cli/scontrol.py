@@ -21,7 +21,6 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from minislurm import hostlist
 from minislurm.cli.common import Context, option_table, parse_permuted, usage_error
 from minislurm.cli.format.scontrol import (
     format_scontrol_job,
@@ -31,6 +30,9 @@ from minislurm.cli.format.scontrol import (
 )
 from minislurm.cli.squeue import VERSION, known_jobs, pending_tasks
 from minislurm.cli.transport import run_command
+from minislurm.common import hostlist
+from minislurm.common.rpc import CONNECT_HINT
+from minislurm.common.timespec import parse_begin, parse_time_limit, time_str2secs
 from minislurm.errors import (
     ControllerUnavailable,
     Errno,
@@ -39,8 +41,6 @@ from minislurm.errors import (
 )
 from minislurm.job import JobRecord
 from minislurm.options.getopt import GetoptError, HasArg
-from minislurm.rpc import CONNECT_HINT
-from minislurm.timespec import parse_begin, parse_time_limit, time_str2secs
 
 PROG = "scontrol"
 INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID

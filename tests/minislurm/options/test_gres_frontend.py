@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.cluster import Cluster
+from minislurm.common.gres import INVALID_GRES
 from minislurm.errors import GRES_TYPE_MIX, GresError
-from minislurm.gres import INVALID_GRES
 from minislurm.options.gres_names import check_gres_names, client_gres_types
+from minislurm.sim import Cluster
 
 
 @pytest.mark.parametrize(
