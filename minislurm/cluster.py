@@ -130,7 +130,7 @@ class Cluster:
         return Context(
             stdout=io.StringIO(), stderr=io.StringIO(), env={**base, **(env or {})},
             cwd=str(self.workdir), stdin=stdin, controller=lambda: self.controller,
-            user=name, uid=uid, group=name, gid=uid, wait=self.wait,
+            user=name, uid=uid, group=name, gid=uid, wait=self.wait, clock=lambda: self.now,
             job_body=lambda inv, _ctx: script_body(inv.script_text),
         )
 

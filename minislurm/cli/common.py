@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
@@ -64,6 +65,14 @@ class Context:
     job_body: Callable[[SbatchInvocation, Context], JobBody] | None = None
     """What a submitted job does: on the simulated clock its run time and exit
     code (`minislurm.simscript`), on the real one the process to start."""
+    clock: Callable[[], float] = time.time
+    """The command's ``time(NULL)``, epoch seconds: the simulated clock of an
+    embedded `Cluster`, else the wall clock (slurmctld's realtime clock follows it)."""
+
+    def now(self) -> int:
+        """``time(NULL)`` for this command: what ``now`` in ``--begin=now+60``,
+        ``StartTime=now+1hour`` or sacct's default window means (parse_time.c)."""
+        return int(self.clock())
 
     def out(self, text: str) -> None:
         """Write ``text`` (a newline is added when missing) to stdout."""

@@ -449,7 +449,7 @@ def update_job(s: Session, pairs: list[tuple[str, str]]) -> None:
         s.error(f"{PROG}: error: minislurm: this controller cannot update jobs yet")
         return
     if start_text is not None:
-        now = int(ctl.now)  # type: ignore[attr-defined]
+        now = s.ctx.now()
         try:
             changes["start_time"] = max(parse_begin(start_text, now), now)
         except SlurmError as exc:  # parse_time printed why; the field is not sent
@@ -709,8 +709,7 @@ def create_reservation(s: Session, args: Sequence[str]) -> None:
     if pairs is None:
         return
     ctl = s.controller("Error creating the reservation")
-    now = int(ctl.now)  # type: ignore[attr-defined]
-    r = _parse_resv(s, pairs, now, _NO_RESV)
+    r = _parse_resv(s, pairs, s.ctx.now(), _NO_RESV)
     if isinstance(r, str):
         return
     if r.start is None:
@@ -750,7 +749,7 @@ def update_reservation(s: Session, pairs: list[tuple[str, str]]) -> None:
     time leaves parse_time's ``Invalid time specified``), the controller's refusal as
     ``Error updating the reservation: X`` then ``slurm_update error: X`` (measured)."""
     ctl = s.controller("slurm_update error")
-    r = _parse_resv(s, pairs, int(ctl.now), _NO_UPDATE)  # type: ignore[attr-defined]
+    r = _parse_resv(s, pairs, s.ctx.now(), _NO_UPDATE)
     if isinstance(r, str):
         s.error("slurm_update error: " + r)
         return

@@ -31,6 +31,7 @@ from minislurm.cli.transport import socket_path
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.hostlist import compress
 from minislurm.options.gres_names import check_gres_names, client_gres_types
+from minislurm.options.model import SrunInvocation
 from minislurm.options.srun import parse_srun
 from minislurm.slurmd.launch import (
     RunningStep,
@@ -277,9 +278,15 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
             signal.signal(s, handler)
 
 
+def parse_invocation(argv: Sequence[str], ctx: Context) -> SrunInvocation | int:
+    """srun's options as ``ctx`` reads them (its env, directory and clock); an
+    ``int`` is the exit code to return at once."""
+    return parse_or_info(ctx, lambda: parse_srun(argv, env=ctx.env, cwd=ctx.cwd, now=ctx.now()))
+
+
 def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
     """``srun argv``: parse, then allocate (if needed), run the step, release."""
-    inv = parse_or_info(ctx, lambda: parse_srun(argv, env=ctx.env, cwd=ctx.cwd))
+    inv = parse_invocation(argv, ctx)
     if isinstance(inv, int):
         return inv
     for line in inv.warnings:
