@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
-from minislurm.options.setters import InfoExit
+from minislurm.options.setters import VERSION, InfoExit
 from minislurm.rpc import CONNECT_HINT
 
 if TYPE_CHECKING:
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from minislurm.options import SbatchInvocation
 
 
-#: What ``-V`` / ``--version`` prints (``print_slurm_version``), without the newline.
-VERSION = "slurm 22.05.8"
 
 
 def _no_controller() -> Controller:
