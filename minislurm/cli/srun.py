@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from minislurm import rpc
 from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
+from minislurm.common import rpc
+from minislurm.common.hostlist import compress
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
-from minislurm.hostlist import compress
 from minislurm.options.gres_names import check_command_gres
 from minislurm.options.model import SrunInvocation
 from minislurm.options.srun import parse_srun

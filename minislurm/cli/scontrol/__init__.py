@@ -9,7 +9,7 @@
 * `create_res` (create_res.c): ``create reservation`` and reservation updates.
 
 ``python -m minislurm scontrol`` and ``bin/scontrol`` call `main`; commands in
-process (`minislurm.cluster.Cluster`, the daemon) call `run`.
+process (`minislurm.sim.cluster.Cluster`, the daemon) call `run`.
 """
 
 from __future__ import annotations

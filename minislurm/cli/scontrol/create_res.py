@@ -14,8 +14,8 @@ from minislurm.cli.scontrol.session import (
     require_operator,
     tag_is,
 )
+from minislurm.common.timespec import parse_begin, time_str2secs
 from minislurm.errors import Errno, SlurmError
-from minislurm.timespec import parse_begin, time_str2secs
 
 _NO_RESV = "No reservation created."
 _NO_UPDATE = "No reservation update."

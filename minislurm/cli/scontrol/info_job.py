@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from minislurm import hostlist
 from minislurm.cli.format.scontrol import format_scontrol_job
 from minislurm.cli.scontrol.session import (
     INVALID_JOB_ID,
@@ -14,6 +13,7 @@ from minislurm.cli.scontrol.session import (
     split_job_id,
 )
 from minislurm.cli.squeue import known_jobs, pending_tasks
+from minislurm.common import hostlist
 from minislurm.errors import HostlistError
 from minislurm.job import JobRecord
 

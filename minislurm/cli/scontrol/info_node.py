@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from minislurm import hostlist
 from minislurm.cli.format.scontrol import format_scontrol_node
 from minislurm.cli.scontrol.session import Session
+from minislurm.common import hostlist
 from minislurm.errors import HostlistError
 
 

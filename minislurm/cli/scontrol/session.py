@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minislurm.cli.common import Context
+from minislurm.common.rpc import CONNECT_HINT
 from minislurm.errors import ControllerUnavailable, Errno
-from minislurm.rpc import CONNECT_HINT
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller

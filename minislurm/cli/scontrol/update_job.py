@@ -15,8 +15,8 @@ from minislurm.cli.scontrol.session import (
     tag_is,
 )
 from minislurm.cli.squeue import known_jobs
+from minislurm.common.timespec import parse_begin, parse_time_limit, time_str2secs
 from minislurm.errors import SlurmError
-from minislurm.timespec import parse_begin, parse_time_limit, time_str2secs
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
