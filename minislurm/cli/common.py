@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
+from minislurm.cli.identity import process_identity
 from minislurm.common.rpc import CONNECT_HINT
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
@@ -83,8 +84,6 @@ class Context:
     @classmethod
     def from_process(cls) -> Context:
         """The context of a command started from a shell, as this user."""
-        from minislurm.cli.transport import process_identity  # C modules only
-
         user, uid, group, gid = process_identity()
         return cls(stdout=sys.stdout, stderr=sys.stderr, env=dict(os.environ),
                    cwd=os.getcwd(), user=user, uid=uid, group=group, gid=gid)
