@@ -138,6 +138,46 @@ class RunningClass:
             self._tokens[user] = reply["token"]
         return self._tokens[user]
 
+    def start_server(self, user: str, timeout: float = 120.0) -> None:
+        """Start ``user``'s server through the hub's API and wait until it is ready."""
+        code, reply = self.hub("POST", f"users/{user}/server")
+        if code not in (201, 202, 400):  # 400: already running
+            raise RuntimeError(f"{user}'s server did not start: {code} {reply}")
+        self._wait_server(user, running=True, timeout=timeout)
+
+    def stop_server(self, user: str, timeout: float = 120.0) -> None:
+        code, reply = self.hub("DELETE", f"users/{user}/server")
+        if code not in (202, 204):
+            raise RuntimeError(f"{user}'s server did not stop: {code} {reply}")
+        self._wait_server(user, running=False, timeout=timeout)
+
+    def _wait_server(self, user: str, *, running: bool, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            _, model = self.hub("GET", f"users/{user}")
+            if bool(model["server"]) == running and not model["pending"]:
+                return
+            time.sleep(0.5)
+        raise TimeoutError(f"{user}'s server did not {'start' if running else 'stop'}")
+
+    def server_pid(self, user: str) -> int:
+        """The pid of ``user``'s jupyterhub-singleuser process."""
+        for pid in _pids_with(str(self.cfg.dir)):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"jupyterhub.singleuser" in cmd and f"JUPYTERHUB_USER={user}".encode() in env:
+                return pid
+        raise LookupError(f"{user} has no running server")
+
+    def server_env(self, user: str) -> dict[str, str]:
+        """The environment of ``user``'s server: what its kernels and terminals inherit
+        (the hub's API token for this server included)."""
+        raw = Path(f"/proc/{self.server_pid(user)}/environ").read_bytes()
+        return dict(kv.decode().split("=", 1) for kv in raw.split(b"\0") if b"=" in kv)
+
     def call(self, method: str, path: str, *, token: str | None = None, body: Any = None,
              raw: bytes | None = None, headers: Mapping[str, str] | None = None,
              timeout: float = 30.0) -> tuple[int, Any]:
