@@ -183,7 +183,7 @@ def test_exam_attempt_variants_differ_per_attempt(desk_parts):
 
 
 def test_auto_spawn_needs_a_python_other_users_can_run(tmp_path):
-    from course.classroom.deploy import shared_python
+    from course.classroom.runtime import shared_python
 
     cfg = parse({"name": "c", "dir": "d", "passwords": "pw"}, "class.yaml", tmp_path)
     assert cfg.spawn_mode(uid=0, shared=True) == "unix-users"
@@ -226,3 +226,38 @@ def test_quizzes_serve_hub_is_the_hub_service_entry_point(capsys, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     assert main(["serve", "--hub", "--key", "k", "--db", "d"]) == 1
     assert "JUPYTERHUB_SERVICE_URL is not set" in capsys.readouterr().err
+
+
+def test_status_says_separate_unix_users_or_one_user_and_why(tmp_path, monkeypatch):
+    from course.classroom import deploy, runtime
+
+    cfg = parse({"name": "c", "dir": "d", "passwords": "pw"}, "class.yaml", tmp_path)
+    monkeypatch.setattr(deploy.os, "geteuid", lambda: 1000)
+    said = deploy.status(cfg)
+    assert said.mode == "one-user" and said.run_as.startswith("one user: not root;")
+    monkeypatch.setattr(deploy.os, "geteuid", lambda: 0)
+    said = deploy.status(cfg)
+    if runtime.available():
+        assert said.mode == "unix-users" and said.run_as.startswith("separate Unix users")
+    else:
+        assert said.run_as.startswith("one user: root, but no Python other users can run")
+    fixed = parse({"name": "c", "dir": "d", "passwords": "pw", "spawn": "one-user"},
+                  "class.yaml", tmp_path)
+    assert deploy.status(fixed).run_as.startswith("one user: spawn: one-user in class.yaml")
+
+
+def test_the_learners_python_is_a_virtualenv_over_the_hubs_packages(tmp_path):
+    from course.classroom import runtime
+
+    if runtime.shared_python() or runtime.learner_base() is None:
+        pytest.skip("the hub's Python is usable by all (or no system Python): nothing built")
+    python = runtime.learner_python(tmp_path / "python")
+    pth = next((tmp_path / "python" / "lib").glob("python3.*/site-packages/" + runtime.PTH))
+    assert str(runtime.hub_site_packages()) in pth.read_text()
+    assert runtime.others_can_run(python)
+    import subprocess
+
+    out = subprocess.run([str(python), "-c", "import jupyterhub, ipykernel; print('ok')"],
+                         capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin"})
+    assert out.stdout.strip() == "ok", out.stderr
+    assert runtime.learner_python(tmp_path / "python") == python  # kept when up to date

@@ -33,9 +33,11 @@ QUIZ_SERVICE = "{hub}/services/quizzes/"
 
 
 def hub_config(cfg: ClassConfig, paths: ClassPaths, *, repo: Path, uid: int | None = None,
-               python: str = sys.executable, shared: bool = True) -> str:
+               python: str = sys.executable, shared: bool = True,
+               learner_python: str | None = None) -> str:
     """The text of jupyterhub_config.py for this class (``uid``/``shared``: see
-    :meth:`ClassConfig.spawn_mode`)."""
+    :meth:`ClassConfig.spawn_mode`; ``python`` runs the quiz service, ``learner_python``
+    the learners' servers, default ``python``)."""
     mode = cfg.spawn_mode(uid, shared=shared)
     # the kernels reach the service through the proxy, from this machine
     hub_url = f"http://127.0.0.1:{cfg.port}" if cfg.ip in ("0.0.0.0", "") else cfg.url
@@ -85,7 +87,7 @@ def hub_config(cfg: ClassConfig, paths: ClassPaths, *, repo: Path, uid: int | No
     spawner = "LocalProcessSpawner" if mode == "unix-users" else "SimpleLocalProcessSpawner"
     lines += [
         f"c.JupyterHub.spawner_class = 'jupyterhub.spawner.{spawner}'",
-        f"c.Spawner.cmd = [{python!r}, '-m', 'course.classroom.singleuser']",
+        f"c.Spawner.cmd = [{learner_python or python!r}, '-m', 'course.classroom.singleuser']",
         "c.Spawner.notebook_dir = '~/course'",
         "c.Spawner.default_url = '/lab'",
         "c.Spawner.start_timeout = 120",
