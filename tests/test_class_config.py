@@ -58,6 +58,8 @@ def test_config_fields_and_errors(tmp_path):
                        ({"name": "c", "dir": "d", "port": 80}, "field 'port'"),
                        ({"name": "c", "dir": "d", "spawn": "docker"}, "field 'spawn'"),
                        ({"name": "c", "dir": "d", "colour": 1}, "field 'colour': unknown"),
+                       ({"name": "c", "dir": "d", "token_cache_seconds": 0},
+                        "field 'token_cache_seconds'"),
                        ({"name": "c", "dir": "d"}, "field 'passwords': is required")):
         with pytest.raises(ClassError, match=words):
             parse(raw, "class.yaml", tmp_path)
@@ -104,6 +106,7 @@ def test_hub_config_for_both_spawn_modes_and_a_site_authenticator(tmp_path):
     text = hub_config(cfg, paths, repo=REPO, uid=0)
     assert "'name': 'quizzes', 'url': 'http://127.0.0.1:9003'" in text
     assert f"'--banks', '{paths.banks}'" in text
+    assert "'--token-cache', '30'" in text  # the default: a revoked token lives <= 30 s
     user = _settings(hub_config(cfg, paths, repo=REPO, uid=1000))
     assert user["c.JupyterHub.spawner_class"] == "jupyterhub.spawner.SimpleLocalProcessSpawner"
     site = parse({"name": "c", "dir": "d", "authenticator":

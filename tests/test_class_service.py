@@ -36,7 +36,7 @@ def cls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningClass]:
     except Exception as exc:
         pytest.skip(str(exc))
     with RunningClass(tmp_path_factory.mktemp("class"),
-                      learners=("ada", "bob", "cy", "dan", "eve")) as running:
+                      learners=("ada", "bob", "cy", "dan", "eve"), token_cache=5) as running:
         yield running
 
 
@@ -115,7 +115,7 @@ def test_a_revoked_token_replayed_is_refused(cls):
     token, token_id = reply["token"], reply["id"]
     assert cls.call("GET", "api/me", token=token)[0] == 200
     assert cls.hub("DELETE", f"users/dan/tokens/{token_id}")[0] == 204
-    time.sleep(6)  # the service remembers an identity for TOKEN_CACHE_SECONDS = 5
+    time.sleep(6)  # this class's service remembers an identity for 5 s (token_cache)
     before = stored(cls)
     code, reply = cls.call("POST", "api/attempts", token=token, body={"quiz_id": QUIZ})
     assert code == 403, reply

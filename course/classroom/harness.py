@@ -84,7 +84,8 @@ class RunningClass:
     """A real class on 127.0.0.1 for the duration of a ``with`` block."""
 
     def __init__(self, folder: Path, *, learners: Sequence[str] = ("ada", "bob", "cy"),
-                 instructors: Sequence[str] = ("teacher",), spawn: str = "one-user") -> None:
+                 instructors: Sequence[str] = ("teacher",), spawn: str = "one-user",
+                 token_cache: int | None = None) -> None:
         self.folder = folder.resolve()
         self.folder.mkdir(parents=True, exist_ok=True)
         port = free_ports()
@@ -95,7 +96,9 @@ class RunningClass:
         (self.folder / "class.yaml").write_text(
             f"name: test-class\ndir: state\nport: {port}\npasswords: passwords\n"
             f"instructors: {json.dumps(list(instructors))}\n"
-            f"learners: {json.dumps(list(learners))}\nspawn: {spawn}\n", encoding="utf-8")
+            f"learners: {json.dumps(list(learners))}\nspawn: {spawn}\n"
+            + (f"token_cache_seconds: {token_cache}\n" if token_cache else ""),
+            encoding="utf-8")
         self.cfg: ClassConfig = load(self.folder / "class.yaml")
         self.paths = ClassPaths(self.cfg.dir)
         self.url = self.cfg.url

@@ -126,7 +126,8 @@ def hub_config(cfg: ClassConfig, paths: ClassPaths, *, repo: Path, uid: int | No
     service_cmd = [python, "-m", "quizzes", "serve", "--hub", "--key", str(paths.key),
                    "--db", str(paths.gradebook), "--banks", str(paths.banks),
                    "--revocations", str(paths.revocations), "--instructors", "instructors",
-                   "--issuer", cfg.name, "--public-url", cfg.url]
+                   "--issuer", cfg.name, "--public-url", cfg.url,
+                   "--token-cache", str(cfg.token_cache_seconds)]
     lines += [
         "c.JupyterHub.services = [",
         f"    {{'name': 'quizzes', 'url': 'http://127.0.0.1:{cfg.service_port}',",
