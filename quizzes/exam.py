@@ -287,7 +287,8 @@ class ExamDesk:
                                      f"({type(exc).__name__}: {exc})") from None
             db.execute("INSERT INTO exam_answers VALUES (?, ?, ?, ?, ?, ?)",
                        (aid, item_id, json.dumps(response), now, fb.score, fb.feedback))
-        return asdict(fb)
+        return {**asdict(fb), "remaining_seconds": None if deadline is None
+                else max(0, int(deadline) - now)}
 
     def submit(self, learner_id: str, attempt_id: Any) -> dict[str, Any]:
         """Close the attempt and record it in the gradebook, in one transaction."""

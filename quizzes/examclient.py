@@ -168,12 +168,15 @@ class ExamSession:
         if isinstance(response, tuple):
             response = list(response)
         try:
-            fb = feedback(self.client.answer(self.attempt_id, item_id, response))
+            reply = self.client.answer(self.attempt_id, item_id, response)
+            fb = feedback(reply)
         except ExamRefused as exc:
             if exc.status == 400 and "could not be read" in exc.reason:
                 raise NoAnswer(exc.reason) from None
             raise
         self.results[item_id] = fb
+        if "remaining_seconds" in reply:
+            self._remaining = reply["remaining_seconds"]
         return fb
 
     def submit(self) -> dict[str, Any]:

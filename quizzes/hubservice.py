@@ -7,7 +7,7 @@ cookie after ``/hub/api/oauth2/authorize``) or by a hub API token in the
 of the request: a body naming another learner is refused with 403.
 
 Routes under the service prefix (JSON unless stated; the API is described in
-``docs/classroom.md`` and in the notes board's ``exam-api.md``):
+``docs/classroom.md``; the notebook's client is :mod:`quizzes.examclient`):
 
 learners
   ``GET api/me``, ``GET api/quizzes``, ``POST api/attempts`` ``{"quiz_id"}``,

@@ -143,3 +143,32 @@ def test_the_client_sends_the_token_and_reads_refusals():
     with pytest.raises(ExamRefused) as away:
         client.start(QUIZ)
     assert away.value.status == 0 and "cannot reach" in away.value.reason
+
+
+def test_the_time_limit_is_the_services(tmp_path):
+    """A timed quiz: the header shows the time the service says is left, and an answer
+    after the deadline is refused by the service (shown in the card, nothing stored)."""
+    bank = load_banks()[QUIZ]
+    timed = type(bank)(**{**{f: getattr(bank, f) for f in bank.__slots__},
+                          "policy": type(bank.policy)(3, 0.1, "best", 20)})
+    now = [1_800_000_000.0]
+    key, _ = generate(tmp_path / "issuer")
+    desk = ExamDesk({QUIZ: timed}, str(tmp_path / "gb.sqlite"), load_private(key),
+                    clock=lambda: now[0])
+    try:
+        view = exam(QUIZ, DeskClient(desk, "ada"), mode="all")  # type: ignore[arg-type]
+        assert "time left at last action: 20 min" in view.children[0].value
+        answers = correct_responses(bank, load_sources()[QUIZ], "ada", 1)
+        first, second = cards(view)[:2]
+        items = present_items(bank, "ada", 1)
+        now[0] += 5 * 60
+        choose(first, answers[items[0].item_id])
+        first.children[2].click()
+        assert "time left at last action: 15 min" in view.children[0].value
+        now[0] += 15 * 60  # the deadline
+        choose(second, answers[items[1].item_id])
+        second.children[2].click()
+        assert "time limit" in second.children[3].value and not second.children[2].disabled
+        assert answered_rows(desk) == [(items[0].item_id, 1.0)]
+    finally:
+        desk.close()
