@@ -257,10 +257,7 @@ class ExamWidget(QuizWidget):
         self.finish.disabled = True
         for card in self.cards:
             card.children[2].disabled = True
-        verdict = tr(t, "passed") if reply.get("passed") else tr(t, "not passed")
-        message = html.escape(tr(t, "Handed in: {score} ({verdict}); graded by the quiz "
-                                    "service.").format(score=f"{reply['score']:.0%}",
-                                                       verdict=verdict))
+        message = html.escape(tr(t, "Graded: {score}.").format(score=f"{reply['score']:.0%}"))
         cert = reply.get("certificate_id")
         if cert:
             url = f"{self.session.client.service_url.rstrip('/')}/verify/{cert}"
