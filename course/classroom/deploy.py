@@ -289,8 +289,13 @@ def status(cfg: ClassConfig) -> Status:
     auth = (f"password file {cfg.passwords}" if cfg.authenticator == PASSWORD_FILE
             else cfg.authenticator)
     leaked = image.answer_material(paths.image) if paths.image.exists() else []
+    readable = [REPO / e for e in image.EXCLUDED if runtime.others_can_read(REPO / e)]
     if leaked:
         keys = f"EXPOSED: the learner image holds {leaked[0]}"
+    elif mode == "unix-users" and readable:
+        keys = (f"EXPOSED: learners can read {readable[0]} (the checkout the hub runs "
+                "from): make it unreadable to others (chmod o-rx) or run the hub from an "
+                "installation outside their reach")
     elif mode == "unix-users":
         keys = (f"not in the learner image; banks, gradebook and issuer key in "
                 f"{paths.private} (0700, learners cannot read it)")

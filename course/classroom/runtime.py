@@ -45,6 +45,18 @@ def others_can_run(path: Path) -> bool:
         return False
 
 
+def others_can_read(path: Path) -> bool:
+    """Whether a user who is neither owner nor in the group can read ``path`` (a folder:
+    list and enter it)."""
+    real = Path(os.path.realpath(path))
+    try:
+        if not all(os.stat(folder).st_mode & 0o001 for folder in real.parents):
+            return False
+        return bool(os.stat(real).st_mode & (0o005 if real.is_dir() else 0o004))
+    except OSError:
+        return False
+
+
 def shared_python(python: str = sys.executable, prefix: str = sys.prefix) -> bool:
     """Whether other Unix users can run this Python and read its environment (every
     folder on the way searchable, the interpreter executable by others)."""

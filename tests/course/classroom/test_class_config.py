@@ -249,6 +249,22 @@ def test_status_says_separate_unix_users_or_one_user_and_why(tmp_path, monkeypat
     assert deploy.status(fixed).run_as.startswith("one user: spawn: one-user in class.yaml")
 
 
+def test_others_can_read_needs_every_folder_on_the_way(tmp_path):
+    from course.classroom.runtime import others_can_read
+
+    folder = tmp_path / "a" / "banks"
+    folder.mkdir(parents=True)
+    (folder / "k.yaml").write_text("x")
+    tmp_path.chmod(0o755)
+    (tmp_path / "a").chmod(0o700)
+    assert not others_can_read(folder / "k.yaml")
+    (tmp_path / "a").chmod(0o755)
+    reachable = all(p.stat().st_mode & 0o001 for p in tmp_path.parents)
+    assert others_can_read(folder / "k.yaml") == reachable
+    folder.chmod(0o700)
+    assert not others_can_read(folder) and not others_can_read(folder / "k.yaml")
+
+
 def test_the_learners_python_is_a_virtualenv_over_the_hubs_packages(tmp_path):
     from course.classroom import runtime
 

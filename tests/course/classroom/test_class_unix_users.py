@@ -96,6 +96,12 @@ def test_learners_are_separate_unix_users_with_their_own_cluster(cls):
             assert peek.returncode != 0 and "Permission denied" in peek.stderr, target
         listing = as_user("ux-ada", ada_env, "ls", str(cls.paths.home("ux-bob")))
         assert listing.returncode != 0 and "Permission denied" in listing.stderr
+        # status tells the truth about the checkout's banks (learners read it or not)
+        bank = deploy.REPO / "quizzes" / "banks" / "01-what-is-slurm.yaml"
+        if as_user("ux-ada", ada_env, "cat", str(bank)).returncode == 0:
+            assert status.keys.startswith("EXPOSED: learners can read")
+        else:
+            assert status.keys.startswith("not in the learner image")
     finally:
         for user in LEARNERS:
             cls.stop_server(user)
