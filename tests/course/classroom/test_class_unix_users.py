@@ -25,11 +25,12 @@ pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0, reason="separate Unix users need root"),
               pytest.mark.skipif(shutil.which("useradd") is None, reason="no useradd")]
 LEARNERS = ("ux-ada", "ux-bob")
+INSTRUCTORS = ("ux-teacher",)
 
 
 def drop_users() -> None:
     """Remove the test's Unix users (only ones a class created)."""
-    for user in LEARNERS:
+    for user in (*LEARNERS, *INSTRUCTORS):
         with contextlib.suppress(KeyError):
             if pwd.getpwnam(user).pw_gecos.startswith(deploy.USER_COMMENT):
                 subprocess.run(["userdel", user], capture_output=True, timeout=60)
@@ -47,7 +48,8 @@ def cls() -> Iterator[RunningClass]:
     folder = Path(tempfile.mkdtemp(prefix="class-unix-"))  # learners must reach their homes
     folder.chmod(0o755)
     try:
-        with RunningClass(folder, learners=LEARNERS, spawn="auto") as running:
+        with RunningClass(folder, learners=LEARNERS, instructors=INSTRUCTORS,
+                          spawn="auto") as running:
             yield running
     finally:
         drop_users()
