@@ -1,0 +1,60 @@
+"""benchmarks/bench_trace.py's pieces that need no long run: the profile grouping, the
+reading of AccaSim's dispatching plan, and a small end-to-end run of its trace part."""
+
+from __future__ import annotations
+
+import cProfile
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from bench_loader import BENCHMARKS, load_benchmark
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    return load_benchmark("bench_trace")
+
+
+def test_module_of_groups_by_minislurm_module(bench: ModuleType) -> None:
+    assert bench.module_of("/x/minislurm/sched/backfill.py") == "minislurm.sched.backfill"
+    assert bench.module_of("/x/minislurm/ctld/__init__.py") == "minislurm.ctld"
+    assert bench.module_of("/v/lib/python3.11/site-packages/simpy/core.py") == "simpy"
+    assert bench.module_of("~") == "(built-ins)"
+    assert bench.module_of("/usr/lib/python3.11/heapq.py") == "(stdlib) heapq"
+
+
+def test_profile_lines_sum_own_time_by_module(bench: ModuleType) -> None:
+    from minislurm.workload.lublin import LublinSpec, generate_lublin
+
+    prof = cProfile.Profile()
+    prof.enable()
+    list(generate_lublin(LublinSpec(jobs=300)))
+    prof.disable()
+    lines = bench.profile_lines(prof)
+    assert lines[0].startswith("  own time by module")
+    modules = [line.split()[-1] for line in lines[1 : lines.index("  top functions by own time:")]]
+    assert "minislurm.workload.lublin" in modules
+
+
+def test_accasim_plan_gives_wait_and_bounded_slowdown(bench: ModuleType, tmp_path: Path) -> None:
+    plan = tmp_path / "sched-x.swf"
+    # {job_id};{user};{queue_time}__{assignations}__{start_time};{end_time};...
+    plan.write_text("1;-1;100__node_1#1__100;105;1;1;0;5;\n"
+                    "2;-1;100__node_2#1__200;300;1;1;0;100;\n")  # fmt: skip
+    n, wait, bsld = bench.accasim_metrics(plan)
+    assert (n, wait) == (2, 50.0)
+    # job 1: max(1, 5 / 10) = 1; job 2: (100 + 100) / 100 = 2
+    assert bsld == pytest.approx(1.5)
+
+
+def test_trace_part_runs_minislurm_and_the_textbook_side_by_side() -> None:
+    out = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_trace.py"), "--jobs", "300", "--no-accasim",
+         "--no-growth"], capture_output=True, text=True, timeout=600, check=True,
+    ).stdout  # fmt: skip
+    assert "textbook EASY (tests/easy_reference.py): mean wait" in out
+    assert "minislurm simulate: 300 jobs in" in out
+    assert "AccaSim 1.1.3: not run: skipped (--no-accasim)" in out
