@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import datetime
 import importlib.util
 import json
 import os
@@ -154,6 +155,14 @@ ACCASIM_SYSTEM = {"groups": {"p": {"core": 1}}, "equivalence": {"processor": {"c
                   "start_time": 0}  # fmt: skip
 
 
+def _accasim_time(text: str) -> int:
+    """A time of AccaSim's plan: ``str_datetime`` (``1970-01-01 00:13:26``, UTC) or seconds."""
+    if text.lstrip("-").isdigit():
+        return int(text)
+    when = datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.UTC)
+    return int(when.timestamp())
+
+
 def accasim_metrics(sched_file: Path) -> tuple[int, float, float]:
     """Jobs, mean wait and mean bounded slowdown from AccaSim's dispatching plan
     (``{job_id};{user};{queue_time}__{assignations}__{start_time};{end_time};...``)."""
@@ -163,8 +172,8 @@ def accasim_metrics(sched_file: Path) -> tuple[int, float, float]:
         if not line.strip():
             continue
         head, _assign, tail = line.split("__")
-        queued = int(head.split(";")[2])
-        start, end = (int(x) for x in tail.split(";")[:2])
+        queued = _accasim_time(head.split(";")[2])
+        start, end = (_accasim_time(x) for x in tail.split(";")[:2])
         waits.append(start - queued)
         run = end - start
         slow.append(max(1.0, (start - queued + run) / max(run, TAU)))

@@ -42,8 +42,10 @@ def test_profile_lines_sum_own_time_by_module(bench: ModuleType) -> None:
 def test_accasim_plan_gives_wait_and_bounded_slowdown(bench: ModuleType, tmp_path: Path) -> None:
     plan = tmp_path / "sched-x.swf"
     # {job_id};{user};{queue_time}__{assignations}__{start_time};{end_time};...
-    plan.write_text("1;-1;100__node_1#1__100;105;1;1;0;5;\n"
-                    "2;-1;100__node_2#1__200;300;1;1;0;100;\n")  # fmt: skip
+    plan.write_text(  # as AccaSim 1.1.3 writes it: str_datetime times, ';' in assignations
+        "1;-1;1970-01-01 00:01:40__11;1#12;1#__1970-01-01 00:01:40;1970-01-01 00:01:45;2;2;NA;5;\n"
+        "2;-1;1970-01-01 00:01:40__6;1#__1970-01-01 00:03:20;1970-01-01 00:05:00;1;1;NA;100;\n"
+    )
     n, wait, bsld = bench.accasim_metrics(plan)
     assert (n, wait) == (2, 50.0)
     # job 1: max(1, 5 / 10) = 1; job 2: (100 + 100) / 100 = 2
