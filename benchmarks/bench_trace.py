@@ -315,8 +315,10 @@ def trace_part(args: argparse.Namespace, swf_path: Path) -> None:
     if isinstance(ms, dict) and isinstance(acc, dict):
         ratio = (ms["jobs"] / ms["wall"]) / (acc["jobs"] / acc["wall"])
         cpu_ratio = (ms["jobs"] / ms["cpu"]) / (acc["jobs"] / acc["cpu"])
-        print(f"  ratio minislurm/AccaSim jobs/s: x{ratio:.2f} wall, x{cpu_ratio:.2f} CPU "
-              f"(target >= 10: {'ok' if ratio >= 10 else 'MISSED'})")
+        loop_ratio = acc["sim_wall"] / ms["sim_wall"]
+        print(f"  ratio minislurm/AccaSim jobs/s: x{ratio:.2f} wall, x{cpu_ratio:.2f} CPU, "
+              f"x{loop_ratio:.2f} by each one's own simulation loop (setup and output "
+              f"excluded) (target >= 10 on wall: {'ok' if ratio >= 10 else 'MISSED'})")
     for name, r in (("minislurm", ms), ("AccaSim", acc)):
         if isinstance(r, dict) and "profile" in r:
             print(f"  breakdown of {name} (trace replay):")
