@@ -39,10 +39,15 @@ def test_profile_lines_sum_own_time_by_module(bench: ModuleType) -> None:
     list(generate_lublin(LublinSpec(jobs=300)))
     prof.disable()
     lines = bench.profile_lines(prof)
-    assert lines[0].startswith("  own CPU time by module")
-    end = lines.index("  top functions by own CPU time:")
-    modules = [line.split()[-1] for line in lines[1:end]]
+    assert lines[0].startswith("  own CPU time by module, built-ins charged to their callers")
+    end = lines.index("  top functions by time with callees:")
+    rows = lines[1:end]
+    modules = [line.split("  ")[-1] for line in rows]
     assert "minislurm.workload.lublin" in modules
+    assert "(stdlib) random" in modules  # gammavariate
+    # built-ins (math.exp, Random.random) are charged to their callers: time is conserved
+    total = float(lines[0].split("(cProfile, ")[1].split(" s")[0])
+    assert sum(float(r.split()[0]) for r in rows) == pytest.approx(total, abs=0.05)
 
 
 def test_accasim_plan_gives_wait_and_bounded_slowdown(bench: ModuleType, tmp_path: Path) -> None:
@@ -66,3 +71,13 @@ def test_trace_part_runs_minislurm_and_the_textbook_side_by_side() -> None:
     assert "textbook EASY (tests/easy_reference.py): mean wait" in out
     assert "minislurm simulate: 300 jobs in" in out
     assert "AccaSim 1.1.3: not run: skipped (--no-accasim)" in out
+
+
+def test_a_builtins_time_goes_to_its_caller(bench: ModuleType) -> None:
+    prof = cProfile.Profile()
+    prof.enable()
+    sorted(range(2_000_000), key=abs, reverse=True)  # built-ins only, called from here
+    prof.disable()
+    lines = bench.profile_lines(prof)
+    rows = {line.split("  ")[-1]: float(line.split()[0]) for line in lines[1:3]}
+    assert max(rows, key=lambda k: rows[k]) == "test_bench_trace", lines
