@@ -2,7 +2,7 @@
 and where the time goes.
 
 1. **Public-format trace, side by side.**  A Lublin–Feitelson 1999 trace in SWF
-   (``minislurm.workload.lublin``: ``--jobs`` jobs on ``--procs`` processors, the
+   (``minislurm.sim.workload.lublin``: ``--jobs`` jobs on ``--procs`` processors, the
    ``lublin_256`` family by default), or any SWF file (``--swf``), is replayed with EASY
    backfilling by ``simulate --procs N --scheduler easy`` (``read_swf`` + ``simulate``)
    and by AccaSim 1.1.3 (``EASYBackfilling(FirstFit())``, one single-core node per
@@ -93,7 +93,8 @@ def module_of(filename: str) -> str:
     for top in ("minislurm", "accasim"):
         if top in parts:
             i = len(parts) - 1 - parts[::-1].index(top)
-            return ".".join(parts[i:]).removesuffix(".__init__")
+            if parts[i - 1] != "tests":  # tests/minislurm/... are tests, not the package
+                return ".".join(parts[i:]).removesuffix(".__init__")
     if "site-packages" in parts:
         return parts[parts.index("site-packages") + 1]
     if filename.startswith(sysconfig.get_paths()["stdlib"]):
@@ -153,8 +154,8 @@ def _timed(run: Callable[[], dict[str, Any]], breakdown: bool, trace: bool) -> d
 
 def child_minislurm(swf_path: str, procs: int) -> dict[str, Any]:
     """``simulate --procs N --scheduler easy`` as the CLI runs it: read, simulate."""
-    from minislurm.simulate import simulate
-    from minislurm.workload.swf import read_swf
+    from minislurm.sim.simulate import simulate
+    from minislurm.sim.workload.swf import read_swf
 
     result = simulate(read_swf(swf_path), procs=procs, scheduler="easy")
     m = result.metrics
@@ -223,7 +224,7 @@ def growth_jobs(n_jobs: int, nodes: int, load: float) -> list[Any]:
 def child_growth(jobs: list[Any], nodes: int) -> dict[str, Any]:
     """The AI mix with multifactor + Slurm backfill on ``nodes`` x 8 GPUs."""
     bench = _load(ROOT / "benchmarks" / "bench_simulate.py", "bench_simulate")
-    from minislurm.simulate import simulate
+    from minislurm.sim.simulate import simulate
 
     offered = bench.offered_load(jobs, nodes * 8)
     result = simulate(jobs, bench.cluster(nodes), scheduler="slurm")
@@ -235,8 +236,8 @@ def child_growth(jobs: list[Any], nodes: int) -> dict[str, Any]:
 
 def _preimport(kind: str) -> None:
     """Import what a child runs (and compile it) before it is timed."""
-    import minislurm.simulate
-    import minislurm.workload.swf  # noqa: F401
+    import minislurm.sim.simulate
+    import minislurm.sim.workload.swf  # noqa: F401
 
     if kind == "accasim":
         import collections
@@ -290,7 +291,7 @@ def spawn(args: Sequence[str]) -> dict[str, Any] | str:
 
 def textbook(swf_path: Path, procs: int) -> tuple[float, float]:
     """Mean wait and bounded slowdown of the tests' textbook EASY on the trace."""
-    from minislurm.workload.swf import read_swf
+    from minislurm.sim.workload.swf import read_swf
 
     ref = _load(ROOT / "tests" / "easy_reference.py", "easy_reference")
     swf = read_swf(swf_path)
@@ -398,7 +399,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.swf is not None:
             trace_part(args, args.swf.resolve())
         else:
-            from minislurm.workload.lublin import LublinSpec, lublin_swf
+            from minislurm.sim.workload.lublin import LublinSpec, lublin_swf
 
             with tempfile.TemporaryDirectory(prefix="bench-trace-") as tmp:
                 path = Path(tmp) / f"lublin_{args.procs}_{args.jobs}_s{args.seed}.swf"

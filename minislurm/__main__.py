@@ -37,7 +37,7 @@ COMMANDS: dict[str, str] = {
     "sstat": "minislurm.cli.sstat",
     "cluster": "minislurm.cli.cluster",
     "simulate": "minislurm.cli.simulate",
-    "slurmctld": "minislurm.slurmctld",
+    "slurmctld": "minislurm.daemon.slurmctld",
 }
 
 #: Commands whose ``main`` is ``transport.run_command`` (answered by the controller).

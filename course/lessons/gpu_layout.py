@@ -25,14 +25,14 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from course.lessons.script_builder import plotly_output
-from minislurm.cluster import Cluster
+from minislurm.common.hostlist import compress
 from minislurm.ctld.step_mgr import plan_step
-from minislurm.errors import SlurmError
-from minislurm.hostlist import compress
+from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun
-from minislurm.plots import UIREVISION, colour_map
+from minislurm.sim.cluster import Cluster
+from minislurm.sim.plots import UIREVISION, colour_map
 from minislurm.slurmd.context import StepContext, job_context
 from minislurm.slurmd.env import batch_environment, step_environments
 from minislurm.states import JobState
@@ -60,7 +60,7 @@ __all__ = [
 #: The command of the comparison jobs (a simulated script without ``sleep`` runs 60 s).
 TRAIN = "srun python train.py"
 
-#: The command of the lab's jobs: 45 simulated minutes (minislurm.simscript reads sleeps).
+#: The command of the lab's jobs: 45 simulated minutes (minislurm.sim.simscript reads sleeps).
 LAB_COMMAND = "srun sleep 2700"
 
 
@@ -163,7 +163,7 @@ def task_gpus(cluster: Cluster, job_id: int, sbatch_args: str,
     job = cluster.controller.job(job_id)
     if job.state is not JobState.RUNNING or job.allocation is None:
         raise SlurmError(f"srun: error: Unable to create step for job {job_id}: "
-                         "Job/step already completing or completed", 1)
+                         f"{Errno.ESLURM_ALREADY_DONE}", 1)
     ctx = cluster.context()
     options = parse_sbatch([*shlex.split(sbatch_args), "--wrap", TRAIN], env=ctx.env,
                            cwd=ctx.cwd, now=cluster.now).options

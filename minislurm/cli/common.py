@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.common.rpc import CONNECT_HINT
+from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
 from minislurm.options.setters import InfoExit
-from minislurm.rpc import CONNECT_HINT
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
@@ -33,11 +33,11 @@ VERSION = "slurm 22.05.8"
 
 
 def _no_controller() -> Controller:
-    raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+    raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
 
 
 def _cannot_wait(predicate: Callable[[], bool]) -> None:
-    raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+    raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
 
 
 @dataclass
@@ -63,7 +63,7 @@ class Context:
     """Block until the predicate holds (runs the simulated clock, or sleeps on the real one)."""
     job_body: Callable[[SbatchInvocation, Context], JobBody] | None = None
     """What a submitted job does: on the simulated clock its run time and exit
-    code (`minislurm.simscript`), on the real one the process to start."""
+    code (`minislurm.sim.simscript`), on the real one the process to start."""
 
     def out(self, text: str) -> None:
         """Write ``text`` (a newline is added when missing) to stdout."""
@@ -194,7 +194,7 @@ def unreachable(lead_in: str) -> ControllerUnavailable:
     """``<lead_in>: Unable to contact slurm controller (connect failure)`` plus the
     hint to start one, exit 1 (e.g. sinfo's ``slurm_load_partitions``)."""
     return ControllerUnavailable(
-        f"{lead_in}: Unable to contact slurm controller (connect failure)\n{CONNECT_HINT}", 1)
+        f"{lead_in}: {Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR}\n{CONNECT_HINT}", 1)
 
 
 def connect(ctx: Context, error: SlurmError) -> Controller | int:

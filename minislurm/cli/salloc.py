@@ -14,9 +14,9 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from minislurm import rpc
 from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
+from minislurm.common import rpc
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.options.gres_names import check_gres_names, client_gres_types
 from minislurm.options.srun import parse_salloc

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 from minislurm.cli.common import Context, fail
 from minislurm.cli.transport import run_command
+from minislurm.common.rpc import unavailable
+from minislurm.common.timespec import format_timestamp
 from minislurm.ctld.will_run import will_run
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.options import SbatchInvocation
 from minislurm.options.gres_names import check_gres_names, client_gres_types
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.setters import InfoExit
-from minislurm.rpc import unavailable
-from minislurm.timespec import format_timestamp
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
