@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import sys
 
+from minislurm.cli.identity import process_identity
+
 TYPE_CHECKING = False  # typing itself costs a forwarded command ~5 ms (re, collections)
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -149,23 +151,6 @@ def _read_stdin_if_needed(name: str, argv: Sequence[str]) -> str | None:
 
 
 # ---- the quick path: C modules only ---------------------------------------------------
-
-def process_identity() -> tuple[str, int, str, int]:
-    """This process's user and group, by name and number (as `Context.from_process`)."""
-    import grp
-    import pwd
-
-    uid, gid = os.getuid(), os.getgid()
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    try:
-        group = grp.getgrgid(gid).gr_name
-    except KeyError:
-        group = str(gid)
-    return user, uid, group, gid
-
 
 def _dumps(value: object) -> str:
     """``json.dumps(value)`` for a request (str, int, bool, None, lists, str-keyed dicts)."""
