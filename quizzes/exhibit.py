@@ -32,13 +32,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from quizzes.errors import QuizError
 from quizzes.template import fill
-
-if TYPE_CHECKING:
-    from quizzes.items.base import Where
+from quizzes.where import Where
 
 DEFAULT_USER = "student"
 MAX_STEPS = 200
