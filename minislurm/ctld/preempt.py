@@ -36,10 +36,10 @@ from .job_mgr import Job
 from .runner import SIGTERM
 
 if TYPE_CHECKING:
-    from .controller import Controller
+    from .state import CtldState
 
 
-def _mode(ctl: Controller, victim: Job) -> str:
+def _mode(ctl: CtldState, victim: Job) -> str:
     qos = ctl.qos.get(victim.qos)
     mode = str(getattr(qos, "preempt_mode", "cluster") or "cluster").upper()
     if mode == "CLUSTER":
@@ -47,7 +47,7 @@ def _mode(ctl: Controller, victim: Job) -> str:
     return mode
 
 
-def try_preempt(ctl: Controller, job: Job, allowed: BoolArray) -> Allocation | None:
+def try_preempt(ctl: CtldState, job: Job, allowed: BoolArray) -> Allocation | None:
     """Preempt just enough lower QOS jobs for ``job`` to fit; its allocation or None."""
     if ctl.preempt_type != "preempt/qos":
         return None
@@ -96,7 +96,7 @@ def try_preempt(ctl: Controller, job: Job, allowed: BoolArray) -> Allocation | N
     return res if isinstance(res, Allocation) else None
 
 
-def preempt_prio(ctl: Controller, job: Job) -> int:
+def preempt_prio(ctl: CtldState, job: Job) -> int:
     """preempt/qos's ``_gen_job_prio``: QOS priority (16 bits) << 16 + node count."""
     qos = ctl.qos.get(job.qos)
     prio = int(getattr(qos, "priority", 0) or 0)
@@ -104,7 +104,7 @@ def preempt_prio(ctl: Controller, job: Job) -> int:
     return (min(prio, 0xFFFF) << 16) + min(nodes, 0xFFFF)
 
 
-def youngest_first(ctl: Controller) -> bool:
+def youngest_first(ctl: CtldState) -> bool:
     """``SchedulerParameters=preempt_youngest_first`` (22.05 has no PreemptParameters=)."""
     sched = getattr(ctl.config, "scheduler", None)
     return "preempt_youngest_first" in dict(getattr(sched, "other", ()) or ())
