@@ -27,6 +27,7 @@ import simpy
 
 from minislurm.accounts import AssociationSet, load_associations
 from minislurm.cli.common import Context
+from minislurm.cli.registry import FORWARDED
 from minislurm.config import SlurmConfig, load_config
 from minislurm.ctld import DEFAULT_EPOCH, SIMULATED, Controller, JobBody
 from minislurm.errors import SlurmError
@@ -34,8 +35,7 @@ from minislurm.job import JobRecord
 from minislurm.simscript import script_body
 
 #: The commands a `Cluster` runs, by name.
-COMMANDS = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
-            "sstat")
+COMMANDS = FORWARDED
 
 #: Longest a `Cluster.wait` may run the simulated clock (seconds): 400 days.
 MAX_WAIT = 400 * 86400
@@ -131,7 +131,7 @@ class Cluster:
         return Context(
             stdout=io.StringIO(), stderr=io.StringIO(), env={**base, **(env or {})},
             cwd=str(self.workdir), stdin=stdin, controller=lambda: self.controller,
-            user=name, uid=uid, group=name, gid=uid, wait=self.wait,
+            user=name, uid=uid, group=name, gid=uid, wait=self.wait, clock=lambda: self.now,
             job_body=lambda inv, _ctx: script_body(inv.script_text),
         )
 

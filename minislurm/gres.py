@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 
 from minislurm import hostlist
-from minislurm.errors import GresError, HostlistError
+from minislurm.errors import Errno, GresError, HostlistError
 
 __all__ = [
     "INVALID_GRES",
@@ -33,7 +33,7 @@ __all__ = [
     "parse_node_gres",
 ]
 
-INVALID_GRES = "Invalid generic resource (gres) specification"
+INVALID_GRES = Errno.ESLURM_INVALID_GRES
 
 _COUNT_RE = re.compile(r"^(\d+)([kKmMgGtTpP]?)$")
 _MULTIPLIER = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}

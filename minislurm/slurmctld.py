@@ -38,6 +38,7 @@ from typing import Any
 from minislurm import rpc
 from minislurm.accounts import load_associations
 from minislurm.cli.common import Context
+from minislurm.cli.registry import CHANGING, FORWARDED
 from minislurm.cli.transport import state_dir
 from minislurm.config import SlurmConfig, load_config
 from minislurm.ctld import WALL_CLOCK, Controller
@@ -51,11 +52,6 @@ from minislurm.slurmd.spool import JobSpool, read_json
 from minislurm.slurmd.stepd_handle import StepdHandle
 from minislurm.states import JobState
 
-#: Commands the daemon runs for its clients (srun/salloc talk to it through steps).
-FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
-             "sstat")
-#: Forwarded commands that may change the controller's state (saved before answering).
-CHANGING = ("sbatch", "scancel", "scontrol")
 #: Step operations that change state (saved before answering).
 STEP_OPS = ("allocate", "step_create", "step_pids", "step_complete", "allocation_complete")
 #: Seconds between two looks for changes made by the clock itself (job ends, starts).

@@ -13,13 +13,14 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
-from minislurm.options.setters import InfoExit
+from minislurm.options.setters import VERSION, InfoExit
 from minislurm.rpc import CONNECT_HINT
 
 if TYPE_CHECKING:
@@ -28,16 +29,14 @@ if TYPE_CHECKING:
     from minislurm.options import SbatchInvocation
 
 
-#: What ``-V`` / ``--version`` prints (``print_slurm_version``), without the newline.
-VERSION = "slurm 22.05.8"
 
 
 def _no_controller() -> Controller:
-    raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+    raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
 
 
 def _cannot_wait(predicate: Callable[[], bool]) -> None:
-    raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+    raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
 
 
 @dataclass
@@ -64,6 +63,14 @@ class Context:
     job_body: Callable[[SbatchInvocation, Context], JobBody] | None = None
     """What a submitted job does: on the simulated clock its run time and exit
     code (`minislurm.simscript`), on the real one the process to start."""
+    clock: Callable[[], float] = time.time
+    """The command's ``time(NULL)``, epoch seconds: the simulated clock of an
+    embedded `Cluster`, else the wall clock (slurmctld's realtime clock follows it)."""
+
+    def now(self) -> int:
+        """``time(NULL)`` for this command: what ``now`` in ``--begin=now+60``,
+        ``StartTime=now+1hour`` or sacct's default window means (parse_time.c)."""
+        return int(self.clock())
 
     def out(self, text: str) -> None:
         """Write ``text`` (a newline is added when missing) to stdout."""
@@ -194,7 +201,7 @@ def unreachable(lead_in: str) -> ControllerUnavailable:
     """``<lead_in>: Unable to contact slurm controller (connect failure)`` plus the
     hint to start one, exit 1 (e.g. sinfo's ``slurm_load_partitions``)."""
     return ControllerUnavailable(
-        f"{lead_in}: Unable to contact slurm controller (connect failure)\n{CONNECT_HINT}", 1)
+        f"{lead_in}: {Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR}\n{CONNECT_HINT}", 1)
 
 
 def connect(ctx: Context, error: SlurmError) -> Controller | int:

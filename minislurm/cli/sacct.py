@@ -343,7 +343,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
         controller = ctx.controller()
     except ControllerUnavailable:
         controller = None
-    now = int(controller.now) if controller is not None else int(time.time())
+    now = ctx.now()
     try:
         o = parse_sacct(argv, ctx.env, uid=ctx.uid, now=now)
         if o.info is None:

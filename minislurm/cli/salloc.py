@@ -19,14 +19,22 @@ from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.options.gres_names import check_gres_names, client_gres_types
+from minislurm.options.model import SallocInvocation
 from minislurm.options.srun import parse_salloc
 
 PROG = "salloc"
 
 
+def parse_invocation(argv: Sequence[str], ctx: Context) -> SallocInvocation | int:
+    """salloc's options as ``ctx`` reads them (its env, directory and clock); an
+    ``int`` is the exit code to return at once."""
+    return parse_or_info(ctx, lambda: parse_salloc(argv, env=ctx.env, cwd=ctx.cwd,
+                                                   now=ctx.now()))
+
+
 def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
     """``salloc argv``."""
-    inv = parse_or_info(ctx, lambda: parse_salloc(argv, env=ctx.env, cwd=ctx.cwd))
+    inv = parse_invocation(argv, ctx)
     if isinstance(inv, int):
         return inv
     for line in inv.warnings:

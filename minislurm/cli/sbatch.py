@@ -29,15 +29,23 @@ if TYPE_CHECKING:
 PROG = "sbatch"
 
 
-def run(argv: Sequence[str], ctx: Context) -> int:
-    """Run ``sbatch argv`` in ``ctx``; returns the exit code."""
+def parse_invocation(argv: Sequence[str], ctx: Context) -> SbatchInvocation | int:
+    """sbatch's options as ``ctx`` reads them (its env, stdin, directory and clock);
+    an ``int`` is the exit code to return at once (``--help`` and the like: 0)."""
     try:
-        inv = parse_sbatch(argv, env=ctx.env, stdin=ctx.stdin, cwd=ctx.cwd)
+        return parse_sbatch(argv, env=ctx.env, stdin=ctx.stdin, cwd=ctx.cwd, now=ctx.now())
     except InfoExit as info:
         ctx.stdout.write(info.stdout)
         return 0
     except SlurmError as exc:
         return fail(ctx, exc)
+
+
+def run(argv: Sequence[str], ctx: Context) -> int:
+    """Run ``sbatch argv`` in ``ctx``; returns the exit code."""
+    inv = parse_invocation(argv, ctx)
+    if isinstance(inv, int):
+        return inv
     opts = inv.options
     try:
         controller: Controller | None = ctx.controller()

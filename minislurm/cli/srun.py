@@ -28,9 +28,10 @@ from typing import Any
 from minislurm import rpc
 from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.hostlist import compress
 from minislurm.options.gres_names import check_gres_names, client_gres_types
+from minislurm.options.model import SrunInvocation
 from minislurm.options.srun import parse_srun
 from minislurm.slurmd.launch import (
     RunningStep,
@@ -106,7 +107,7 @@ def _allocate(sock: Path, ctx: Context, argv: Sequence[str]) -> int | None:
     if answer.get("state") != "PENDING":
         return job_id
     if answer.get("reason") in PARTITION_REASONS:
-        ctx.err(f"{PROG}: Requested partition configuration not available now")
+        ctx.err(f"{PROG}: {Errno.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE}")
     ctx.err(f"{PROG}: job {job_id} queued and waiting for resources")
     signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
     old = {s: signal.signal(s, _interrupt) for s in signals}
@@ -161,7 +162,7 @@ def _create_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, ins
     except _Interrupted as exc:
         ctx.err(f"{PROG}: Cancelled pending job step with signal {exc.args[0]}")
         ctx.err(f"{PROG}: error: Unable to create step for job {job_id}: "
-                "Job/step already completing or completed")
+                f"{Errno.ESLURM_ALREADY_DONE}")
         return None
     finally:
         for sig, handler in old.items():
@@ -277,9 +278,15 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
             signal.signal(s, handler)
 
 
+def parse_invocation(argv: Sequence[str], ctx: Context) -> SrunInvocation | int:
+    """srun's options as ``ctx`` reads them (its env, directory and clock); an
+    ``int`` is the exit code to return at once."""
+    return parse_or_info(ctx, lambda: parse_srun(argv, env=ctx.env, cwd=ctx.cwd, now=ctx.now()))
+
+
 def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
     """``srun argv``: parse, then allocate (if needed), run the step, release."""
-    inv = parse_or_info(ctx, lambda: parse_srun(argv, env=ctx.env, cwd=ctx.cwd))
+    inv = parse_invocation(argv, ctx)
     if isinstance(inv, int):
         return inv
     for line in inv.warnings:
