@@ -40,7 +40,7 @@ from minislurm.accounts import load_associations
 from minislurm.cli.common import Context
 from minislurm.cli.registry import CHANGING, FORWARDED
 from minislurm.cli.transport import state_dir
-from minislurm.config import SlurmConfig, load_config
+from minislurm.conf import SlurmConfig, load_config
 from minislurm.ctld import WALL_CLOCK, Controller
 from minislurm.ctld.state_files import StateFiles
 from minislurm.ctld.state_save import dump_state, load_state

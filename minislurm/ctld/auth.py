@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pwd
 
-from minislurm.config import SlurmConfig
+from minislurm.conf import SlurmConfig
 from minislurm.errors import INVALID_USER_ID
 
 __all__ = ["INVALID_USER_ID", "operator_uids", "slurm_user_uid"]

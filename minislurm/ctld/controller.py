@@ -33,7 +33,7 @@ import simpy
 
 from minislurm.accounts import AssociationSet
 from minislurm.billing import billable_tres
-from minislurm.config import SlurmConfig
+from minislurm.conf import SlurmConfig
 from minislurm.job import JobRecord, StepRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
 from minislurm.options import JobOptions

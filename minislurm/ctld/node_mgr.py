@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from minislurm.config import NodeConfig
-from minislurm.errors import SlurmError
+from minislurm.conf import NodeConfig
+from minislurm.errors import Errno, SlurmError
 from minislurm.job import Allocation
 from minislurm.jobarray import format_indices
 from minislurm.node import NodeRecord
@@ -23,7 +23,7 @@ from minislurm.states import NodeBase, NodeFlag, NodeState
 #: scontrol's refusal of state=down/drain without reason= (scontrol/update_node.c).
 NEED_REASON = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
 #: slurmctld's refusal of a state change that does not apply (ESLURM_INVALID_NODE_STATE).
-INVALID_STATE = "slurm_update error: Invalid node state specified"
+INVALID_STATE = "slurm_update error: " + Errno.ESLURM_INVALID_NODE_STATE
 
 
 class NodeInfo:
@@ -106,7 +106,7 @@ class NodeManager:
         out = []
         for name in expr_names:
             if name not in self.table.index:
-                raise SlurmError("slurm_update error: Invalid node name specified", 1)
+                raise SlurmError("slurm_update error: " + Errno.ESLURM_INVALID_NODE_NAME, 1)
             out.append(self.table.index[name])
         return out
 

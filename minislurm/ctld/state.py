@@ -32,7 +32,7 @@ import numpy as np
 import simpy
 
 from minislurm.accounts import QOS, AssociationSet
-from minislurm.config import PartitionConfig, SlurmConfig
+from minislurm.conf import PartitionConfig, SlurmConfig
 from minislurm.priority import PriorityPlugin, make_priority_plugin
 from minislurm.sched.backfill import POLICIES, BackfillParams
 from minislurm.select.table import NodeShape, NodeTable

@@ -60,7 +60,7 @@ def check_gres_names(gres: str | None, gres_types: Sequence[str], prog: str) -> 
 def client_gres_types(env: Mapping[str, str]) -> tuple[str, ...] | None:
     """``GresTypes`` as a command reads slurm.conf: ``$SLURM_CONF`` of ``env``, else the
     embedded default; None when it cannot be read (the controller will say why)."""
-    from minislurm.config import default_config, load_config  # the parser, only here
+    from minislurm.conf import default_config, load_config  # the parser, only here
 
     path = env.get("SLURM_CONF")
     try:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minislurm.config import SchedulerParameters
+from minislurm.conf import SchedulerParameters
 from minislurm.hostlist import compress
 from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext

@@ -37,7 +37,7 @@ from typing import Any
 
 from minislurm.accounts import AssociationSet, load_associations
 from minislurm.cluster import Cluster
-from minislurm.config import SlurmConfig, default_config
+from minislurm.conf import SlurmConfig, default_config
 from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options import JobOptions, SbatchInvocation
