@@ -19,7 +19,7 @@ from typing import Any
 from minislurm.billing import TresWeights, billable_tres
 from minislurm.hostlist import compress
 from minislurm.job import Allocation, JobRecord, StepRecord
-from minislurm.select.cons_tres import ResourceRequest
+from minislurm.select.request import ResourceRequest
 from minislurm.states import JobState, Reason
 from minislurm.timespec import time_limit_secs
 
