@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from minislurm.cluster import Cluster, CommandResult
 from minislurm.job import JobRecord
+from minislurm.sim.cluster import Cluster, CommandResult
 from minislurm.states import JobState
 
 from .predict import BusyIndicator, NumberQuestion, PredictStep

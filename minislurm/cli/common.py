@@ -18,10 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
+from minislurm.cli.identity import process_identity
+from minislurm.common.rpc import CONNECT_HINT
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
 from minislurm.options.setters import VERSION, InfoExit
-from minislurm.rpc import CONNECT_HINT
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
@@ -62,7 +63,7 @@ class Context:
     """Block until the predicate holds (runs the simulated clock, or sleeps on the real one)."""
     job_body: Callable[[SbatchInvocation, Context], JobBody] | None = None
     """What a submitted job does: on the simulated clock its run time and exit
-    code (`minislurm.simscript`), on the real one the process to start."""
+    code (`minislurm.sim.simscript`), on the real one the process to start."""
     clock: Callable[[], float] = time.time
     """The command's ``time(NULL)``, epoch seconds: the simulated clock of an
     embedded `Cluster`, else the wall clock (slurmctld's realtime clock follows it)."""
@@ -83,8 +84,6 @@ class Context:
     @classmethod
     def from_process(cls) -> Context:
         """The context of a command started from a shell, as this user."""
-        from minislurm.cli.transport import process_identity  # C modules only
-
         user, uid, group, gid = process_identity()
         return cls(stdout=sys.stdout, stderr=sys.stderr, env=dict(os.environ),
                    cwd=os.getcwd(), user=user, uid=uid, group=group, gid=gid)

@@ -1,7 +1,7 @@
 """The one list of minislurm's commands: which exist, where each lives, who answers it.
 
 Read by ``python -m minislurm`` (`minislurm.__main__`), the ``bin/`` wrappers'
-test, the embedded `minislurm.cluster.Cluster` and the slurmctld daemon.  The
+test, the embedded `minislurm.sim.cluster.Cluster` and the slurmctld daemon.  The
 forwarded command's quick path imports this module: it imports nothing.
 
 Slurm's clients are separate programs (src/sbatch, src/squeue, ...); here each
@@ -27,7 +27,7 @@ CHANGING = ("sbatch", "scancel", "scontrol")
 TOOLS = {
     "cluster": "minislurm.cli.cluster",
     "simulate": "minislurm.cli.simulate",
-    "slurmctld": "minislurm.slurmctld",
+    "slurmctld": "minislurm.daemon.slurmctld",
 }
 
 

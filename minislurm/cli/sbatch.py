@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 from minislurm.cli.common import Context, fail
 from minislurm.cli.transport import run_command
+from minislurm.common.rpc import unavailable
+from minislurm.common.timespec import format_timestamp
 from minislurm.ctld.will_run import will_run
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.options import SbatchInvocation
-from minislurm.options.gres_names import check_gres_names, client_gres_types
+from minislurm.options.gres_names import check_command_gres
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.setters import InfoExit
-from minislurm.rpc import unavailable
-from minislurm.timespec import format_timestamp
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
@@ -51,12 +51,10 @@ def run(argv: Sequence[str], ctx: Context) -> int:
         controller: Controller | None = ctx.controller()
     except ControllerUnavailable:
         controller = None
-    # sbatch's own GRES check, with slurm.conf as this command reads it (gres_names.py)
-    gres_types = (getattr(controller.config, "gres_types", None) if controller is not None
-                  else client_gres_types(ctx.env))
+    # sbatch's own GRES check; in the controller's process, with its slurm.conf
+    served = getattr(controller.config, "gres_types", None) if controller is not None else None
     try:
-        if gres_types is not None:
-            check_gres_names(opts.gres, gres_types, PROG)
+        check_command_gres(opts.gres, PROG, ctx.env, served)
     except SlurmError as exc:
         return fail(ctx, exc)
     if controller is None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
+from minislurm.common.hostlist import expand
 from minislurm.errors import Errno, SlurmError
-from minislurm.hostlist import expand
 from minislurm.states import JobState, Reason
 
 from . import lifecycle

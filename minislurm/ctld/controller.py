@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import simpy
 
-from minislurm.accounts import AssociationSet
-from minislurm.billing import billable_tres
+from minislurm.common.accounts import AssociationSet
+from minislurm.common.billing import billable_tres
 from minislurm.conf import SlurmConfig
 from minislurm.job import JobRecord, StepRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
@@ -330,7 +330,7 @@ class Controller(CtldState):
 
 
 def _association_set(associations: object | None) -> AssociationSet | None:
-    """sacctmgr's associations (``AssociationSet``) or None.  (``minislurm.simulate``
+    """sacctmgr's associations (``AssociationSet``) or None.  (``minislurm.sim.simulate``
     still annotates them as ``object``: this check is where that type is narrowed.)"""
     if associations is None or isinstance(associations, AssociationSet):
         return associations

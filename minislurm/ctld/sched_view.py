@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from minislurm.hostlist import compress
+from minislurm.common.hostlist import compress
 from minislurm.job import Allocation
 from minislurm.select.cons_tres import ResourceRequest, config_mask, select
 from minislurm.select.table import BoolArray

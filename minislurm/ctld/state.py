@@ -19,7 +19,7 @@ The clock: ``env.now`` counts SimPy seconds; ``now`` is epoch seconds,
 simulated one starts at ``epoch`` (``SIMULATED``: ``Cluster``, trace simulations);
 on the wall clock SimPy time already is epoch seconds (``WALL_CLOCK``: slurmctld).
 Without ``clock=`` an environment that declares its wall-clock start
-(``WallClockEnvironment``: ``minislurm.realtime``'s) is the wall clock, any other
+(``WallClockEnvironment``: ``minislurm.daemon.realtime``'s) is the wall clock, any other
 simulated.
 """
 
@@ -31,7 +31,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import simpy
 
-from minislurm.accounts import QOS, AssociationSet
+from minislurm.common.accounts import QOS, AssociationSet
 from minislurm.conf import PartitionConfig, SlurmConfig
 from minislurm.priority import PriorityPlugin, make_priority_plugin
 from minislurm.sched.backfill import POLICIES, BackfillParams

@@ -22,8 +22,8 @@ from typing import Protocol
 
 import numpy as np
 
+from minislurm.common.hostlist import compress
 from minislurm.errors import Errno
-from minislurm.hostlist import compress
 from minislurm.options import JobOptions
 
 from .job_mgr import Job

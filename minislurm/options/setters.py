@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from minislurm import SLURM_VERSION, timespec
+from minislurm import SLURM_VERSION
+from minislurm.common import timespec
 from minislurm.errors import OptionError
 from minislurm.options import values as V
 from minislurm.options.builder import OptionBuilder

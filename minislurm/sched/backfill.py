@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minislurm.common.hostlist import compress
 from minislurm.conf import SchedulerParameters
-from minislurm.hostlist import compress
 from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext
 from minislurm.sched.node_space import FitKey, NodeSpaceMap, fit_key, fit_now

@@ -8,7 +8,7 @@ from ctld_helpers import REF_CONF
 
 from minislurm.conf import parse_config
 from minislurm.ctld import DEFAULT_EPOCH, SIMULATED, WALL_CLOCK, Controller
-from minislurm.realtime import realtime_environment
+from minislurm.daemon.realtime import realtime_environment
 
 CFG = parse_config(REF_CONF, "slurm.conf")
 NOW = 1_767_700_000  # an epoch time

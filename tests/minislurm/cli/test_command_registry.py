@@ -8,12 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from minislurm import SLURM_VERSION, cluster, slurmctld
+from minislurm import SLURM_VERSION
 from minislurm.__main__ import USAGE
 from minislurm.cli import registry
 from minislurm.cli.common import VERSION
+from minislurm.daemon import slurmctld
+from minislurm.sim import cluster
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 NAMES = set(registry.SLURM_COMMANDS) | set(registry.TOOLS)
 
 
@@ -30,7 +32,7 @@ def test_the_lists_nest_and_the_readers_share_them() -> None:
     assert cluster.COMMANDS is registry.FORWARDED
     assert (slurmctld.FORWARDED, slurmctld.CHANGING) == (registry.FORWARDED, registry.CHANGING)
     assert registry.module_of("sstat") == "minislurm.cli.sstat"
-    assert registry.module_of("slurmctld") == "minislurm.slurmctld"
+    assert registry.module_of("slurmctld") == "minislurm.daemon.slurmctld"
     assert registry.module_of("sh") is None
     assert f"Slurm commands: {', '.join(registry.SLURM_COMMANDS)}\n" in USAGE
 

@@ -13,7 +13,7 @@ import time
 
 from minislurm.cli import salloc, sbatch, srun
 from minislurm.cli.common import Context
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 
 def _job_id(stdout: str) -> int:
