@@ -1,4 +1,6 @@
-"""``python -m course build [--out build/site] [--only ID ...]``: build the course site;
+"""``python -m course build [--lang en|pt-BR|all] [--notebooks-only] [--out build/site]
+[--only ID ...]``: build the language editions' notebooks (notebooks/pt-BR/ from the English
+notebooks and course/locale/pt_BR/notebooks/, course/i18n.py) and the course site;
 ``python -m course lab [jupyter options and files]``: open the course in JupyterLab
 (notebooks/ as root, minislurm's terminals, readings rendered; see course/lab.py)."""
 
@@ -12,8 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from course.build import BuildError, BuildOptions, build
+from course.i18n import EditionError, build_edition, edition_dir
 from course.lab import lab_arguments, terminal_environment
 from course.manifest import ROOT, ManifestError, check_files, load_manifest
+from quizzes.i18n import LANGS, resolve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,6 +34,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--no-execute", action="store_true",
                    help="render the stored outputs without executing the notebooks")
     b.add_argument("--timeout", type=int, default=900, help="seconds for all notebooks")
+    b.add_argument("--lang", default=None, metavar="LANG",
+                   help="edition: en, pt-BR or all (default: $COURSE_LANG, else en); pt-BR "
+                   "writes notebooks/pt-BR/ and its site into OUT/pt-BR")
+    b.add_argument("--notebooks-only", action="store_true",
+                   help="write the editions' notebooks (notebooks/pt-BR/) but not the site")
     sub.add_parser("check", help="check course/manifest.yaml against the files it names")
     sub.add_parser("class", help="run a class on JupyterHub (up, down, status, passwd)")
     sub.add_parser("lab", help="open the course in JupyterLab: python -m course lab "
@@ -48,15 +57,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_files(manifest)
             print(f"course: {manifest.path.name}: {len(manifest.modules)} modules, all files found")
             return 0
-        opts = BuildOptions(out=args.out.resolve(), execute=not args.no_execute,
-                            validate=not args.no_validate, only=tuple(args.only),
-                            timeout=args.timeout, progress=sys.stderr.isatty())
-        report = build(opts, manifest=manifest)
-    except (BuildError, ManifestError) as exc:
+        langs = build_langs(args.lang)
+        for lang in langs:
+            written = build_edition(lang, [m.notebook_path() for m in manifest.modules
+                                           if m.notebook_path().is_file()])
+            if lang != "en":
+                print(f"course: {lang}: wrote {len(written)} notebooks to "
+                      f"{edition_dir(lang)}")
+        if args.notebooks_only:
+            return 0
+        for lang in langs:
+            opts = BuildOptions(out=args.out.resolve(), execute=not args.no_execute,
+                                validate=not args.no_validate, only=tuple(args.only),
+                                timeout=args.timeout, progress=sys.stderr.isatty(),
+                                lang=lang, langs=tuple(langs))
+            report = build(opts, manifest=manifest)
+            print(report.summary())
+    except (BuildError, ManifestError, EditionError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
-    print(report.summary())
     return 0
+
+
+def build_langs(arg: str | None) -> list[str]:
+    """The editions ``--lang`` names (``all``: every language, English first); without
+    ``--lang``, ``$COURSE_LANG``'s, else English.  ValueError for an unknown language."""
+    if (arg or "").strip().lower() == "all":
+        return list(LANGS)
+    return [resolve(arg, cwd=ROOT)]
 
 
 def lab(argv: Sequence[str]) -> int:

@@ -37,14 +37,18 @@ from course.build_render import (
     Pages,
     RenderError,
     copy_assets,
+    edition_prefix,
     inline_markdown,
     markdown_html,
     prepare_for_html,
+    reading_path,
     render_index,
     render_lesson,
     render_reading,
 )
-from course.manifest import ROOT, Manifest, load_manifest
+from course.i18n import edition_dir
+from course.manifest import ROOT, Manifest, Module, load_manifest
+from quizzes.i18n import language
 
 
 class BuildError(RuntimeError):
@@ -66,6 +70,11 @@ class BuildOptions:
     only: tuple[str, ...] = ()
     timeout: int = 900
     progress: bool = True
+    #: The edition: English (the site's root) or pt-BR (``<out>/pt-BR/``, notebooks from
+    #: notebooks/pt-BR/, which ``python -m course build --lang`` writes first).
+    lang: str = "en"
+    #: Every edition built together (each page's language menu links them).
+    langs: tuple[str, ...] = ("en",)
 
 
 @dataclass(slots=True)
@@ -203,16 +212,27 @@ def build(options: BuildOptions | None = None, *, manifest: Manifest | None = No
     if unknown:
         raise BuildError(f"course build: no module {', '.join(unknown)} in the manifest")
     chosen = [m for m in man.modules if not opts.only or m.id in opts.only]
-    report = BuildReport(opts.out)
-    have_nb = [m for m in chosen if m.notebook_path(root).is_file()]
+    lang = language(opts.lang)
+    site = opts.out / edition_prefix(lang) if edition_prefix(lang) else opts.out
+    report = BuildReport(site)
+    folder = edition_dir(lang, root / "notebooks")
+
+    def notebook(m: Module) -> Path:
+        return folder / m.notebook_path(root).name
+
+    have_nb = [m for m in chosen if notebook(m).is_file()]
     report.missing = [m.id for m in chosen if m not in have_nb]
-    site = opts.out
     if site.exists():
-        shutil.rmtree(site)
-    site.mkdir(parents=True)
+        for sub in ("index.html", "lessons", "readings", "notebooks", "assets"):
+            target = site / sub   # never another edition's folder inside the English site
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    site.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="course-build-") as tmp:
         t = time.monotonic()
-        paths = [m.notebook_path(root) for m in have_nb]
+        paths = [notebook(m) for m in have_nb]
         if not opts.execute or not paths:
             executed = {p.name: p for p in paths}
         elif opts.validate:
@@ -229,15 +249,17 @@ def build(options: BuildOptions | None = None, *, manifest: Manifest | None = No
         except RenderError as exc:
             raise BuildError(str(exc)) from exc
         pages = Pages(frozenset(m.id for m in have_nb),
-                       frozenset(m.id for m in chosen if m.reading_path(root).is_file()))
+                       frozenset(m.id for m in chosen if reading_path(m, lang, root).is_file()))
+        langs = tuple(dict.fromkeys([*map(language, opts.langs), lang]))
         for m in have_nb:
-            render_lesson(executed[Path(m.notebook).name], m, man, site, pages)
+            render_lesson(executed[Path(m.notebook).name], m, man, site, pages, lang, langs)
             report.lessons.append(m.id)
         for m in chosen:
             if m.id in pages.readings:
-                render_reading(m, man, site, pages, root)
+                render_reading(m, man, site, pages, root, lang, langs)
                 report.readings.append(m.id)
-        render_index(man, site, set(pages.lessons), set(pages.readings), root)
+        render_index(man, site, set(pages.lessons), set(pages.readings), root, lang, langs,
+                     {m.id: notebook(m) for m in have_nb})
         report.seconds["render"] = time.monotonic() - t
     return report
 
