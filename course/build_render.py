@@ -65,8 +65,8 @@ def lang_menu(lang: str, page: str, langs: tuple[str, ...] = tuple(LANGS)) -> st
         else:
             items.append(f'<a href="{up}{edition_prefix(other)}{page}" hreflang="{other}" '
                          f'lang="{other}">{name}</a>')
-    return (f'<nav class="course-langs" aria-label="{t(lang, "Language")}">'
-            + " · ".join(items) + "</nav>")
+    label = t(lang, "Language")
+    return f'<nav class="course-langs" aria-label="{label}">' + " · ".join(items) + "</nav>"
 #: A notebook's link to its reading: ``readings/NN.md`` (JupyterLab's root is notebooks/,
 #: course/lab.py) or the repository path ``course/lessons/NN.md``.
 _READING_LINK = re.compile(
@@ -181,14 +181,15 @@ def _nav(manifest: Manifest, m: Module, kind: str, pages: Pages,
     have = pages.lessons if kind == "lesson" else pages.readings
     mods = [x for x in manifest.modules if x.id in have]
     i = next((k for k, x in enumerate(mods) if x.id == m.id), None)
-    parts = [f'<a href="../index.html">{t(lang, "Course index")}</a>']
+    index, reading = t(lang, "Course index"), t(lang, "Reading")
+    notebook, lesson = t(lang, "Notebook (.ipynb)"), t(lang, "Lesson notebook")
+    parts = [f'<a href="../index.html">{index}</a>']
     if kind == "lesson":
         if m.id in pages.readings:
-            parts.append(f'<a href="../readings/{m.id}.html">{t(lang, "Reading")}</a>')
-        parts.append(f'<a href="../notebooks/{m.id}.ipynb" download>'
-                     f'{t(lang, "Notebook (.ipynb)")}</a>')
+            parts.append(f'<a href="../readings/{m.id}.html">{reading}</a>')
+        parts.append(f'<a href="../notebooks/{m.id}.ipynb" download>{notebook}</a>')
     elif m.id in pages.lessons:
-        parts.append(f'<a href="../lessons/{m.id}.html">{t(lang, "Lesson notebook")}</a>')
+        parts.append(f'<a href="../lessons/{m.id}.html">{lesson}</a>')
     if i is not None and i > 0:
         parts.append(f'<a href="../{kind}s/{mods[i - 1].id}.html">← '
                      f'{title(mods[i - 1], lang)}</a>')
