@@ -23,7 +23,7 @@ import random
 import resource
 import time
 
-from minislurm.config import parse_config
+from minislurm.conf import parse_config
 from minislurm.ctld import Controller, JobBody
 from minislurm.options import JobOptions
 

@@ -73,7 +73,7 @@ import simpy
 
 from minislurm.cli.common import Context
 from minislurm.cli.transport import forward
-from minislurm.config import parse_config
+from minislurm.conf import parse_config
 from minislurm.ctld import Controller
 from minislurm.ctld.state_files import StateFiles
 from minislurm.ctld.state_save import dump_state

@@ -76,7 +76,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from minislurm.config import SlurmConfig, parse_config
+from minislurm.conf import SlurmConfig, parse_config
 from minislurm.simulate import SimulationResult, simulate
 from minislurm.workload.generator import (
     WorkloadJob,

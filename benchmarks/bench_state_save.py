@@ -31,7 +31,7 @@ from pathlib import Path
 
 import simpy
 
-from minislurm.config import parse_config
+from minislurm.conf import parse_config
 from minislurm.ctld import Controller
 from minislurm.ctld.state_files import StateFiles
 from minislurm.ctld.state_save import dump_state, load_state

@@ -27,7 +27,7 @@ import simpy
 
 from minislurm.accounts import AssociationSet, load_associations
 from minislurm.cli.common import Context
-from minislurm.config import SlurmConfig, load_config
+from minislurm.conf import SlurmConfig, load_config
 from minislurm.ctld import DEFAULT_EPOCH, Controller, JobBody
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord

@@ -33,9 +33,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from minislurm.errors import SubmitError
+from minislurm.errors import Errno, SubmitError
 
-DEPENDENCY_PROBLEM = "Job dependency problem"
+DEPENDENCY_PROBLEM = Errno.ESLURM_DEPENDENCY
 """slurm_strerror(ESLURM_DEPENDENCY)."""
 
 KINDS = ("after", "afterany", "afternotok", "afterok", "aftercorr", "afterburstbuffer",

@@ -24,9 +24,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from minislurm.errors import SubmitError
+from minislurm.errors import Errno, SubmitError
 
-INVALID_ARRAY = "Invalid job array specification"
+INVALID_ARRAY = Errno.ESLURM_INVALID_ARRAY
 """slurm_strerror(ESLURM_INVALID_ARRAY)."""
 
 NO_ARRAY_TASK = 4294967294

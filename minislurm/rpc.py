@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -43,9 +43,10 @@ def unavailable(prog: str, what: str) -> ControllerUnavailable:
     for sbatch or ``slurm_load_jobs error`` for squeue.
     """
     if what.endswith("error"):
-        text = f"{what}: Unable to contact slurm controller (connect failure)"
+        text = f"{what}: {Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR}"
     else:
-        text = f"{prog}: error: {what}: Unable to contact slurm controller (connect failure)"
+        text = (f"{prog}: error: {what}: "
+                f"{Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR}")
     return ControllerUnavailable(f"{text}\n{CONNECT_HINT}", exit_code=1)
 
 
@@ -65,9 +66,9 @@ def call(socket_path: str | os.PathLike[str], request: Mapping[str, Any],
             reader = sock.makefile("rb")
             line = reader.readline(MAX_MESSAGE + 1)
     except (FileNotFoundError, ConnectionRefusedError) as exc:
-        raise ControllerUnavailable("Unable to contact slurm controller (connect failure)") from exc
+        raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR) from exc
     if not line:
-        raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+        raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
     answer: dict[str, Any] = json.loads(line)
     if not answer.get("ok", False):
         raise SlurmError(str(answer.get("error", "unknown error")), int(answer.get("exit_code", 1)))

@@ -30,7 +30,7 @@ from typing import Any
 
 import simpy
 
-from minislurm.config import SlurmConfig, parse_config
+from minislurm.conf import SlurmConfig, parse_config
 from minislurm.ctld import Controller, JobBody
 from minislurm.errors import SubmitError
 from minislurm.job import JobRecord

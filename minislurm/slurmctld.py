@@ -39,7 +39,7 @@ from minislurm import rpc
 from minislurm.accounts import load_associations
 from minislurm.cli.common import Context
 from minislurm.cli.transport import state_dir
-from minislurm.config import SlurmConfig, load_config
+from minislurm.conf import SlurmConfig, load_config
 from minislurm.ctld import Controller
 from minislurm.ctld.state_files import StateFiles
 from minislurm.ctld.state_save import dump_state, load_state

@@ -156,7 +156,7 @@ def advance_seconds(text: str) -> int:
 def play(exhibit: Exhibit) -> str:
     """Play a filled exhibit and return what its ``show`` commands print (cached)."""
     from minislurm.cluster import Cluster
-    from minislurm.config import parse_config
+    from minislurm.conf import parse_config
 
     conf = None
     if exhibit.slurm_conf.strip():

@@ -34,7 +34,7 @@ class ControllerRunner:
     def _play(self, scenario: Scenario) -> ScenarioResult:
         import simpy
 
-        from minislurm.config import default_config
+        from minislurm.conf import default_config
         from minislurm.ctld.controller import Controller
         from minislurm.ctld.runner import JobBody
         from minislurm.options import parse_sbatch

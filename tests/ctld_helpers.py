@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minislurm.config import parse_config
+from minislurm.conf import parse_config
 from minislurm.ctld import Controller, JobBody
 from minislurm.options import JobOptions
 

@@ -318,7 +318,8 @@ def run_case(
 #: Variables only one side has for reasons outside Slurm's behaviour.
 HARNESS_ONLY_VARS = (STATE_VAR, "PYTHONPATH")
 #: Variables where minislurm is known to differ (each has a strict xfail test of its
-#: own, in test_differential_env.py/test_differential_srun.py, which flips when fixed).
+#: own, in tests/minislurm/slurmd/env/test_env_differential.py and
+#: tests/minislurm/cli/test_srun_differential.py, which flips when fixed).
 KNOWN_ENV_GAPS = ("SLURM_WORKING_CLUSTER",)
 
 

@@ -38,7 +38,7 @@ from plotly.subplots import make_subplots
 
 from course.i18n import N_, t, widget_lang
 from minislurm.cluster import Cluster
-from minislurm.config import SlurmConfig, load_config
+from minislurm.conf import SlurmConfig, load_config
 from minislurm.job import JobRecord
 from minislurm.metrics import mean
 from minislurm.plots import PALETTE, UIREVISION, gantt, gpu_utilisation, wait_times

@@ -18,7 +18,7 @@ from __future__ import annotations
 from importlib import resources
 
 from minislurm.cluster import Cluster
-from minislurm.config import parse_config
+from minislurm.conf import parse_config
 
 __all__ = ["BILLING_COMMANDS", "GPU_WEIGHTS", "billing_cluster", "billing_conf"]
 

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from importlib import resources
 
 from course.lessons.gpu_layout import BUSY_JOBS
-from minislurm.cgroup_conf import parse_cgroup_conf
 from minislurm.cluster import Cluster
-from minislurm.config import SlurmConfig, parse_config
+from minislurm.conf import SlurmConfig, parse_cgroup_conf, parse_config
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.slurmd.context import job_context
 from minislurm.slurmd.env import batch_environment

@@ -28,7 +28,7 @@ from course.i18n import N_, t, widget_lang
 from course.lessons.script_builder import plotly_output
 from minislurm.cluster import Cluster
 from minislurm.ctld.step_mgr import plan_step
-from minislurm.errors import SlurmError
+from minislurm.errors import Errno, SlurmError
 from minislurm.hostlist import compress
 from minislurm.job import JobRecord
 from minislurm.options.sbatch import parse_sbatch
@@ -164,7 +164,7 @@ def task_gpus(cluster: Cluster, job_id: int, sbatch_args: str,
     job = cluster.controller.job(job_id)
     if job.state is not JobState.RUNNING or job.allocation is None:
         raise SlurmError(f"srun: error: Unable to create step for job {job_id}: "
-                         "Job/step already completing or completed", 1)
+                         f"{Errno.ESLURM_ALREADY_DONE}", 1)
     ctx = cluster.context()
     options = parse_sbatch([*shlex.split(sbatch_args), "--wrap", TRAIN], env=ctx.env,
                            cwd=ctx.cwd, now=cluster.now).options

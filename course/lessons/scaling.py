@@ -34,7 +34,7 @@ import simpy
 
 from minislurm.accounts import AssociationSet, load_associations
 from minislurm.cluster import Cluster
-from minislurm.config import SlurmConfig, parse_config
+from minislurm.conf import SlurmConfig, parse_config
 from minislurm.ctld.lifecycle import REQUEUE_DELAY
 
 from .checkpointing import CheckpointRunner, RunBreakdown

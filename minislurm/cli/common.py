@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
 from minislurm.options.setters import InfoExit
 from minislurm.rpc import CONNECT_HINT
@@ -33,11 +33,11 @@ VERSION = "slurm 22.05.8"
 
 
 def _no_controller() -> Controller:
-    raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+    raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
 
 
 def _cannot_wait(predicate: Callable[[], bool]) -> None:
-    raise ControllerUnavailable("Unable to contact slurm controller (connect failure)")
+    raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
 
 
 @dataclass
@@ -194,7 +194,7 @@ def unreachable(lead_in: str) -> ControllerUnavailable:
     """``<lead_in>: Unable to contact slurm controller (connect failure)`` plus the
     hint to start one, exit 1 (e.g. sinfo's ``slurm_load_partitions``)."""
     return ControllerUnavailable(
-        f"{lead_in}: Unable to contact slurm controller (connect failure)\n{CONNECT_HINT}", 1)
+        f"{lead_in}: {Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR}\n{CONNECT_HINT}", 1)
 
 
 def connect(ctx: Context, error: SlurmError) -> Controller | int:

@@ -29,15 +29,15 @@ from minislurm.cli.common import (
 )
 from minislurm.cli.squeue import job_state_num, known_jobs, pending_tasks
 from minislurm.cli.transport import run_command
-from minislurm.errors import SlurmError
+from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.getopt import HasArg
 from minislurm.rpc import unavailable
 from minislurm.states import JobState
 
 PROG = "scancel"
-INVALID_JOB_ID = "Invalid job id specified"
-ALREADY_DONE = "Job/step already completing or completed"
+INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID
+ALREADY_DONE = Errno.ESLURM_ALREADY_DONE
 
 SHORTS, LONGS = option_table("A:bfHiM:n:p:Qq:R:s:t:u:vVw:", [
     ("account", HasArg.REQUIRED, "A"), ("batch", HasArg.NO, "b"), ("ctld", HasArg.NO, "ctld"),

@@ -32,8 +32,8 @@ from minislurm.cli.format.scontrol import (
 from minislurm.cli.squeue import VERSION, known_jobs, pending_tasks
 from minislurm.cli.transport import run_command
 from minislurm.errors import (
-    INVALID_USER_ID,
     ControllerUnavailable,
+    Errno,
     HostlistError,
     SlurmError,
 )
@@ -43,7 +43,7 @@ from minislurm.rpc import CONNECT_HINT
 from minislurm.timespec import parse_begin, parse_time_limit, time_str2secs
 
 PROG = "scontrol"
-INVALID_JOB_ID = "Invalid job id specified"
+INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID
 
 SHORTS, LONGS = option_table("adhM:FoQu:vV", [
     ("all", HasArg.NO, "a"), ("cluster", HasArg.REQUIRED, "M"),
@@ -128,7 +128,7 @@ class Session:
             return self.ctx.controller()
         except ControllerUnavailable:
             raise ControllerUnavailable(
-                f"{down}: Unable to contact slurm controller (connect failure)\n{CONNECT_HINT}",
+                f"{down}: {Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR}\n{CONNECT_HINT}",
                 1) from None
 
 
@@ -139,7 +139,7 @@ def _operator(s: Session, ctl: object, *prefixes: str) -> bool:
     if is_operator is None or is_operator(s.ctx.uid):
         return True
     for prefix in prefixes:
-        s.error(prefix + INVALID_USER_ID)
+        s.error(prefix + Errno.ESLURM_USER_ID_MISSING)
     return False
 
 
@@ -575,7 +575,7 @@ def requeue(s: Session, args: Sequence[str], *, then_hold: bool) -> None:
 _NO_RESV = "No reservation created."
 _NO_UPDATE = "No reservation update."
 #: slurmctld's ESLURM_NODES_BUSY text (``Error creating the reservation: ...``).
-BUSY = "Requested nodes are busy"
+BUSY = Errno.ESLURM_NODES_BUSY
 #: A duration of UNLIMITED: slurmctld makes the reservation a year long (measured).
 _YEAR_MINUTES = 365 * 1440
 
@@ -668,7 +668,7 @@ def _parse_resv(s: Session, pairs: list[tuple[str, str]], now: int, suffix: str
                 if exc.message:
                     s.ctx.err(exc.message)
                 s.error(f"{PROG}: error: Invalid {which} time {tag}={val}.  {suffix}")
-                return "Invalid time specified"
+                return Errno.ESLURM_INVALID_TIME_VALUE
         elif tag_is(tag, "Duration", 1):
             r.minutes = _resv_duration(val)
             if r.minutes is None:

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
 
-from minislurm.config import SlurmConfig, load_config
+from minislurm.conf import SlurmConfig, load_config
 from minislurm.errors import SlurmError
 from minislurm.metrics import format_summary, job_gpus, job_nodes
 from minislurm.simulate import SCHEDULERS, SimulationResult, simulate

@@ -36,14 +36,14 @@ from minislurm.cli.format.squeue_steps import (
     select_steps,
 )
 from minislurm.cli.transport import run_command
-from minislurm.errors import SlurmError
+from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.getopt import HasArg
 from minislurm.rpc import unavailable
 from minislurm.states import JobState
 
 PROG = "squeue"
-INVALID_JOB_ID = "Invalid job id specified"
+INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID
 
 #: ``job_state_string(0..JOB_END)`` then the flag states squeue lists (``_parse_state``).
 VALID_STATES = (

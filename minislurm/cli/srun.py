@@ -28,7 +28,7 @@ from typing import Any
 from minislurm import rpc
 from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
-from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.hostlist import compress
 from minislurm.options.gres_names import check_gres_names, client_gres_types
 from minislurm.options.srun import parse_srun
@@ -106,7 +106,7 @@ def _allocate(sock: Path, ctx: Context, argv: Sequence[str]) -> int | None:
     if answer.get("state") != "PENDING":
         return job_id
     if answer.get("reason") in PARTITION_REASONS:
-        ctx.err(f"{PROG}: Requested partition configuration not available now")
+        ctx.err(f"{PROG}: {Errno.ESLURM_REQUESTED_PART_CONFIG_UNAVAILABLE}")
     ctx.err(f"{PROG}: job {job_id} queued and waiting for resources")
     signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
     old = {s: signal.signal(s, _interrupt) for s in signals}
@@ -161,7 +161,7 @@ def _create_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, ins
     except _Interrupted as exc:
         ctx.err(f"{PROG}: Cancelled pending job step with signal {exc.args[0]}")
         ctx.err(f"{PROG}: error: Unable to create step for job {job_id}: "
-                "Job/step already completing or completed")
+                f"{Errno.ESLURM_ALREADY_DONE}")
         return None
     finally:
         for sig, handler in old.items():

@@ -95,7 +95,7 @@ def state_dir(env: dict[str, str] | None = None) -> Path:
     env = dict(os.environ) if env is None else env
     if env.get("MINISLURM_STATE_DIR"):
         return Path(env["MINISLURM_STATE_DIR"])
-    from minislurm.config import load_config
+    from minislurm.conf import load_config
 
     config = load_config(env.get("SLURM_CONF") or None)
     base = Path(env.get("XDG_STATE_HOME") or Path.home() / ".local" / "state")

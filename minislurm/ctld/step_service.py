@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from minislurm.config import SlurmConfig
+from minislurm.conf import SlurmConfig
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.lifecycle import next_limit_check
 from minislurm.ctld.step_mgr import NODES_BUSY, StepBusy, StepIdUsed, StepUse, plan_step

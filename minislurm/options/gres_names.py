@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from minislurm.errors import GRES_TYPE_MIX, ConfigError, GresError
-from minislurm.gres import INVALID_GRES
+from minislurm.errors import ConfigError, Errno, GresError
 
 #: A count as gres.c reads it (digits with an optional k/m/g/t/p multiplier).
 _COUNT = re.compile(r"^\d+[kKmMgGtTpP]?$")
@@ -51,17 +50,17 @@ def check_gres_names(gres: str | None, gres_types: Sequence[str], prog: str) -> 
     items = [item for item in gres.split(",") if item]
     for item in items:
         if item.split(":", 1)[0] not in gres_types:
-            raise GresError(f"{prog}: error: {INVALID_GRES}")
+            raise GresError(f"{prog}: error: {Errno.ESLURM_INVALID_GRES}")
     typed = {item.split(":", 1)[0] for item in items if _typed(item)}
     untyped = {item.split(":", 1)[0] for item in items if not _typed(item)}
     if typed & untyped:
-        raise GresError(f"{prog}: error: {GRES_TYPE_MIX}")
+        raise GresError(f"{prog}: error: {Errno.ESLURM_INVALID_GRES_TYPE}")
 
 
 def client_gres_types(env: Mapping[str, str]) -> tuple[str, ...] | None:
     """``GresTypes`` as a command reads slurm.conf: ``$SLURM_CONF`` of ``env``, else the
     embedded default; None when it cannot be read (the controller will say why)."""
-    from minislurm.config import default_config, load_config  # the parser, only here
+    from minislurm.conf import default_config, load_config  # the parser, only here
 
     path = env.get("SLURM_CONF")
     try:

@@ -30,7 +30,7 @@ from typing import Any
 
 import simpy
 
-from minislurm.config import SlurmConfig
+from minislurm.conf import SlurmConfig
 from minislurm.ctld.runner import JobBody
 from minislurm.job import Allocation, JobRecord
 from minislurm.jobacct import EXIT_POLL, JobAcctGather, gather_frequency

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from minislurm.errors import Errno
 from minislurm.filenames import expand_pattern
 from minislurm.slurmd.execve import stepd_error
 from minislurm.slurmd.tasks import StepIdentity, TaskSpec
@@ -246,7 +247,7 @@ def _open_failure(
     if identity.step_id == "batch":
         return f"{stepd_error(spec.node)}Could not open {stream} file {path}: {reason}"
     if _PER_TASK.search(pattern):
-        return f"srun: error: task {spec.task_id} launch failed: Slurmd could not connect IO"
+        return f"srun: error: task {spec.task_id} launch failed: {Errno.ESLURMD_IO_ERROR}"
     return f"srun: error: Could not open {stream} file: {reason}"
 
 

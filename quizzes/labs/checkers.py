@@ -97,16 +97,30 @@ def _never_ran(facts: JobFacts) -> Verdict:
                           f"(Reason={rec.reason.value}).")
 
 
-def _started(trial: Trial) -> tuple[JobFacts, JobRecord] | Verdict:
+def _started(trial: Trial, *, srun: str | None = None) -> tuple[JobFacts, JobRecord] | Verdict:
     """What every one-job lab checks first: the answer ran (`preflight`) and its job
-    started; then the job's facts and the record of its first run."""
+    started, and, given ``srun``, its first step ran that command through srun; then the
+    job's facts and the record of its first run."""
     stop = preflight(trial)
     if stop:
         return stop
     facts = trial.jobs[0]
     if facts.first is None:
         return _never_ran(facts)
+    if srun is not None:
+        no_step = _no_srun(facts, srun)
+        if no_step:
+            return no_step
     return facts, facts.first
+
+
+def _queued(trial: Trial) -> tuple[JobFacts, JobRecord, int]:
+    """The learner's job as the queue shows it after the scenario (its last record when it
+    left the queue), with the GPUs it asks for (TRES ``gres/gpu``)."""
+    facts = trial.jobs[0]
+    mine = next((r for r in trial.queue if r.job_id == facts.job_id), facts.final)
+    gpus = int(mine.tres_req.get("gres/gpu", 0)) if mine.tres_req else 0
+    return facts, mine, gpus
 
 
 # ---- the required labs ----------------------------------------------------------------
@@ -154,13 +168,10 @@ def check_first_job(trial: Trial) -> Verdict:
 
 def check_ddp_2x4(trial: Trial) -> Verdict:
     """``ddp-2x4``: 2 nodes x 4 GPUs, one task per GPU, ranks 0-7, one MASTER_ADDR."""
-    started = _started(trial)
+    started = _started(trial, srun="python train.py")
     if isinstance(started, Verdict):
         return started
     facts, rec = started
-    stop = _no_srun(facts, "python train.py")
-    if stop:
-        return stop
     nodes = len(rec.allocation.nodes) if rec.allocation else 0
     per_node = _gpus_per_node(rec)
     if nodes != 2:
@@ -468,13 +479,10 @@ def check_cpu_preprocess(trial: Trial) -> Verdict:
 
 def check_four_gpus(trial: Trial) -> Verdict:
     """``four-gpus``: 1 node, 4 GPUs, 32 CPUs, one task seeing the four GPUs."""
-    started = _started(trial)
+    started = _started(trial, srun="python train.py")
     if isinstance(started, Verdict):
         return started
     facts, rec = started
-    stop = _no_srun(facts, "python train.py")
-    if stop:
-        return stop
     nodes = len(rec.allocation.nodes) if rec.allocation else 0
     if nodes != 1 or _gpus(rec) != 4:
         return Verdict(False, f"{summary(facts)}; the task asks for 4 GPUs on 1 node.")
@@ -493,13 +501,10 @@ def check_four_gpus(trial: Trial) -> Verdict:
 
 def check_ddp_drill(trial: Trial) -> Verdict:
     """``ddp-drill`` (practice): 1 node, 2 tasks, one GPU each."""
-    started = _started(trial)
+    started = _started(trial, srun="python train.py")
     if isinstance(started, Verdict):
         return started
     facts, first = started
-    stop = _no_srun(facts, "python train.py")
-    if stop:
-        return stop
     nodes = len(first.allocation.nodes) if first.allocation else 0
     if nodes != 1:
         return Verdict(False, f"{summary(facts)}; the drill runs on 1 node.")
@@ -511,9 +516,7 @@ def check_qos_eval(trial: Trial) -> Verdict:
     stop = preflight(trial)
     if stop:
         return stop
-    facts = trial.jobs[0]
-    mine = next((r for r in trial.queue if r.job_id == facts.job_id), facts.final)
-    gpus = int(mine.tres_req.get("gres/gpu", 0)) if mine.tres_req else 0
+    facts, mine, gpus = _queued(trial)
     if gpus != 2:
         return Verdict(False, f"Your job asks for {gpus} GPUs (TRES gres/gpu); the evaluation "
                               "needs 2.")
@@ -546,10 +549,8 @@ def check_backfill_fit(trial: Trial) -> Verdict:
     stop = preflight(trial)
     if stop:
         return stop
-    facts = trial.jobs[0]
-    mine = next((r for r in trial.queue if r.job_id == facts.job_id), facts.final)
+    facts, mine, gpus = _queued(trial)
     nodes = mine.num_nodes
-    gpus = int(mine.tres_req.get("gres/gpu", 0)) if mine.tres_req else 0
     if nodes != 1 or gpus != 8:
         return Verdict(False, f"Your job asks for {nodes} node(s) and {gpus} GPUs; the task "
                               "needs one node with 8 GPUs.")

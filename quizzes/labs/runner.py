@@ -37,8 +37,8 @@ from typing import Any
 
 from minislurm.accounts import AssociationSet, load_associations
 from minislurm.cluster import Cluster
-from minislurm.config import SlurmConfig, default_config
-from minislurm.errors import SlurmError
+from minislurm.conf import SlurmConfig, default_config
+from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options import JobOptions, SbatchInvocation
 from minislurm.simscript import script_body
@@ -50,14 +50,15 @@ ALLOWED = ("sbatch", "squeue", "sacct", "scontrol", "sinfo", "sprio", "sshare", 
            "echo", "cat", "true")
 #: What scontrol prints when a plain user runs an operator's command (measured on
 #: 22.05.8 as a non-root user; ``{arg}`` is the verb's first argument).
+_NOT_OPERATOR = Errno.ESLURM_USER_ID_MISSING
 ADMIN_REFUSALS = {
-    "update": "slurm_update error: Invalid user id",
-    "update reservation": "Error updating the reservation: Invalid user id\n"
-                          "slurm_update error: Invalid user id",
-    "create": "Error creating the reservation: Invalid user id",
-    "delete": "delete_reservation {arg}: Invalid user id",
-    "reconfigure": "slurm_reconfigure error: Invalid user id",
-    "shutdown": "slurm_shutdown error: Invalid user id",
+    "update": f"slurm_update error: {_NOT_OPERATOR}",
+    "update reservation": f"Error updating the reservation: {_NOT_OPERATOR}\n"
+                          f"slurm_update error: {_NOT_OPERATOR}",
+    "create": f"Error creating the reservation: {_NOT_OPERATOR}",
+    "delete": f"delete_reservation {{arg}}: {_NOT_OPERATOR}",
+    "reconfigure": f"slurm_reconfigure error: {_NOT_OPERATOR}",
+    "shutdown": f"slurm_shutdown error: {_NOT_OPERATOR}",
     "setdebug": "slurm_set_debug_level error: Permission denied",
     "setdebugflags": "slurm_set_debug_flags error: Permission denied",
 }

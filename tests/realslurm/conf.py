@@ -4,7 +4,7 @@
 cluster's files (slurm-reference/slurm.conf, gres.conf) with the folder
 ``/srv/slurm-ref`` replaced by ``${root}`` and the ports by placeholders;
 rendering them with :data:`REFERENCE_ROOT` and the reference ports gives the
-reference files back byte for byte (tests/test_realslurm_harness.py checks).
+reference files back byte for byte (tests/harness/test_realslurm_harness.py checks).
 
 Only three things may differ from the reference, all explicit arguments:
 ``accounting=False`` switches ``AccountingStorageType`` to

@@ -1,0 +1,243 @@
+"""The quiz service under a real JupyterHub (real proxy, real HTTP on 127.0.0.1).
+
+One class for the module: learners ada, bob, cy, dan and the instructor teacher.
+Identity comes from hub tokens; every bad request gets a 4xx and leaves the
+gradebook and the exam tables exactly as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jupyterhub", reason="the 'class' extra (jupyterhub) is not installed")
+
+from course.classroom.harness import RunningClass, correct_responses
+from quizzes.author import load_sources
+from quizzes.bank import load_banks
+from quizzes.grade import attempt_items
+
+pytestmark = pytest.mark.slow
+QUIZ = "01-what-is-slurm"
+CLASS_LEARNERS = ("ada", "bob", "cy", "dan")
+
+
+@pytest.fixture(scope="module")
+def bank():
+    return load_banks()[QUIZ]
+
+
+@pytest.fixture(scope="module")
+def source():
+    return load_sources()[QUIZ]
+
+
+def stored(cls: RunningClass) -> dict[str, object]:
+    """Every row of the gradebook and the exam tables (to prove nothing changed)."""
+    db = sqlite3.connect(Path(cls.paths.gradebook).resolve().as_uri() + "?mode=ro", uri=True)
+    try:
+        out = {}
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            out[table] = db.execute(f"SELECT * FROM {table} ORDER BY 1").fetchall()
+        return out
+    finally:
+        db.close()
+
+
+def take(cls: RunningClass, user: str, answers: dict[str, object]) -> dict:
+    tok = cls.token(user)
+    code, att = cls.call("POST", "api/attempts", token=tok, body={"quiz_id": QUIZ})
+    assert code == 200, att
+    for item_id, response in answers.items():
+        if item_id in att["answered"]:  # a resumed attempt
+            continue
+        code, fb = cls.call("POST", f"api/attempts/{att['attempt_id']}/answers", token=tok,
+                            body={"item_id": item_id, "response": response})
+        assert code == 200, fb
+    code, result = cls.call("POST", f"api/attempts/{att['attempt_id']}/submit", token=tok)
+    assert code == 200, result
+    return result
+
+
+def test_identity_is_the_hub_user(cls):
+    code, me = cls.call("GET", "api/me", token=cls.token("ada"))
+    assert (code, me["name"], me["instructor"]) == (200, "ada", False)
+    code, me = cls.call("GET", "api/me", token=cls.token("teacher"))
+    assert (code, me["name"], me["instructor"]) == (200, "teacher", True)
+
+
+@pytest.mark.parametrize("headers", [
+    {}, {"Authorization": "token 0123456789abcdef0123456789abcdef"},
+    {"Cookie": "jupyterhub-services-quizzes=forged-cookie-value"},
+])
+def test_no_or_forged_credentials_are_refused(cls, headers):
+    before = stored(cls)
+    for method, path, body in (("GET", "api/me", None),
+                               ("POST", "api/attempts", {"quiz_id": QUIZ})):
+        code, reply = cls.call(method, path, body=body, headers=headers)
+        assert code == 403, reply
+        assert "error" in reply
+    assert stored(cls) == before
+
+
+def test_a_revoked_token_replayed_is_refused(cls):
+    code, reply = cls.hub("POST", "users/dan/tokens", {"note": "to be revoked"})
+    assert code == 201
+    token, token_id = reply["token"], reply["id"]
+    assert cls.call("GET", "api/me", token=token)[0] == 200
+    assert cls.hub("DELETE", f"users/dan/tokens/{token_id}")[0] == 204
+    time.sleep(6)  # the service remembers an identity for TOKEN_CACHE_SECONDS = 5
+    before = stored(cls)
+    code, reply = cls.call("POST", "api/attempts", token=token, body={"quiz_id": QUIZ})
+    assert code == 403, reply
+    assert stored(cls) == before
+
+
+def test_exam_items_carry_no_answer_material(cls, bank):
+    code, att = cls.call("POST", "api/attempts", token=cls.token("cy"), body={"quiz_id": QUIZ})
+    assert code == 200, att
+    shown = [it.common.id for it in attempt_items(bank, "cy", 1)]  # the widget's draw and order
+    assert [i["item_id"] for i in att["items"]] == shown
+    text = json.dumps(att)
+    assert bank.salt not in text
+    for item in att["items"]:
+        assert set(item) == {"item_id", "type", "prompt", "options", "multiple", "unit",
+                             "points", "exhibit"}  # exhibit: minislurm output, no key
+    for it in bank.items:  # neither the explanations nor any stored hash
+        assert it.common.explanation not in text
+    raw = Path(bank.path).read_text()
+    hashes = {w.strip("'\"[],") for w in raw.split() if len(w.strip("'\"[],")) == 24}
+    assert not any(h in text for h in hashes)
+
+
+def test_a_passing_exam_earns_an_exam_certificate_that_verifies_publicly(cls, bank, source):
+    result = take(cls, "ada", correct_responses(bank, source, "ada", 1))
+    assert result["passed"] and result["score"] == 1.0
+    cert = result["certificate_id"]
+    code, page = cls.call("GET", f"verify/{cert}.json")  # no token: public
+    assert code == 200 and page["status"] == "valid", page
+    assert page["record"]["assessment"] == "exam"
+    assert page["record"]["learner_id"] == "ada"
+    code, html = cls.call("GET", f"verify/{cert}")
+    assert code == 200 and "ada" in html
+
+
+def test_feedback_is_immediate_and_items_lock(cls, bank, source):
+    tok = cls.token("bob")
+    code, att = cls.call("POST", "api/attempts", token=tok, body={"quiz_id": QUIZ})
+    assert code == 200
+    first = bank.items[0].common.id
+    right = correct_responses(bank, source, "bob", att["attempt"])[first]
+    code, fb = cls.call("POST", f"api/attempts/{att['attempt_id']}/answers", token=tok,
+                        body={"item_id": first, "response": right})
+    assert code == 200 and fb["correct"] and fb["explanation"]
+    before = stored(cls)
+    code, reply = cls.call("POST", f"api/attempts/{att['attempt_id']}/answers", token=tok,
+                           body={"item_id": first, "response": right})
+    assert code == 409 and "already answered" in reply["error"]
+    # resuming shows the attempt with the answered item and its feedback
+    code, again = cls.call("POST", "api/attempts", token=tok, body={"quiz_id": QUIZ})
+    assert again["attempt_id"] == att["attempt_id"] and first in again["answered"]
+    assert stored(cls) == before
+
+
+@pytest.mark.parametrize("body, status, words", [
+    ({"item_id": "no-such-item", "response": "a"}, 422, "not in your variant"),
+    ({"item_id": "slurm-purpose", "response": ""}, 400, "non-empty"),
+    ({"item_id": "slurm-purpose", "response": True}, 400, "non-empty"),
+    ({"item_id": "slurm-purpose"}, 400, "needs 'item_id' and 'response'"),
+    ({"item_id": "slurm-purpose", "response": "a", "learner_id": "ada"}, 403, "another learner"),
+])
+def test_bad_answers_are_refused_and_store_nothing(cls, body, status, words):
+    tok = cls.token("cy")
+    code, att = cls.call("POST", "api/attempts", token=tok, body={"quiz_id": QUIZ})
+    assert code == 200
+    before = stored(cls)
+    code, reply = cls.call("POST", f"api/attempts/{att['attempt_id']}/answers", token=tok,
+                           body=body)
+    assert code == status, reply
+    assert words in reply["error"]
+    assert stored(cls) == before
+
+
+@pytest.mark.parametrize("raw, status", [
+    (b"{not json", 400), (b"[1, 2]", 400), (b"\xff\xfe", 400),
+    (b'{"quiz_id": "' + b"x" * 300_000 + b'"}', 413), (b"x" * 3_000_000, 413),
+])
+def test_malformed_and_oversized_bodies(cls, raw, status):
+    before = stored(cls)
+    code, reply = cls.call("POST", "api/attempts", token=cls.token("cy"), raw=raw)
+    assert code == status, reply
+    assert stored(cls) == before
+
+
+def test_another_learners_attempt_or_id_is_refused(cls):
+    code, att = cls.call("POST", "api/attempts", token=cls.token("cy"), body={"quiz_id": QUIZ})
+    assert code == 200
+    before = stored(cls)
+    bob = cls.token("bob")
+    code, reply = cls.call("POST", f"api/attempts/{att['attempt_id']}/answers", token=bob,
+                           body={"item_id": "slurm-purpose", "response": "a"})
+    assert code == 403 and "another learner" in reply["error"]
+    code, reply = cls.call("POST", f"api/attempts/{att['attempt_id']}/submit", token=bob)
+    assert code == 403
+    code, reply = cls.call("POST", "api/attempts", token=bob,
+                           body={"quiz_id": QUIZ, "learner_id": "cy"})
+    assert code == 403 and "'cy'" in reply["error"]
+    forged = {"format": "quizzes-submission/1", "learner_id": "ada", "quiz_id": QUIZ,
+              "bank_version": "x", "started_at": 0, "submitted_at": 1, "answers": {}}
+    code, reply = cls.call("POST", "submit", token=bob, body=forged)
+    assert code == 403 and "another learner" in reply["error"]
+    forged["learner_id"] = "bob"  # even for oneself: a class grades in exam mode only
+    code, reply = cls.call("POST", "submit", token=bob, body=forged)
+    assert code == 403 and "exam mode" in reply["error"]
+    assert stored(cls) == before
+
+
+def test_no_attempt_after_the_limit(cls, bank):
+    tok = cls.token("dan")
+    limit = bank.policy.attempts
+    assert limit is not None
+    for _ in range(limit):
+        code, att = cls.call("POST", "api/attempts", token=tok, body={"quiz_id": QUIZ})
+        assert code == 200, att
+        assert cls.call("POST", f"api/attempts/{att['attempt_id']}/submit", token=tok)[0] == 200
+    before = stored(cls)
+    code, reply = cls.call("POST", "api/attempts", token=tok, body={"quiz_id": QUIZ})
+    assert code == 409 and f"{limit} of {limit} used" in reply["error"]
+    code, reply = cls.call("POST", f"api/attempts/{att['attempt_id']}/submit", token=tok)
+    assert code == 409 and "already submitted" in reply["error"]
+    assert stored(cls) == before
+
+
+def test_instructor_routes_are_for_instructors_only(cls):
+    ada = cls.token("ada")
+    for path in ("api/gradebook", "export/canvas.csv", f"analysis/{QUIZ}.json"):
+        code, reply = cls.call("GET", path, token=ada)
+        assert code == 403 and "instructors" in reply["error"], path
+    code, reply = cls.call("POST", "api/revoke", token=ada, body={"id": "X"})
+    assert code == 403
+
+
+def test_instructor_gradebook_export_analysis_and_revocation(cls, bank, source):
+    teacher = cls.token("teacher")
+    result = take(cls, "bob", correct_responses(bank, source, "bob", 1))
+    code, book = cls.call("GET", "api/gradebook", token=teacher)
+    assert code == 200
+    rows = {(r["learner_id"], r["quiz_id"]): r for r in book["scores"]}
+    assert rows[("bob", QUIZ)]["certificate_id"] == result["certificate_id"]
+    code, csv = cls.call("GET", "export/canvas.csv", token=teacher)
+    assert code == 200 and csv.splitlines()[0].startswith("Student,ID,SIS User ID")
+    assert any(",bob," in line for line in csv.splitlines())
+    code, stats = cls.call("GET", f"analysis/{QUIZ}.json", token=teacher)
+    assert code == 200 and stats["learners"] >= 1
+    cert = result["certificate_id"]
+    code, reply = cls.call("POST", "api/revoke", token=teacher,
+                           body={"id": cert, "reason": "test of revocation"})
+    assert code == 200, reply
+    code, page = cls.call("GET", f"verify/{cert}.json")
+    assert page["status"] == "revoked" and "test of revocation" in page["reason"]

@@ -1,0 +1,98 @@
+"""``scontrol requeue`` of a job whose script traps SIGTERM, on real processes.
+
+Measured on real Slurm 22.05.8 (reference cluster, ``KillWait=5``; the same happens to a
+preempted job, with ``DUE TO PREEMPTION``): the job is COMPLETING (``CG``) while
+slurmstepd's SIGTERM is ignored, its output file gets ``slurmstepd-n1: error: *** JOB N
+ON n1 CANCELLED AT <time> DUE TO JOB REQUEUE ***`` and the trap's own line; after
+KillWait SIGKILL ends it and the job is PENDING (``BeginTime``).  sacct logs the attempt
+REQUEUED 0:0 ending at the request, its batch step CANCELLED 0:9 ending KillWait later
+(a script that dies of the SIGTERM ends 0:15 at once:
+tests/minislurm/cli/sacct/test_sacct_requeue.py).
+The scenario runs on minislurm's local cluster (real processes) and on real Slurm.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime
+
+from minicluster import MiniCluster
+from realslurm import RealSlurm
+
+TRAP = """#!/bin/bash
+trap 'echo got TERM; sleep 100' TERM
+echo start
+sleep 300 &
+wait
+"""
+
+
+def _scenario(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
+    work = cluster.work_dir
+    (work / "trap.sh").write_text(TRAP)
+
+    def run(cmd: str) -> str:
+        res = cluster.run(cmd)
+        assert res.rc == 0, (cmd, res.stderr)
+        return str(res.stdout)
+
+    def state(job: str) -> str:
+        return run(f"squeue -h -j {job} -o '%t %r'").strip()
+
+    def wait_for(job: str, want: str, seconds: float) -> float:
+        t0 = time.monotonic()
+        while (seen := state(job)) != want:
+            assert time.monotonic() - t0 < seconds, (want, seen)
+            time.sleep(0.2)
+        return time.monotonic() - t0
+
+    job = run("sbatch --parsable -t 5 -o trap-%j.out trap.sh").strip()
+    wait_for(job, "R None", 20)
+    out = work / f"trap-{job}.out"
+    deadline = time.monotonic() + 10
+    while "start" not in (out.read_text() if out.exists() else ""):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    run(f"scontrol requeue {job}")
+    completing = state(job)
+    waited = wait_for(job, "PD BeginTime", 20)
+    deadline = time.monotonic() + 10
+    while True:
+        rows = run(f"sacct -D -n -P -o JobID,State,ExitCode,End -j {job}").splitlines()
+        if any(r.startswith(f"{job}.batch|CANCELLED") for r in rows) or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    run(f"scancel {job}")
+    ends: dict[str, str] = {}
+    for r in rows:  # the first row of each id: the requeued attempt, then its batch step
+        ends.setdefault(r.split("|")[0], r.split("|")[-1])
+    gap = (datetime.fromisoformat(ends[f"{job}.batch"])
+           - datetime.fromisoformat(ends[job])).total_seconds()
+    text = out.read_text()
+    return {
+        "completing": completing,
+        "waited": waited,
+        "rows": [re.sub(r"\|[^|]*$", "", r).replace(job, "J", 1) for r in rows],
+        "gap": gap,
+        "message": re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "T", text.replace(job, "J")),
+    }
+
+
+def _check(seen: dict[str, object]) -> None:
+    assert seen["completing"] == "CG None"
+    assert 3 <= float(seen["waited"]) <= 12  # type: ignore[arg-type]  # KillWait=5
+    assert seen["rows"][:2] == ["J|REQUEUED|0:0", "J.batch|CANCELLED|0:9"]  # type: ignore[index]
+    assert 4 <= float(seen["gap"]) <= 7  # type: ignore[arg-type]
+    assert seen["message"] == (
+        "start\nslurmstepd-n1: error: *** JOB J ON n1 CANCELLED AT T DUE TO JOB REQUEUE ***\n"
+        "got TERM\n")
+
+
+def test_requeue_stops_a_trapping_script_like_slurm(mini_slurm: MiniCluster) -> None:
+    _check(_scenario(mini_slurm))
+
+
+def test_requeue_stops_a_trapping_script_on_real_slurm(real_slurm: RealSlurm) -> None:
+    _check(_scenario(real_slurm))

@@ -1,0 +1,65 @@
+"""The GRES check sbatch/srun/salloc make before contacting slurmctld (issue 18);
+measured on 22.05.8, diffed against real Slurm in
+tests/minislurm/options/test_gres_frontend_differential.py.
+These run everywhere: the pure check, and sbatch on the embedded cluster (no id used)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from minislurm.cluster import Cluster
+from minislurm.errors import GRES_TYPE_MIX, GresError
+from minislurm.gres import INVALID_GRES
+from minislurm.options.gres_names import check_gres_names, client_gres_types
+
+
+@pytest.mark.parametrize(
+    "gres", ["foo:1", "foo", "GPU:1", "gres/gpu:1", ":1", "shard:1", "mps:1", "gpu:1,foo:1"]
+)
+def test_names_not_in_grestypes_are_refused(gres: str) -> None:
+    with pytest.raises(GresError) as info:
+        check_gres_names(gres, ("gpu",), "srun")
+    assert info.value.message == f"srun: error: {INVALID_GRES}"
+    assert info.value.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    "gres",
+    [None, "none", "gpu", "gpu:0", "gpu:-1", "gpu:badtype:1", "gpu:a100:99", ",gpu:1",
+     "gpu:1,gpu:1", "gpu:a100:1,gpu:a100:2", "gpu:2k"],
+)
+def test_left_to_slurmctld(gres: str | None) -> None:
+    check_gres_names(gres, ("gpu",), "sbatch")
+
+
+@pytest.mark.parametrize("gres", ["gpu:a100:1,gpu:1", "gpu:2,gpu:a100", "gpu,gpu:a100:1"])
+def test_typed_and_untyped_together(gres: str) -> None:
+    with pytest.raises(GresError) as info:
+        check_gres_names(gres, ("gpu",), "salloc")
+    assert info.value.message == f"salloc: error: {GRES_TYPE_MIX}"
+
+
+def test_configured_names_pass() -> None:
+    check_gres_names("gpu:1,mps:50", ("gpu", "mps"), "sbatch")
+
+
+def test_client_reads_grestypes_from_slurm_conf(tmp_path: Path) -> None:
+    assert client_gres_types({}) == ("gpu",)  # the embedded default cluster
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=c\nSlurmctldHost=h\nGresTypes=gpu,shard\n"
+                    "NodeName=n1 CPUs=2 State=UNKNOWN\nPartitionName=p Nodes=n1 Default=YES\n")
+    assert client_gres_types({"SLURM_CONF": str(conf)}) == ("gpu", "shard")
+    assert client_gres_types({"SLURM_CONF": str(conf) + ".missing"}) is None
+
+
+def test_sbatch_refuses_before_the_controller_and_uses_no_id() -> None:
+    cluster = Cluster()
+    first = cluster.run("sbatch --parsable --wrap true")
+    refused = cluster.run("sbatch --gres=foo:1 --wrap true")
+    mixed = cluster.run("sbatch --gres=gpu:1,gpu:a100:1 --wrap true")
+    second = cluster.run("sbatch --parsable --wrap true")
+    assert refused.stderr == f"sbatch: error: {INVALID_GRES}\n" and refused.returncode == 1
+    assert mixed.stderr == f"sbatch: error: {GRES_TYPE_MIX}\n" and mixed.returncode == 1
+    assert int(second.stdout) == int(first.stdout) + 1
