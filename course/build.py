@@ -46,7 +46,7 @@ from course.build_render import (
     render_lesson,
     render_reading,
 )
-from course.i18n import edition_dir
+from course.i18n import edition_dir, nbval_sanitize
 from course.manifest import ROOT, Manifest, Module, load_manifest
 from quizzes.i18n import language
 
@@ -117,8 +117,10 @@ def _bar(total: int, enabled: bool) -> Any:
 
 
 def validate_notebooks(paths: Sequence[Path], work: Path, *, timeout: int = 900,
-                       progress: bool = True) -> dict[str, Path]:
-    """Execute and validate ``paths`` with one strict nbval run; the executed copies."""
+                       progress: bool = True, sanitize: Path | None = None) -> dict[str, Path]:
+    """Execute and validate ``paths`` with one strict nbval run; the executed copies.
+    ``sanitize``: the sanitizer file (default notebooks/sanitize.cfg; an edition's,
+    course.i18n.nbval_sanitize, for a translated one)."""
     captured = work / "executed"
     env = _kernel_env(work)
     env["COURSE_BUILD_CAPTURE"] = str(captured)
@@ -127,7 +129,7 @@ def validate_notebooks(paths: Sequence[Path], work: Path, *, timeout: int = 900,
     log = work / "nbval.log"
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
             "course.build_nbval", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
-            str(ROOT / "notebooks" / "sanitize.cfg"), *map(str, paths)]
+            str(sanitize or ROOT / "notebooks" / "sanitize.cfg"), *map(str, paths)]
     bar = _bar(sum(_code_cells(p) for p in paths), progress)
     failed: list[str] = []
     deadline = time.monotonic() + timeout
@@ -236,8 +238,10 @@ def build(options: BuildOptions | None = None, *, manifest: Manifest | None = No
         if not opts.execute or not paths:
             executed = {p.name: p for p in paths}
         elif opts.validate:
-            executed = validate_notebooks(paths, Path(tmp), timeout=opts.timeout,
-                                          progress=opts.progress)
+            executed = validate_notebooks(
+                paths, Path(tmp), timeout=opts.timeout, progress=opts.progress,
+                sanitize=nbval_sanitize(lang, Path(tmp) / "sanitize.cfg",
+                                        ROOT / "notebooks" / "sanitize.cfg"))
         else:
             executed = execute_notebooks(paths, Path(tmp), timeout=opts.timeout,
                                          progress=opts.progress)

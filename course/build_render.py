@@ -218,10 +218,11 @@ def render_lesson(nb_path: Path, m: Module, manifest: Manifest, site: Path,
     resources = {"course_nav": lang_menu(lang, f"lessons/{m.id}.html", langs) + nav,
                  "course_nav_bottom": nav,
                  "course_title": lesson_heading(m, lang),
-                 "language_code": language(lang),
                  "metadata": {"name": lesson_heading(m, lang)}}
     body, _ = exporter.from_notebook_node(prepare_for_html(nb, m.id, lang),
                                           resources=resources)
+    # nbconvert takes only ISO 639-1 codes (pt-BR would become en): the page's language
+    body = re.sub(r'<html lang="[^"]*">', f'<html lang="{language(lang)}">', body, count=1)
     path = site / "lessons" / f"{m.id}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_links(body, pages), encoding="utf-8")

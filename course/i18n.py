@@ -175,6 +175,30 @@ def edition_dir(lang: str, notebooks: Path = NOTEBOOKS_DIR) -> Path:
     return notebooks if lang == qi18n.DEFAULT_LANG else notebooks / lang
 
 
+#: The nbval sanitizer an edition's run adds to notebooks/sanitize.cfg.  A widget cell's
+#: output holds, beside the widget view (never compared), a ``text/plain`` repr of the
+#: widget tree, ``VBox(children=(VBox(children=(HTML(value='<b>Predict first:</b> ...``:
+#: its widget classes are compared, its words (the edition's language) are not.  Every
+#: other output -- everything minislurm prints, tables, figures -- is compared byte for byte.
+WIDGET_WORDS_SANITIZER = """
+# added for a translated edition's nbval run (course/i18n.py: nbval_sanitize)
+[widget-repr-words]
+regex: ^((?:VBox|HBox|Box|GridBox)\\(children=\\(.*?\\b(?:value|description|placeholder)=)['"].*
+replace: \\1<WORDS IN THE EDITION'S LANGUAGE>
+"""
+
+
+def nbval_sanitize(lang: str, dest: Path,
+                   base: Path = NOTEBOOKS_DIR / "sanitize.cfg") -> Path:
+    """The nbval sanitizer file of an edition: notebooks/sanitize.cfg itself for English;
+    for another language, a copy plus :data:`WIDGET_WORDS_SANITIZER` written to ``dest``."""
+    if language(lang) == qi18n.DEFAULT_LANG:
+        return base
+    dest.write_text(base.read_text(encoding="utf-8") + WIDGET_WORDS_SANITIZER,
+                    encoding="utf-8")
+    return dest
+
+
 def build_edition(lang: str, sources: Sequence[Path], out: Path | None = None, *,
                   locale_dir: Path = LOCALE_DIR, lessons: Path = LESSONS_DIR) -> list[Path]:
     """Write the ``lang`` edition of the English notebooks ``sources`` into ``out``

@@ -199,21 +199,38 @@ def test_the_language_menu_links_each_page_to_its_other_edition():
 
 
 def test_the_site_builds_in_pt_br_with_its_lang_attribute(tmp_path):
-    """The pt-BR index and readings (course/lessons/pt-BR/), from the stored notebooks
-    (no execution); lessons whose pt-BR notebook is not built are listed without links."""
-    from course.build import BuildOptions, build
+    """The pt-BR lesson page (from the built pt-BR notebook, stored outputs), its reading
+    (course/lessons/pt-BR/) and the index, in a checkout copy."""
+    import shutil
 
-    report = build(BuildOptions(out=tmp_path, execute=False, progress=False, lang="pt-BR",
-                                langs=("en", "pt-BR"), only=("02-sbatch",)))
-    assert report.out == tmp_path / "pt-BR"
-    index = (tmp_path / "pt-BR" / "index.html").read_text()
+    from course.build import BuildOptions, build
+    from course.i18n import build_edition
+
+    root, site = tmp_path / "checkout", tmp_path / "site"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "course").mkdir()
+    (root / "course" / "lessons").symlink_to(COURSE / "lessons")
+    src = root / "notebooks" / "02-sbatch.ipynb"
+    shutil.copyfile(COURSE.parent / "notebooks" / "02-sbatch.ipynb", src)
+    shutil.copyfile(COURSE.parent / "notebooks" / "sanitize.cfg",
+                    root / "notebooks" / "sanitize.cfg")
+    build_edition("pt-BR", [src], root / "notebooks" / "pt-BR")
+    report = build(BuildOptions(out=site, execute=False, progress=False, lang="pt-BR",
+                                langs=("en", "pt-BR"), only=("02-sbatch",)), root=root)
+    assert report.out == site / "pt-BR" and report.lessons == ["02-sbatch"]
+    index = (site / "pt-BR" / "index.html").read_text()
     assert '<html lang="pt-BR">' in index
     assert "Slurm para clusters de treinamento de IA" in index
     assert "Lição 2: Jobs em lote com sbatch" in index
+    assert "<strong>Objetivos:</strong> escrever um script" in index    # the pt-BR notebook's
     assert 'href="../index.html" hreflang="en"' in index
-    reading = (tmp_path / "pt-BR" / "readings" / "02-sbatch.html").read_text()
+    lesson = (site / "pt-BR" / "lessons" / "02-sbatch.html").read_text()
+    assert '<html lang="pt-BR">' in lesson
+    assert 'href="../../lessons/02-sbatch.html" hreflang="en"' in lesson
+    assert "scripts/course --lang pt-BR" in lesson                       # the widget note
+    reading = (site / "pt-BR" / "readings" / "02-sbatch.html").read_text()
     assert '<html lang="pt-BR">' in reading and "Índice do curso" in reading
-    assert not (tmp_path / "index.html").exists()    # the English edition is not touched
+    assert not (site / "index.html").exists()    # the English edition is not touched
 
 
 @pytest.mark.parametrize("lang", ["en", "pt-BR"])

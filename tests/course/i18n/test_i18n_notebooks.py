@@ -21,7 +21,7 @@ from course.__main__ import main as course_main
 from course.i18n import EditionError, build_edition, fingerprint, translation_path
 from quizzes.i18n import MARKER, resolve
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 IDS = [n.stem for n in NOTEBOOKS]
 
@@ -172,6 +172,35 @@ def test_the_built_edition_in_the_checkout_is_current():
 
 
 # --- strict nbval of the pt-BR edition ---------------------------------------------------
+def test_the_editions_sanitizer_masks_only_the_words_inside_a_widget_repr(tmp_path):
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(i18n.nbval_sanitize("pt-BR", tmp_path / "s.cfg"))
+    assert set(cfg.sections()) - {"widget-repr-words"} == set(_english_sections())
+    rule = cfg["widget-repr-words"]
+
+    def clean(text: str) -> str:
+        return re.sub(rule["regex"], rule["replace"], text)
+
+    en = "VBox(children=(VBox(children=(HTML(value='<b>Predict first:</b> The slider sub…"
+    pt = "VBox(children=(VBox(children=(HTML(value='<b>Preveja primeiro:</b> O controle…"
+    assert clean(en) == clean(pt)
+    assert clean(en) != clean(en.replace("(HTML(", "(Label(", 1))   # the structure counts
+    for output in ("Submitted batch job 3\n", "JOBID PARTITION NAME value='x'\n",
+                   "quiz('01-what-is-slurm')", "sbatch: error: Invalid --time specification"):
+        assert clean(output) == output                              # Slurm's bytes stay
+    assert i18n.nbval_sanitize("en", tmp_path / "e.cfg") == ROOT / "notebooks" / "sanitize.cfg"
+
+
+def _english_sections() -> list[str]:
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "notebooks" / "sanitize.cfg")
+    return cfg.sections()
+
+
 def nbval(notebook: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
@@ -180,17 +209,19 @@ def nbval(notebook: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env.pop("SLURM_CONF", None)  # lessons run on the embedded default cluster
     env.pop("COURSE_LANG", None)  # the edition's marker decides (the kernel's folder)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    sanitize = i18n.nbval_sanitize("pt-BR", tmp_path / "sanitize.cfg")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
-         "--nbval-current-env", "--nbval-sanitize-with", str(ROOT / "notebooks/sanitize.cfg"),
-         str(notebook)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+         "--nbval-current-env", "--nbval-sanitize-with", str(sanitize), str(notebook)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
 
 
 @pytest.mark.parametrize("src", [pytest.param(s, marks=pending(s), id=s.stem)
                                  for s in NOTEBOOKS])
 def test_the_pt_br_notebook_reproduces_the_english_outputs(src, tmp_path):
     """The same stored outputs, compared by strict nbval, with the widgets in Portuguese
-    (the marker in the kernel's folder)."""
+    (the marker in the kernel's folder).  Only the words inside a widget's text/plain
+    repr are masked (course.i18n.WIDGET_WORDS_SANITIZER): they are the edition's."""
     out = tmp_path / "pt-BR"
     [built] = build_edition("pt-BR", [src], out)
     proc = nbval(built, tmp_path)
