@@ -138,17 +138,20 @@ class Verdict:
         """sbatch prints ``Submitted batch job N`` (exit 0)."""
         return self.exit_code == 0
 
-    def summary(self) -> str:
-        """One or two lines for the learner."""
+    def summary(self, lang: str = "en") -> str:
+        """One or two lines for the learner (in ``lang``; Slurm's own message as it is)."""
         if self.stage == "runs":
             assert self.allocation is not None
-            gpus = self.allocation.num_gpus
-            return (f"OK: sbatch accepts it; on an empty cluster it starts at once on "
-                    f"{len(self.allocation.nodes)} node(s), {self.allocation.num_cpus} CPUs, "
-                    f"{gpus} GPUs; job 1 would write {self.output_file}")
+            return t(lang, "OK: sbatch accepts it; on an empty cluster it starts at once on "
+                           "{nodes} node(s), {cpus} CPUs, {gpus} GPUs; job 1 would write "
+                           "{output}").format(nodes=len(self.allocation.nodes),
+                                              cpus=self.allocation.num_cpus,
+                                              gpus=self.allocation.num_gpus,
+                                              output=self.output_file)
         if self.stage == "pends":
-            return (f"Accepted ({self.message.strip()}) but it never starts, even on an "
-                    f"empty cluster: squeue shows ({self.reason})")
+            return t(lang, "Accepted ({message}) but it never starts, even on an empty "
+                           "cluster: squeue shows ({reason})").format(
+                message=self.message.strip(), reason=self.reason)
         return self.message.rstrip("\n")
 
 
@@ -349,7 +352,7 @@ class ScriptBuilder:
             self.verdict = validate(self.script, self.cluster)
             colour = {"runs": "#1a7f37", "pends": "#9a6700"}.get(self.verdict.stage, "#cf222e")
             self.script_view.value = f"<b>job.sh</b><pre>{_html(self.script)}</pre>"
-            summary = _html(self.verdict.summary())
+            summary = _html(self.verdict.summary(self.lang))
             says = t(self.lang, "what Slurm says")
             self.verdict_view.value = (f"<b>{says}</b><pre style='color:{colour};"
                                        f"white-space:pre-wrap'>{summary}</pre>")

@@ -181,6 +181,10 @@ def test_a_lesson_widget_is_portuguese_in_the_pt_br_edition():
         assert builder.submit_button.description == "Submeter (sbatch)"
         assert builder.controls["nodes"].description == "--nodes"
         assert "o que o Slurm diz" in builder.verdict_view.value
+        assert "OK: o sbatch o aceita; num cluster vazio ele começa na hora em 2 nó(s)" in \
+            builder.verdict_view.value
+        assert builder.verdict is not None
+        assert builder.verdict.summary().startswith("OK: sbatch accepts it")   # print()ed
     finally:
         cluster.close()
     lab.cluster.close()
