@@ -14,7 +14,11 @@
    objectives, pass marks), with links between them.
 
 Site layout: ``index.html``, ``lessons/NN-name.html``, ``readings/NN-name.html``,
-``notebooks/NN-name.ipynb`` (the executed notebook), ``assets/``.
+``notebooks/NN-name.ipynb`` (the executed notebook), ``assets/``; the pt-BR edition
+(``BuildOptions.lang``) the same under ``pt-BR/``, from notebooks/pt-BR/ (written first by
+``python -m course build --lang``, course/i18n.py) and course/lessons/pt-BR/, its strict
+nbval run with the edition's sanitizer (course.i18n.nbval_sanitize).  Every page has its
+``lang`` attribute and a language menu to the same page in the other edition.
 """
 
 from __future__ import annotations
