@@ -1,4 +1,4 @@
-"""Benchmark of ``minislurm.simulate``: the generated AI mix on 1,000 nodes x 8 GPUs.
+"""Benchmark of ``minislurm.sim.simulate``: the generated AI mix on 1,000 nodes x 8 GPUs.
 
 multifactor priority + sched/backfill (``--scheduler slurm``).  The arrival rates are
 scaled on the generated jobs themselves until they ask for ``--load`` (default 0.9) of
@@ -77,8 +77,8 @@ from dataclasses import replace
 from typing import Any
 
 from minislurm.conf import SlurmConfig, parse_config
-from minislurm.simulate import SimulationResult, simulate
-from minislurm.workload.generator import (
+from minislurm.sim.simulate import SimulationResult, simulate
+from minislurm.sim.workload.generator import (
     WorkloadJob,
     WorkloadSpec,
     default_kinds,

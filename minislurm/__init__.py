@@ -6,3 +6,7 @@ map each file to the real thing.
 """
 
 __version__ = "0.1.0"
+
+#: The Slurm release minislurm mirrors (Debian slurm-wlm 22.05.8): ``scontrol show node``'s
+#: ``Version=``, ``sinfo %v`` and, as ``slurm 22.05.8``, every command's ``-V``.
+SLURM_VERSION = "22.05.8"

@@ -15,34 +15,14 @@ from __future__ import annotations
 import os
 import sys
 
+from minislurm.cli.registry import FORWARDED, SLURM_COMMANDS, module_of
+
 TYPE_CHECKING = False  # typing itself costs a forwarded command ~5 ms (re, collections)
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from importlib.machinery import ModuleSpec
     from pathlib import Path
     from typing import Any
-
-#: command name -> module under minislurm.cli providing ``main(argv) -> int``
-COMMANDS: dict[str, str] = {
-    "sbatch": "minislurm.cli.sbatch",
-    "srun": "minislurm.cli.srun",
-    "salloc": "minislurm.cli.salloc",
-    "squeue": "minislurm.cli.squeue",
-    "sinfo": "minislurm.cli.sinfo",
-    "scancel": "minislurm.cli.scancel",
-    "scontrol": "minislurm.cli.scontrol",
-    "sacct": "minislurm.cli.sacct",
-    "sprio": "minislurm.cli.sprio",
-    "sshare": "minislurm.cli.sshare",
-    "sstat": "minislurm.cli.sstat",
-    "cluster": "minislurm.cli.cluster",
-    "simulate": "minislurm.cli.simulate",
-    "slurmctld": "minislurm.slurmctld",
-}
-
-#: Commands whose ``main`` is ``transport.run_command`` (answered by the controller).
-_FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
-              "sstat")
 
 USAGE = """usage: python -m minislurm <command> [args...]
 
@@ -51,7 +31,7 @@ Daemons: slurmctld [-D] [-f slurm.conf]; cluster up|status|down [--conf slurm.co
 Experiments: simulate --workload FILE.swf|--generate N [--conf slurm.conf|--procs N]
              --scheduler fifo|easy|conservative|slurm [--out jobs.csv]
 Other: shell (a shell with the commands on PATH under their Slurm names)
-""".format(slurm=", ".join(c for c in COMMANDS if c not in ("cluster", "slurmctld", "simulate")))
+""".format(slurm=", ".join(SLURM_COMMANDS))
 
 
 class LateSite:
@@ -122,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name, rest = args[0], args[1:]
     if name == "shell":
         return shell(rest)
-    module = COMMANDS.get(name)
+    module = module_of(name)
     if module is None:
         sys.stderr.write(f"minislurm: unknown command '{name}'\n{USAGE}")
         return 1
@@ -130,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     result: Any
     try:
-        if name in _FORWARDED:  # straight to the controller: the module only if offline
+        if name in FORWARDED:  # straight to the controller: the module only if offline
             from minislurm.cli.transport import run_command
 
             result = run_command(name, rest)

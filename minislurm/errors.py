@@ -10,16 +10,15 @@ for rejections by slurmctld).  Commands print ``message`` and exit with
 
 `Errno` is the one table of the texts of Slurm 22.05's ``slurm_strerror``
 (src/common/slurm_errno.c) that minislurm prints.  Code never spells one of
-these texts itself: it writes ``Errno.ESLURM_INVALID_JOB_ID`` (a ``str``, so
-``f"slurm_load_jobs error: {Errno.ESLURM_INVALID_JOB_ID}"`` and ``prefix + err``
-read as the text) or raises `RequestError` with the member and the client's
-lead-in.  tests/test_errors_table.py fails when a text of the table appears
-as a literal anywhere else.
+these texts itself: it writes ``Errno.ESLURM_INVALID_JOB_ID`` (a plain ``str``)
+or raises `RequestError` with it and the client's lead-in.
+tests/test_errors_table.py fails when a text of the table appears as a literal
+anywhere else.  This module imports nothing: a forwarded command imports it and
+must start in milliseconds (tests/test_command_start.py; ``enum`` alone costs
+more than the whole quick path).
 """
 
 from __future__ import annotations
-
-from enum import StrEnum
 
 
 class SlurmError(Exception):
@@ -68,22 +67,27 @@ class ControllerUnavailable(SlurmError):
 class RequestError(SlurmError):
     """slurmctld answered a request with an error number (``slurm_strerror``).
 
-    ``errno`` is the `Errno` member; ``message`` is the whole line the client
+    ``errno`` is an `Errno` text; ``message`` is the whole line the client
     prints, ``lead_in`` followed by the text (``slurm_load_jobs error: Invalid
     job id specified``); clients exit 1 after such a refusal.
     """
 
-    def __init__(self, errno: Errno, lead_in: str = "", exit_code: int = 1) -> None:
+    def __init__(self, errno: str, lead_in: str = "", exit_code: int = 1) -> None:
         super().__init__(f"{lead_in}{errno}", exit_code)
         self.errno = errno
 
+    @property
+    def errno_name(self) -> str:
+        """The slurm_errno.h symbol of ``errno`` (``ESLURM_INVALID_JOB_ID``)."""
+        return ERRNO_NAMES[self.errno]
 
-class Errno(StrEnum):
+
+class Errno:
     """Slurm 22.05's ``slurm_strerror`` texts (src/common/slurm_errno.c), each once.
 
-    Members are named after their slurm_errno.h symbol and are ``str``: a member
-    formats, concatenates and compares as its text.  Texts checked against the
-    strings of Debian's libslurmfull.so 22.05.8.
+    Attributes are named after their slurm_errno.h symbol; each is the text itself
+    (a ``str``).  Texts checked against the strings of Debian's libslurmfull.so
+    22.05.8 (tests/test_errors_table.py).  Not an ``enum``: see the module docstring.
     """
 
     #: ESLURM_ACCESS_DENIED: a user changing another user's job.
@@ -153,6 +157,12 @@ class Errno(StrEnum):
     #: ESLURMD_IO_ERROR: slurmstepd could not open a task's per-task output file.
     ESLURMD_IO_ERROR = "Slurmd could not connect IO"
 
+
+#: slurm_errno.h symbol -> text, in table order.
+ERRNO_TEXTS: dict[str, str] = {
+    name: text for name, text in vars(Errno).items() if name.startswith(("ESLURM", "SLURM"))}
+#: text -> slurm_errno.h symbol.
+ERRNO_NAMES: dict[str, str] = {text: name for name, text in ERRNO_TEXTS.items()}
 
 #: Former names, kept for callers not yet switched (ctld/auth.py re-exports it).
 GRES_TYPE_MIX = Errno.ESLURM_INVALID_GRES_TYPE

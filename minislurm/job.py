@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from minislurm.jobacct import StepStat
+from minislurm.common.jobacct import StepStat
 from minislurm.states import JobState, Reason
 
 #: Slurm's NO_VAL for the array task id of a non-array job (``%a`` prints it).

@@ -26,7 +26,6 @@ import ast
 import hashlib
 import math
 import operator
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,21 +35,10 @@ import yaml
 from quizzes.bank import ITEM_TYPES, parse_bank, read_yaml
 from quizzes.errors import BankError
 from quizzes.hashing import answer_hash, canonical_json, seal
-from quizzes.items.base import Where
+from quizzes.sources import SOURCES_ENV, sources_dir
 from quizzes.variants import params_of, variant_keys
+from quizzes.where import Where
 
-SOURCES_DIR = Path(__file__).parent / "authoring" / "sources"
-SOURCES_ENV = "QUIZZES_SOURCES"
-
-
-def sources_dir(folder: str | Path | None = None) -> Path:
-    """Where the private sources are: ``folder``, else ``$QUIZZES_SOURCES``, else the
-    checkout's ``quizzes/authoring/sources/`` (a course deployment keeps them outside
-    the learner's workspace and points the variable or ``--sources`` there)."""
-    if folder:
-        return Path(folder)
-    env = os.environ.get(SOURCES_ENV, "").strip()
-    return Path(env) if env else SOURCES_DIR
 PRIVATE_FIELDS = {"answer", "answer_expr", "accept", "check"}
 
 _OPS: dict[type, Callable[..., Any]] = {

@@ -21,9 +21,10 @@ import yaml
 
 from quizzes.errors import BankError
 from quizzes.hashing import canonical_json, unseal
-from quizzes.items.base import Common, Outcome, Presented, Where
+from quizzes.items.base import Common, Outcome, Presented
 from quizzes.policy import Policy, parse_policy
 from quizzes.variants import MAX_VARIANTS, count, variant_keys
+from quizzes.where import Where
 
 BANKS_DIR = Path(__file__).parent / "banks"
 SCHEMA = 1

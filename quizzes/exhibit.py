@@ -1,7 +1,7 @@
 """Exhibits: real command output from minislurm, shown in an item's prompt.
 
 An item may carry an ``exhibit``: a small scenario played on minislurm's
-embedded cluster (:class:`minislurm.cluster.Cluster`, the same slurmctld and the
+embedded cluster (:class:`minislurm.sim.cluster.Cluster`, the same slurmctld and the
 same ``squeue``/``sprio``/``sacct`` code a learner runs in a terminal) and the
 commands whose output the learner is asked to read::
 
@@ -32,13 +32,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from quizzes.errors import QuizError
 from quizzes.template import fill
-
-if TYPE_CHECKING:
-    from quizzes.items.base import Where
+from quizzes.where import Where
 
 DEFAULT_USER = "student"
 MAX_STEPS = 200
@@ -108,7 +106,7 @@ def parse_exhibit(where: Where, raw: Mapping[str, Any]) -> Exhibit | None:
 
 
 def _command_name(where: Where, name: str, command: str) -> str:
-    from minislurm.cluster import COMMANDS
+    from minislurm.sim.cluster import COMMANDS
 
     try:
         argv = shlex.split(command)
@@ -140,7 +138,7 @@ def _step(where: Where, index: int, raw: Any) -> Step:
 
 def advance_seconds(text: str) -> int:
     """Seconds of an ``advance`` step: Slurm's time format (a bare number is minutes)."""
-    from minislurm.timespec import time_str2secs
+    from minislurm.common.timespec import time_str2secs
 
     try:
         seconds = time_str2secs(text.strip())
@@ -155,8 +153,8 @@ def advance_seconds(text: str) -> int:
 @lru_cache(maxsize=512)
 def play(exhibit: Exhibit) -> str:
     """Play a filled exhibit and return what its ``show`` commands print (cached)."""
-    from minislurm.cluster import Cluster
     from minislurm.conf import parse_config
+    from minislurm.sim import Cluster
 
     conf = None
     if exhibit.slurm_conf.strip():

@@ -1,9 +1,11 @@
 """The real simulator behind predict-the-scheduler items: minislurm's slurmctld.
 
-:class:`ControllerRunner` implements :class:`quizzes.items.scheduler.ScenarioRunner`
-by playing a scenario on :class:`minislurm.ctld.controller.Controller` under a
-SimPy clock with the course's default cluster (``minislurm/etc/slurm.conf``, or
-a given config): each job is parsed by the real sbatch front end
+A scenario (:class:`Scenario`: jobs with their sbatch options, submit times and run
+times) is played by a :class:`ScenarioRunner`, which reports a
+:class:`ScenarioResult`. :class:`ControllerRunner` is the runner: it plays the
+scenario on :class:`minislurm.ctld.controller.Controller` under a SimPy clock with
+the course's default cluster (``minislurm/etc/slurm.conf``, or a given config):
+each job is parsed by the real sbatch front end
 (:func:`minislurm.options.parse_sbatch`) and submitted at its time with a
 simulated body that runs for its run time.  Results are cached per scenario, so
 grading a class recomputes each variant's key once.
@@ -12,9 +14,58 @@ grading a class recomputes each variant's key once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from quizzes.items.scheduler import Scenario, ScenarioResult
+
+@dataclass(frozen=True, slots=True)
+class ScenarioJob:
+    """One job of a scenario: submitted at ``submit`` s, runs ``runtime`` s once started."""
+
+    name: str
+    argv: tuple[str, ...]
+    submit: int
+    runtime: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """Jobs plus the instants at which pending reasons are observed (seconds)."""
+
+    jobs: tuple[ScenarioJob, ...]
+    observe_at: tuple[int, ...] = ()
+    horizon: int = 86400
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioResult:
+    """What the controller did: start time per job and pending reasons at instants."""
+
+    start_times: tuple[tuple[str, int | None], ...]
+    reasons: tuple[tuple[int, str, str], ...]  # (at, job name, reason) for pending jobs
+
+    def start_of(self, name: str) -> int | None:
+        return dict(self.start_times).get(name)
+
+    def reason_of(self, name: str, at: int) -> str | None:
+        for when, job, reason in self.reasons:
+            if when == at and job == name:
+                return reason
+        return None
+
+    def next_starts(self, at: int) -> tuple[str, ...]:
+        """Names of the jobs with the earliest start strictly after ``at``."""
+        later = [(t, n) for n, t in self.start_times if t is not None and t > at]
+        if not later:
+            return ()
+        first = min(t for t, _ in later)
+        return tuple(sorted(n for t, n in later if t == first))
+
+
+class ScenarioRunner(Protocol):
+    """Plays a scenario and reports what happened (the simulator interface)."""
+
+    def run(self, scenario: Scenario) -> ScenarioResult: ...
+
 
 _SCRIPT = "#!/bin/bash\nsrun python train.py\n"
 

@@ -248,14 +248,14 @@ def main(argv: list[str] | None = None) -> int:
     translation (exit 1 when there are some)."""
     import argparse
 
-    from quizzes.author import sources_dir
     from quizzes.bank import load_banks
     from quizzes.errors import QuizError
+    from quizzes.sources import sources_dir
 
     parser = argparse.ArgumentParser(prog="python -m quizzes.translations")
     parser.add_argument("action", choices=["build", "report"])
     parser.add_argument("lang", nargs="?", default="pt-BR")
-    parser.add_argument("--sources", help="authoring sources (default: quizzes.author's rule)")
+    parser.add_argument("--sources", help="authoring sources (default: quizzes.sources' rule)")
     parser.add_argument("--banks", help="banks folder (default: the packaged banks)")
     args = parser.parse_args(argv)
     try:

@@ -116,7 +116,7 @@ def reference_cluster(folder: Path):  # type: ignore[no-untyped-def]
     (copied into ``folder``; jobs work in ``folder/w``) as root; skips without captures."""
     import shutil
 
-    from minislurm.cluster import Cluster
+    from minislurm.sim import Cluster
 
     if not (REF / "slurm.conf").exists():
         pytest.skip("the reference captures are not here")

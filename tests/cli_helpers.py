@@ -69,6 +69,7 @@ def run(command: Callable[[Sequence[str], Context], int], argv: Sequence[str],
     out, err = io.StringIO(), io.StringIO()
     if ctl is not None:
         ctx["controller"] = lambda: ctl
+        ctx.setdefault("clock", lambda: ctl.now)  # the command's time(NULL): the simulation's
     rc = command(list(argv), Context(stdout=out, stderr=err, **ctx))
     return rc, out.getvalue(), err.getvalue()
 

@@ -24,7 +24,7 @@ from typing import Protocol
 from realslurm import RealSlurm
 from realslurm.harness import FINAL_STATES, parse_show_one_liner
 
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 #: The squeue line a scenario samples: id, compact state, reason, (expected) start, priority.
 SQUEUE = 'squeue -h -o "%i %t %r %S %Q"'

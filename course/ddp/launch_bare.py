@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from minislurm.hostlist import compress, expand
-from minislurm.layout import tasks_per_node_string
+from minislurm.common.hostlist import compress, expand
+from minislurm.common.layout import tasks_per_node_string
 
 __all__ = ["Placement", "block_layout", "start_tasks", "task_environment", "wait_tasks"]
 

@@ -41,7 +41,7 @@ import socket
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
-from minislurm.hostlist import expand
+from minislurm.common.hostlist import expand
 
 __all__ = [
     "LOCAL_ADDRESS",

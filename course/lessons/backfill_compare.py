@@ -1,6 +1,6 @@
 """Lesson 6's experiments: FIFO, EASY, conservative and Slurm's backfill side by side.
 
-Everything runs on minislurm's controller (`minislurm.simulate`, the scheduler switch
+Everything runs on minislurm's controller (`minislurm.sim.simulate`, the scheduler switch
 ``fifo|easy|conservative|slurm`` of `minislurm.sched.backfill`):
 
 * `SCENARIO`: a 4-node pre-training run waits for the whole GPU partition while three
@@ -14,7 +14,7 @@ Everything runs on minislurm's controller (`minislurm.simulate`, the scheduler s
 * `BackfillExplorer`: sliders for ``bf_window`` and ``bf_resolution`` (and the policy)
   re-simulate the scenario (tens of milliseconds);
 * `WhatIf`: the same knobs on a generated AI-cluster workload of 100 to 500 jobs
-  (`minislurm.workload.generate`), results cached per setting.
+  (`minislurm.sim.workload.generate`), results cached per setting.
 
 Widget callbacks are plain methods (`BackfillExplorer.refresh`, `WhatIf.refresh`),
 tested headless.
@@ -37,13 +37,13 @@ import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from course.i18n import N_, t, widget_lang
-from minislurm.cluster import Cluster
 from minislurm.conf import SlurmConfig, load_config
 from minislurm.job import JobRecord
-from minislurm.metrics import mean
-from minislurm.plots import PALETTE, UIREVISION, gantt, gpu_utilisation, wait_times
-from minislurm.simulate import SimulationResult, simulate
-from minislurm.workload.generator import DEFAULT_START, WorkloadJob, WorkloadSpec, generate
+from minislurm.sim import Cluster
+from minislurm.sim.metrics import mean
+from minislurm.sim.plots import PALETTE, UIREVISION, gantt, gpu_utilisation, wait_times
+from minislurm.sim.simulate import SimulationResult, simulate
+from minislurm.sim.workload.generator import DEFAULT_START, WorkloadJob, WorkloadSpec, generate
 
 from .predict import BusyIndicator, ChoiceQuestion, NumberQuestion, PredictStep
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from importlib import resources
 
-from minislurm.cluster import Cluster
 from minislurm.conf import parse_config
+from minislurm.sim import Cluster
 
 __all__ = ["BILLING_COMMANDS", "GPU_WEIGHTS", "billing_cluster", "billing_conf"]
 

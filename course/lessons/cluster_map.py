@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 from course.i18n import N_, t, widget_lang
-from minislurm.cluster import Cluster, CommandResult
 from minislurm.job import JobRecord
+from minislurm.sim.cluster import Cluster, CommandResult
 from minislurm.states import JobState
 
 from .predict import BusyIndicator, NumberQuestion, PredictStep

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from importlib import resources
 
 from course.lessons.gpu_layout import BUSY_JOBS
-from minislurm.cluster import Cluster
 from minislurm.conf import SlurmConfig, parse_cgroup_conf, parse_config
 from minislurm.options.sbatch import parse_sbatch
+from minislurm.sim import Cluster
 from minislurm.slurmd.context import job_context
 from minislurm.slurmd.env import batch_environment
 from minislurm.states import JobState

@@ -15,7 +15,7 @@ of them this host), with real processes:
   own ``SLURM_*`` ids and then the training script's records *on every rank*
   (the script itself logs on rank 0 only); `rank_rows`, `loss_curves`,
   `loss_figure` and `digests` read those logs;
-* `step_layout` asks minislurm's own task layout (`minislurm.layout.distribute`,
+* `step_layout` asks minislurm's own task layout (`minislurm.common.layout.distribute`,
   Slurm's ``slurm_step_layout.c``: ``-m block|cyclic``) where each rank runs;
   `layout_figure` draws it and `LayoutExplorer` is the slider widget.
 
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from course.ddp.logfmt import format_record, loss_curve, parse_records
 from course.ddp.wiring import master_port, wiring_from_env
-from minislurm.layout import TaskLayout, distribute
+from minislurm.common.layout import TaskLayout, distribute
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -372,7 +372,7 @@ def loss_figure(curves: Mapping[int, Sequence[tuple[int, float]]]) -> go.Figure:
     """One loss line per rank (rank 0 solid and wide, the others dashed on top)."""
     import plotly.graph_objects as go
 
-    from minislurm.plots import PALETTE, UIREVISION
+    from minislurm.sim.plots import PALETTE, UIREVISION
 
     fig = go.Figure()
     for i, (rank, curve) in enumerate(sorted(curves.items())):
@@ -390,7 +390,7 @@ def loss_figure(curves: Mapping[int, Sequence[tuple[int, float]]]) -> go.Figure:
 # ------------------------------------------------------------------ the task layout
 def step_layout(nodes: int, tasks_per_node: int, distribution: str = "block") -> TaskLayout:
     """Where ``srun -N<nodes> --ntasks-per-node=<t> -m <distribution>`` puts its tasks on
-    the default cluster's GPU nodes: minislurm's `minislurm.layout.distribute`, the
+    the default cluster's GPU nodes: minislurm's `minislurm.common.layout.distribute`, the
     function its step manager calls for every step."""
     if not 1 <= nodes <= len(NODES):
         raise ValueError(f"nodes must be 1..{len(NODES)}")
@@ -434,7 +434,7 @@ def layout_figure(layout: TaskLayout) -> go.Figure:
     rank 0's node is marked as ``MASTER_ADDR``."""
     import plotly.graph_objects as go
 
-    from minislurm.plots import PALETTE, UIREVISION
+    from minislurm.sim.plots import PALETTE, UIREVISION
 
     tasks = placements(layout)
     per_node = max(layout.tasks_per_node, default=1)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minislurm.cluster import Cluster, CommandResult
+from minislurm.sim.cluster import Cluster, CommandResult
 
 from .goodput import DrillStep, job_status
 

@@ -36,10 +36,10 @@ import simpy
 
 from course import i18n
 from course.i18n import N_, widget_lang
-from minislurm.cluster import Cluster, CommandResult
 from minislurm.ctld.runner import JobBody, SimulatedRunner
 from minislurm.job import Allocation, JobRecord
-from minislurm.plots import UIREVISION
+from minislurm.sim.cluster import Cluster, CommandResult
+from minislurm.sim.plots import UIREVISION
 from minislurm.slurmd.context import JobContext
 from minislurm.slurmd.env import batch_environment
 from minislurm.states import JobState

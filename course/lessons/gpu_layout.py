@@ -26,14 +26,14 @@ import plotly.graph_objects as go
 
 from course.i18n import N_, t, widget_lang
 from course.lessons.script_builder import plotly_output
-from minislurm.cluster import Cluster
+from minislurm.common.hostlist import compress
 from minislurm.ctld.step_mgr import plan_step
 from minislurm.errors import Errno, SlurmError
-from minislurm.hostlist import compress
 from minislurm.job import JobRecord
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun
-from minislurm.plots import UIREVISION, colour_map
+from minislurm.sim.cluster import Cluster
+from minislurm.sim.plots import UIREVISION, colour_map
 from minislurm.slurmd.context import StepContext, job_context
 from minislurm.slurmd.env import batch_environment, step_environments
 from minislurm.states import JobState
@@ -61,7 +61,7 @@ __all__ = [
 #: The command of the comparison jobs (a simulated script without ``sleep`` runs 60 s).
 TRAIN = "srun python train.py"
 
-#: The command of the lab's jobs: 45 simulated minutes (minislurm.simscript reads sleeps).
+#: The command of the lab's jobs: 45 simulated minutes (minislurm.sim.simscript reads sleeps).
 LAB_COMMAND = "srun sleep 2700"
 
 

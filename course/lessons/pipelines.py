@@ -1,6 +1,6 @@
 """Lesson 2: a sweep as a job array, a pipeline as dependencies, and how to watch both.
 
-Everything runs on minislurm's simulated clock (:class:`minislurm.cluster.Cluster`), with
+Everything runs on minislurm's simulated clock (:class:`minislurm.sim.cluster.Cluster`), with
 the commands and output formats of Slurm 22.05:
 
 * ``sbatch --array=0-7%2`` (``sbatch(1)`` ``-a, --array``; the ``%`` throttle leaves the
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 __all__ = [
     "PIPELINE_SACCT",

@@ -30,15 +30,15 @@ import plotly.io as pio
 
 from course import i18n
 from course.i18n import N_, widget_lang
-from minislurm.accounts import QOS, Association, AssociationSet, AssocKey
-from minislurm.cluster import Cluster
+from minislurm.common.accounts import QOS, Association, AssociationSet, AssocKey
 from minislurm.ctld.accounting import tres_seconds
 from minislurm.job import JobRecord
-from minislurm.plots import PALETTE, UIREVISION
 from minislurm.priority.factors import MultifactorParams, PriorityFactors, PriorityWeights
 from minislurm.priority.fairshare import ShareRow, classic_shares, compute_shares, job_fairshare
 from minislurm.priority.multifactor import MultifactorPriority
 from minislurm.priority.usage import UsageTracker, billable_seconds, rollup
+from minislurm.sim import Cluster
+from minislurm.sim.plots import PALETTE, UIREVISION
 
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep
 

@@ -13,7 +13,7 @@ user's other jobs free enough GPUs.  (On a real cluster the limits apply only wi
 
 from __future__ import annotations
 
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 __all__ = ["QUOTA_SQUEUE", "quota_cluster"]
 

@@ -32,10 +32,10 @@ from functools import lru_cache
 
 import simpy
 
-from minislurm.accounts import AssociationSet, load_associations
-from minislurm.cluster import Cluster
+from minislurm.common.accounts import AssociationSet, load_associations
 from minislurm.conf import SlurmConfig, parse_config
 from minislurm.ctld.lifecycle import REQUEUE_DELAY
+from minislurm.sim import Cluster
 
 from .checkpointing import CheckpointRunner, RunBreakdown
 

@@ -35,12 +35,12 @@ import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from course.i18n import N_, t, widget_lang
-from minislurm.cluster import Cluster
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation
 from minislurm.node import NodeRecord, PartitionRecord
 from minislurm.options.sbatch import parse_sbatch
-from minislurm.plots import PALETTE, UIREVISION
+from minislurm.sim import Cluster
+from minislurm.sim.plots import PALETTE, UIREVISION
 from minislurm.states import JobState
 
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep

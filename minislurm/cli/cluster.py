@@ -1,6 +1,6 @@
 """``python -m minislurm cluster up|status|down [--conf slurm.conf]``: the local cluster.
 
-``up`` starts the controller daemon (`minislurm.slurmctld`, with its node
+``up`` starts the controller daemon (`minislurm.daemon.slurmctld`, with its node
 daemons) in the background and waits until it answers; it picks up the saved
 state (jobs, nodes, accounting) and the jobs that kept running. ``status`` says
 whether it runs. ``down`` shuts the cluster down: running jobs are cancelled
@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from minislurm import rpc
 from minislurm.cli.transport import state_dir
+from minislurm.common import rpc
 from minislurm.errors import ControllerUnavailable, SlurmError
 
 USAGE = "usage: python -m minislurm cluster up|status|down [--conf slurm.conf]"

@@ -13,14 +13,16 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TextIO, TypeVar
 
+from minislurm.cli.identity import process_identity
+from minislurm.common.rpc import CONNECT_HINT
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.options.getopt import GetoptError, HasArg, LongOption, ParsedOption, getopt_long
-from minislurm.options.setters import InfoExit
-from minislurm.rpc import CONNECT_HINT
+from minislurm.options.setters import VERSION, InfoExit
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
@@ -28,8 +30,6 @@ if TYPE_CHECKING:
     from minislurm.options import SbatchInvocation
 
 
-#: What ``-V`` / ``--version`` prints (``print_slurm_version``), without the newline.
-VERSION = "slurm 22.05.8"
 
 
 def _no_controller() -> Controller:
@@ -63,7 +63,15 @@ class Context:
     """Block until the predicate holds (runs the simulated clock, or sleeps on the real one)."""
     job_body: Callable[[SbatchInvocation, Context], JobBody] | None = None
     """What a submitted job does: on the simulated clock its run time and exit
-    code (`minislurm.simscript`), on the real one the process to start."""
+    code (`minislurm.sim.simscript`), on the real one the process to start."""
+    clock: Callable[[], float] = time.time
+    """The command's ``time(NULL)``, epoch seconds: the simulated clock of an
+    embedded `Cluster`, else the wall clock (slurmctld's realtime clock follows it)."""
+
+    def now(self) -> int:
+        """``time(NULL)`` for this command: what ``now`` in ``--begin=now+60``,
+        ``StartTime=now+1hour`` or sacct's default window means (parse_time.c)."""
+        return int(self.clock())
 
     def out(self, text: str) -> None:
         """Write ``text`` (a newline is added when missing) to stdout."""
@@ -76,8 +84,6 @@ class Context:
     @classmethod
     def from_process(cls) -> Context:
         """The context of a command started from a shell, as this user."""
-        from minislurm.cli.transport import process_identity  # C modules only
-
         user, uid, group, gid = process_identity()
         return cls(stdout=sys.stdout, stderr=sys.stderr, env=dict(os.environ),
                    cwd=os.getcwd(), user=user, uid=uid, group=group, gid=gid)

@@ -18,17 +18,17 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from minislurm import hostlist
 from minislurm.cli.common import Context, fail, info_table, option_table, parse_permuted
 from minislurm.cli.format.sacct import LONG_FIELDS, format_sacct, parse_fields
 from minislurm.cli.squeue import job_state_num
 from minislurm.cli.transport import run_command
+from minislurm.common import hostlist
+from minislurm.common.rpc import CONNECT_HINT
+from minislurm.common.timespec import parse_begin
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.getopt import GetoptError, HasArg
-from minislurm.rpc import CONNECT_HINT
 from minislurm.states import JobState
-from minislurm.timespec import parse_begin
 
 PROG = "sacct"
 BRIEF_FIELDS = "jobid,state,exitcode"
@@ -343,7 +343,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
         controller = ctx.controller()
     except ControllerUnavailable:
         controller = None
-    now = int(controller.now) if controller is not None else int(time.time())
+    now = ctx.now()
     try:
         o = parse_sacct(argv, ctx.env, uid=ctx.uid, now=now)
         if o.info is None:

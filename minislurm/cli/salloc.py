@@ -14,30 +14,35 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from minislurm import rpc
 from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
+from minislurm.common import rpc
 from minislurm.errors import ControllerUnavailable, SlurmError
-from minislurm.options.gres_names import check_gres_names, client_gres_types
+from minislurm.options.gres_names import check_command_gres
+from minislurm.options.model import SallocInvocation
 from minislurm.options.srun import parse_salloc
 
 PROG = "salloc"
 
 
+def parse_invocation(argv: Sequence[str], ctx: Context) -> SallocInvocation | int:
+    """salloc's options as ``ctx`` reads them (its env, directory and clock); an
+    ``int`` is the exit code to return at once."""
+    return parse_or_info(ctx, lambda: parse_salloc(argv, env=ctx.env, cwd=ctx.cwd,
+                                                   now=ctx.now()))
+
+
 def run(argv: Sequence[str], ctx: Context, sock: Path | None = None) -> int:
     """``salloc argv``."""
-    inv = parse_or_info(ctx, lambda: parse_salloc(argv, env=ctx.env, cwd=ctx.cwd))
+    inv = parse_invocation(argv, ctx)
     if isinstance(inv, int):
         return inv
     for line in inv.warnings:
         ctx.err(line)
-    # the command's own GRES check, with slurm.conf as it reads it (gres_names.py)
-    gres_types = client_gres_types(ctx.env)
-    if gres_types is not None:
-        try:
-            check_gres_names(inv.options.gres, gres_types, PROG)
-        except SlurmError as exc:
-            return fail(ctx, exc)
+    try:
+        check_command_gres(inv.options.gres, PROG, ctx.env)
+    except SlurmError as exc:
+        return fail(ctx, exc)
     command = list(inv.command) or [ctx.env.get("SHELL") or "/bin/sh"]
     try:
         sock = sock or socket_path(dict(ctx.env))

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 from minislurm.cli.common import Context, fail
 from minislurm.cli.transport import run_command
+from minislurm.common.rpc import unavailable
+from minislurm.common.timespec import format_timestamp
 from minislurm.ctld.will_run import will_run
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.options import SbatchInvocation
-from minislurm.options.gres_names import check_gres_names, client_gres_types
+from minislurm.options.gres_names import check_command_gres
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.setters import InfoExit
-from minislurm.rpc import unavailable
-from minislurm.timespec import format_timestamp
 
 if TYPE_CHECKING:
     from minislurm.ctld.controller import Controller
@@ -29,26 +29,32 @@ if TYPE_CHECKING:
 PROG = "sbatch"
 
 
-def run(argv: Sequence[str], ctx: Context) -> int:
-    """Run ``sbatch argv`` in ``ctx``; returns the exit code."""
+def parse_invocation(argv: Sequence[str], ctx: Context) -> SbatchInvocation | int:
+    """sbatch's options as ``ctx`` reads them (its env, stdin, directory and clock);
+    an ``int`` is the exit code to return at once (``--help`` and the like: 0)."""
     try:
-        inv = parse_sbatch(argv, env=ctx.env, stdin=ctx.stdin, cwd=ctx.cwd)
+        return parse_sbatch(argv, env=ctx.env, stdin=ctx.stdin, cwd=ctx.cwd, now=ctx.now())
     except InfoExit as info:
         ctx.stdout.write(info.stdout)
         return 0
     except SlurmError as exc:
         return fail(ctx, exc)
+
+
+def run(argv: Sequence[str], ctx: Context) -> int:
+    """Run ``sbatch argv`` in ``ctx``; returns the exit code."""
+    inv = parse_invocation(argv, ctx)
+    if isinstance(inv, int):
+        return inv
     opts = inv.options
     try:
         controller: Controller | None = ctx.controller()
     except ControllerUnavailable:
         controller = None
-    # sbatch's own GRES check, with slurm.conf as this command reads it (gres_names.py)
-    gres_types = (getattr(controller.config, "gres_types", None) if controller is not None
-                  else client_gres_types(ctx.env))
+    # sbatch's own GRES check; in the controller's process, with its slurm.conf
+    served = getattr(controller.config, "gres_types", None) if controller is not None else None
     try:
-        if gres_types is not None:
-            check_gres_names(opts.gres, gres_types, PROG)
+        check_command_gres(opts.gres, PROG, ctx.env, served)
     except SlurmError as exc:
         return fail(ctx, exc)
     if controller is None:

@@ -18,7 +18,6 @@ import signal as _signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from minislurm import hostlist
 from minislurm.cli.common import (
     Context,
     connect,
@@ -29,10 +28,11 @@ from minislurm.cli.common import (
 )
 from minislurm.cli.squeue import job_state_num, known_jobs, pending_tasks
 from minislurm.cli.transport import run_command
+from minislurm.common import hostlist
+from minislurm.common.rpc import unavailable
 from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.getopt import HasArg
-from minislurm.rpc import unavailable
 from minislurm.states import JobState
 
 PROG = "scancel"

@@ -4,12 +4,12 @@
     python -m minislurm simulate --generate 500 --seed 1 --conf slurm.conf --scheduler slurm
 
 A trace (SWF, ``--workload``) or a generated AI-cluster mix (``--generate N --seed S``:
-the first N jobs of ``minislurm.workload.generate``) runs on the cluster of ``--conf``
+the first N jobs of ``minislurm.sim.workload.generate``) runs on the cluster of ``--conf``
 (default: ``$SLURM_CONF``, else the embedded teaching cluster) or on ``--procs N``
-single-processor units (see ``minislurm.simulate``).  ``--out`` writes one CSV row per
+single-processor units (see ``minislurm.sim.simulate``).  ``--out`` writes one CSV row per
 job attempt: ``job_id,workload_id,submit,start,end,wait,procs|nodes,gpus,state`` with
 times in seconds from the trace's start (SWF's convention; empty when the job never
-started).  The metrics of ``minislurm.metrics`` are printed on stdout.
+started).  The metrics of ``minislurm.sim.metrics`` are printed on stdout.
 
 This is not a Slurm command: its options are argparse's.  Every failure (a bad SWF line,
 a missing file, a bad slurm.conf) is one ``simulate: error: ...`` line on stderr and a
@@ -28,10 +28,10 @@ from typing import NoReturn, TextIO
 
 from minislurm.conf import SlurmConfig, load_config
 from minislurm.errors import SlurmError
-from minislurm.metrics import format_summary, job_gpus, job_nodes
-from minislurm.simulate import SCHEDULERS, SimulationResult, simulate
-from minislurm.workload.generator import WorkloadJob, WorkloadSpec, default_kinds, generate
-from minislurm.workload.swf import SWFWorkload, read_swf
+from minislurm.sim.metrics import format_summary, job_gpus, job_nodes
+from minislurm.sim.simulate import SCHEDULERS, SimulationResult, simulate
+from minislurm.sim.workload.generator import WorkloadJob, WorkloadSpec, default_kinds, generate
+from minislurm.sim.workload.swf import SWFWorkload, read_swf
 
 PROG = "simulate"
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from minislurm import hostlist
 from minislurm.cli.common import (
     Context,
     connect,
@@ -23,6 +22,7 @@ from minislurm.cli.common import (
 )
 from minislurm.cli.format.sinfo import format_sinfo, invalid_fields
 from minislurm.cli.transport import run_command
+from minislurm.common import hostlist
 from minislurm.errors import SlurmError
 from minislurm.node import NodeRecord, PartitionRecord
 from minislurm.options.getopt import HasArg

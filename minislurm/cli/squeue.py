@@ -17,7 +17,6 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from minislurm import hostlist
 from minislurm.cli.common import VERSION as VERSION  # scancel, sinfo, ... import it from here
 from minislurm.cli.common import (
     Context,
@@ -36,10 +35,11 @@ from minislurm.cli.format.squeue_steps import (
     select_steps,
 )
 from minislurm.cli.transport import run_command
+from minislurm.common import hostlist
+from minislurm.common.rpc import unavailable
 from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.getopt import HasArg
-from minislurm.rpc import unavailable
 from minislurm.states import JobState
 
 PROG = "squeue"

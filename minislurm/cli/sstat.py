@@ -14,7 +14,7 @@ an unknown job ``sstat: error: couldn't get steps for job 999``, a job without r
 steps ``sstat: error: No steps running for job 7``, a step that is not running
 ``sstat: error: StepId=6.7 not found running.`` (all exit 0).
 
-On the wall clock the numbers come from the processes themselves (`minislurm.jobacct`,
+On the wall clock the numbers come from the processes themselves (`minislurm.common.jobacct`,
 jobacct_gather/linux on /proc). On the simulated clock no process runs: each step shows
 its tasks and nodes with zero usage, what sstat shows of a step before its first poll.
 """
@@ -32,10 +32,10 @@ from minislurm.cli.format.sstat import (
     usage_value,
 )
 from minislurm.cli.transport import run_command
+from minislurm.common.hostlist import expand
+from minislurm.common.jobacct import Extremes, StepStat
 from minislurm.errors import SlurmError
-from minislurm.hostlist import expand
 from minislurm.job import JobRecord, StepRecord
-from minislurm.jobacct import Extremes, StepStat
 from minislurm.options.getopt import GetoptError, HasArg
 from minislurm.states import JobState
 

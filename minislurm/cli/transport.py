@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import sys
 
+from minislurm.cli.identity import process_identity
+
 TYPE_CHECKING = False  # typing itself costs a forwarded command ~5 ms (re, collections)
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
 
     from minislurm.cli.common import Context
 
-#: Largest answer `quick_forward` reads (as `minislurm.rpc.MAX_MESSAGE`).
+#: Largest answer `quick_forward` reads (as `minislurm.common.rpc.MAX_MESSAGE`).
 _MAX_ANSWER = 64 * 1024 * 1024
 #: Seconds sbatch waits for a piped script to show data (see `_read_stdin_if_needed`).
 _STDIN_GRACE = 0.2
@@ -114,7 +116,7 @@ def socket_path(env: dict[str, str] | None = None) -> Path:
 
 def forward(name: str, argv: Sequence[str], ctx: Context, sock: Path) -> dict[str, Any]:
     """Send one command to the controller at ``sock``; returns its answer."""
-    from minislurm import rpc
+    from minislurm.common import rpc
 
     return rpc.call(sock, _request(name, argv, ctx.env, ctx.cwd, ctx.stdin, ctx.user, ctx.uid,
                                    ctx.group, ctx.gid), timeout=None)
@@ -122,7 +124,7 @@ def forward(name: str, argv: Sequence[str], ctx: Context, sock: Path) -> dict[st
 
 def _request(name: str, argv: Sequence[str], env: Any, cwd: str, stdin: str | None,
              user: str, uid: int, group: str, gid: int) -> dict[str, Any]:
-    """The ``command`` request (`minislurm.slurmctld.Slurmctld.command` answers it)."""
+    """The ``command`` request (`minislurm.daemon.slurmctld.Slurmctld.command` answers it)."""
     return {"op": "command", "name": name, "argv": list(argv), "env": dict(env), "cwd": cwd,
             "stdin": stdin, "user": user, "uid": uid, "group": group, "gid": gid}
 
@@ -149,23 +151,6 @@ def _read_stdin_if_needed(name: str, argv: Sequence[str]) -> str | None:
 
 
 # ---- the quick path: C modules only ---------------------------------------------------
-
-def process_identity() -> tuple[str, int, str, int]:
-    """This process's user and group, by name and number (as `Context.from_process`)."""
-    import grp
-    import pwd
-
-    uid, gid = os.getuid(), os.getgid()
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    try:
-        group = grp.getgrgid(gid).gr_name
-    except KeyError:
-        group = str(gid)
-    return user, uid, group, gid
-
 
 def _dumps(value: object) -> str:
     """``json.dumps(value)`` for a request (str, int, bool, None, lists, str-keyed dicts)."""

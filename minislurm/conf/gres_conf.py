@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minislurm import hostlist
+from minislurm.common import hostlist
+from minislurm.common.gres import parse_count
 from minislurm.conf.parse_config import conf_lines, next_pair
 from minislurm.errors import GresError, HostlistError
-from minislurm.gres import parse_count
 
 __all__ = ["GresConfLine", "parse_gres_conf"]
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from minislurm import hostlist
+from minislurm.common import hostlist
+from minislurm.common.gres import INVALID_GRES, NodeGres, parse_node_gres
 from minislurm.conf.gres_conf import parse_gres_conf
 from minislurm.conf.parse_config import ConfLine, Rejected
 from minislurm.conf.records import NodeConfig
 from minislurm.conf.tables import NODE_STATES
 from minislurm.errors import GresError, HostlistError
-from minislurm.gres import INVALID_GRES, NodeGres, parse_node_gres
 
 __all__ = ["build_nodes", "merge_gres"]
 

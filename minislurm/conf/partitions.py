@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from minislurm import hostlist
+from minislurm.common import hostlist
 from minislurm.conf.parse_config import ConfLine, Rejected, time_str2mins
 from minislurm.conf.records import PartitionConfig
 from minislurm.conf.tables import INFINITE32, PREEMPT_MODES

@@ -35,8 +35,8 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from minislurm import hostlist
-from minislurm.billing import BillingError, parse_tres_weights
+from minislurm.common import hostlist
+from minislurm.common.billing import BillingError, parse_tres_weights
 from minislurm.conf.cgroup_conf import load_cgroup_conf
 from minislurm.conf.cluster_options import cluster_options
 from minislurm.conf.node_conf import build_nodes, merge_gres

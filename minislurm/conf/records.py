@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from minislurm import hostlist
-from minislurm.billing import TresWeights
+from minislurm.common import hostlist
+from minislurm.common.billing import TresWeights
+from minislurm.common.gres import NodeGres
 from minislurm.conf.cgroup_conf import CgroupConfig
 from minislurm.conf.tables import DEFAULT_SLURMD_PORT
-from minislurm.gres import NodeGres
 
 __all__ = [
     "NodeConfig", "PartitionConfig", "PriorityConfig", "SchedulerParameters", "SlurmConfig",

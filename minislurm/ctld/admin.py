@@ -14,8 +14,8 @@ import random
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from minislurm.common.hostlist import expand
 from minislurm.errors import SlurmError
-from minislurm.hostlist import expand
 from minislurm.states import JobState, Reason
 
 from . import lifecycle

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import simpy
 
-from minislurm.billing import billable_tres
+from minislurm.common.billing import billable_tres
 from minislurm.job import Allocation, JobRecord, StepRecord
 from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
 from minislurm.priority.basic import BasicPriority
@@ -231,7 +231,7 @@ class Controller(SubmitMixin, AdminMixin, UpdateMixin, LoopsMixin, EligibilityMi
     def _load_qos(associations: object | None) -> dict[str, object]:
         qos = {q.name: q for q in getattr(associations, "qos", ())} if associations else {}
         if "normal" not in qos:
-            from minislurm.accounts import QOS
+            from minislurm.common.accounts import QOS
             qos["normal"] = QOS(name="normal")
         return qos
 

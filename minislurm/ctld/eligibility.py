@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from minislurm.hostlist import compress
+from minislurm.common.hostlist import compress
 from minislurm.job import Allocation
 from minislurm.select.cons_tres import config_mask, select
 from minislurm.select.table import BoolArray, NodeTable

@@ -14,12 +14,12 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from minislurm.billing import TresWeights, billable_tres
-from minislurm.hostlist import compress
+from minislurm.common.billing import TresWeights, billable_tres
+from minislurm.common.hostlist import compress
+from minislurm.common.timespec import time_limit_secs
 from minislurm.job import Allocation, JobRecord, StepRecord
 from minislurm.select.cons_tres import ResourceRequest
 from minislurm.states import JobState, Reason
-from minislurm.timespec import time_limit_secs
 
 from .runner import JobBody
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from minislurm.common.timespec import UINT32, time_limit_secs
 from minislurm.errors import SlurmError
 from minislurm.states import JobState, Reason
-from minislurm.timespec import UINT32, time_limit_secs
 
 from . import lifecycle
 from .job_mgr import Job

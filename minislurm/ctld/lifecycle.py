@@ -28,10 +28,10 @@ import weakref
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from minislurm.hostlist import compress, expand
+from minislurm.common.hostlist import compress, expand
+from minislurm.common.timespec import is_negative_limit, time_limit_secs
 from minislurm.job import Allocation
 from minislurm.states import LAUNCH_FAILED_STATUS, JobState, Reason
-from minislurm.timespec import is_negative_limit, time_limit_secs
 
 from .accounting import batch_step
 from .job_mgr import Job

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from minislurm.common.jobarray import format_indices
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation
-from minislurm.jobarray import format_indices
 from minislurm.node import NodeRecord
 from minislurm.select.table import NodeTable
 from minislurm.states import NodeBase, NodeFlag, NodeState

@@ -2,7 +2,7 @@
 
 On the wall clock a script's ``srun`` asks slurmctld for a step (`step_service`) and
 sacct lists it when it ends.  On the simulated clock no script runs, so
-`minislurm.simscript` reads the ``srun`` lines of the script (``JobBody.steps``, `SimStep`:
+`minislurm.sim.simscript` reads the ``srun`` lines of the script (``JobBody.steps``, `SimStep`:
 when each starts after the job, how long it sleeps, srun's arguments) and this module plays
 them: each step is planned inside the job's allocation as srun would get it
 (`step_mgr.plan_step`), shows ``RUNNING`` from its start and ``COMPLETED`` at its end.
@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from minislurm.common.hostlist import compress
 from minislurm.ctld.runner import SimStep
 from minislurm.ctld.step_mgr import plan_step
 from minislurm.errors import SlurmError
-from minislurm.hostlist import compress
 from minislurm.job import Allocation, StepRecord
 from minislurm.options.srun import parse_srun
 from minislurm.states import JobState

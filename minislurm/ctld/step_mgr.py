@@ -34,10 +34,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from minislurm.common.hostlist import expand
+from minislurm.common.layout import TaskLayout, default_step_distribution, distribute
 from minislurm.errors import SlurmError
-from minislurm.hostlist import expand
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.layout import TaskLayout, default_step_distribution, distribute
 from minislurm.options import JobOptions
 from minislurm.select.gpu_shares import job_gpu_shares
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from minislurm.common.hostlist import compress
 from minislurm.conf import SlurmConfig
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.lifecycle import next_limit_check
 from minislurm.ctld.step_mgr import NODES_BUSY, StepBusy, StepIdUsed, StepUse, plan_step
 from minislurm.errors import SlurmError
-from minislurm.hostlist import compress
 from minislurm.job import StepRecord
 from minislurm.options.srun import parse_salloc, parse_srun
 from minislurm.slurmd.context import StepContext

@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from minislurm.common.gres import parse_gres_request
+from minislurm.common.hostlist import expand
+from minislurm.common.timespec import INVALID_TIME
 from minislurm.errors import GresError, HostlistError, SlurmError, SubmitError
-from minislurm.gres import parse_gres_request
-from minislurm.hostlist import expand
 from minislurm.options import JobOptions
 from minislurm.select.cons_tres import ResourceRequest, config_mask, spread_node_estimate
 from minislurm.select.table import NodeTable
 from minislurm.states import Reason
-from minislurm.timespec import INVALID_TIME
 
 from .job_mgr import DepItem
 
@@ -309,9 +309,9 @@ def parse_dependencies(text: str, prog: str) -> tuple[tuple[DepItem, ...], bool]
 def parse_array_indices(
     text: str, max_array_size: int, prog: str
 ) -> tuple[list[int], int | None]:
-    """``--array`` via ``minislurm.jobarray.parse_array`` (``Invalid job array specification``)."""
+    """``--array`` via ``common.jobarray.parse_array`` (``Invalid job array specification``)."""
     try:
-        from minislurm.jobarray import parse_array
+        from minislurm.common.jobarray import parse_array
     except ImportError:  # pragma: no cover - the module is another engineer's
         raise reject(prog, INVALID_ARRAY) from None
     parse: Callable[..., Any] = parse_array

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from minislurm.hostlist import compress
+from minislurm.common.hostlist import compress
 from minislurm.job import Allocation
 from minislurm.options import JobOptions
 from minislurm.select.cons_tres import ResourceRequest, select

@@ -57,6 +57,20 @@ def check_gres_names(gres: str | None, gres_types: Sequence[str], prog: str) -> 
         raise GresError(f"{prog}: error: {Errno.ESLURM_INVALID_GRES_TYPE}")
 
 
+def check_command_gres(gres: str | None, prog: str, env: Mapping[str, str],
+                       gres_types: Sequence[str] | None = None) -> None:
+    """The GRES check sbatch, srun and salloc make before contacting slurmctld.
+
+    ``gres_types`` is ``GresTypes`` when the caller already holds the configuration
+    (sbatch answered by a running controller); otherwise the command reads slurm.conf
+    as Slurm's would (`client_gres_types` of ``env``), and when it cannot be read the
+    check is left to the controller.  Raises `GresError` like `check_gres_names`.
+    """
+    types = gres_types if gres_types is not None else client_gres_types(env)
+    if types is not None:
+        check_gres_names(gres, types, prog)
+
+
 def client_gres_types(env: Mapping[str, str]) -> tuple[str, ...] | None:
     """``GresTypes`` as a command reads slurm.conf: ``$SLURM_CONF`` of ``env``, else the
     embedded default; None when it cannot be read (the controller will say why)."""

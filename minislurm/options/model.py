@@ -12,8 +12,8 @@ kept as the text the user gave (``--array``, ``--dependency``, ``--gres``,
 ``--gpus*``, ``--partition``, ``--nodelist``...), because a bad one must be
 *accepted* by the front end and rejected at submission with exit code 1
 (see captures b_sbatch_errors 11, 13, 34, 38): parse them with
-`minislurm.jobarray.parse_array`, `minislurm.dependency.parse_dependency`,
-`minislurm.gres.parse_gres_request`, `minislurm.hostlist.expand`.
+`minislurm.common.jobarray.parse_array`, `minislurm.dependency.parse_dependency`,
+`minislurm.common.gres.parse_gres_request`, `minislurm.common.hostlist.expand`.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class JobOptions:
     time_limit: int | None = None
     """``-t/--time`` in minutes; ``None`` = UNLIMITED *when* `time_limit_set`; a
     negative value is accepted and stored as slurmctld stores it, wrapped around 2**32
-    (`minislurm.timespec.parse_time_limit`)."""
+    (`minislurm.common.timespec.parse_time_limit`)."""
     time_limit_set: bool = False
     """Whether ``-t/--time`` (or ``SBATCH_TIMELIMIT``...) was given at all: Slurm's
     NO_VAL (use the partition's DefaultTime) vs INFINITE."""
@@ -136,7 +136,7 @@ class JobOptions:
     """``-d/--dependency`` text as given; parse with
     `minislurm.dependency.parse_dependency` (slurmctld rejects bad ones)."""
     array: str | None = None
-    """``-a/--array`` text as given; parse with `minislurm.jobarray.parse_array`
+    """``-a/--array`` text as given; parse with `minislurm.common.jobarray.parse_array`
     (slurmctld rejects bad ones)."""
     requeue: bool | None = None
     """``--requeue`` (True) / ``--no-requeue`` (False)."""

@@ -23,7 +23,7 @@ import posixpath
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from minislurm import hostlist
+from minislurm.common import hostlist
 from minislurm.errors import HostlistError, OptionError, SbatchError
 from minislurm.options import values as V
 from minislurm.options.builder import CLI, SCRIPT, OptionBuilder

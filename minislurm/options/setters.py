@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from minislurm import timespec
+from minislurm import SLURM_VERSION
+from minislurm.common import timespec
 from minislurm.errors import OptionError
 from minislurm.options import values as V
 from minislurm.options.builder import OptionBuilder
@@ -28,7 +29,8 @@ class InfoExit(Exception):
         self.exit_code = 0
 
 
-VERSION = "slurm 22.05.8"
+#: What ``-V``/``--version`` prints (``print_slurm_version``), without the newline.
+VERSION = f"slurm {SLURM_VERSION}"
 
 
 # --- setter factories ---------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from minislurm.accounts import AssociationSet
+from minislurm.common.accounts import AssociationSet
 from minislurm.errors import ConfigError
 from minislurm.priority.basic import BasicPriority
 from minislurm.priority.factors import ClusterView, MultifactorParams, PriorityFactors

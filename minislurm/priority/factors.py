@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from minislurm.billing import billable_tres
+from minislurm.common.billing import billable_tres
 from minislurm.errors import ConfigError
 
 #: Priority 0 is a held job; Slurm caps priorities at 32 bits.

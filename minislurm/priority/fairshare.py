@@ -37,7 +37,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from minislurm.accounts import ROOT, USE_PARENT, Association, AssociationSet, AssocKey
+from minislurm.common.accounts import ROOT, USE_PARENT, Association, AssociationSet, AssocKey
 
 
 @dataclass(frozen=True, slots=True)

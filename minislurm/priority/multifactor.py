@@ -23,7 +23,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from minislurm.accounts import AssociationSet, AssocKey, flat_associations
+from minislurm.common.accounts import AssociationSet, AssocKey, flat_associations
 from minislurm.priority.factors import (
     INFINITE,
     MAX_PRIORITY,

@@ -24,7 +24,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from minislurm.accounts import AssocKey
+from minislurm.common.accounts import AssocKey
 from minislurm.priority.factors import MAX_PRIORITY, TRES_ORDER, PriorityFactors, PriorityWeights
 from minislurm.priority.fairshare import ShareRow
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
-from minislurm.accounts import AssociationSet, AssocKey
+from minislurm.common.accounts import AssociationSet, AssocKey
 from minislurm.errors import ConfigError
 
 #: Values of ``PriorityUsageResetPeriod``.

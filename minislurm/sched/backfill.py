@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minislurm.hostlist import compress
+from minislurm.common.hostlist import compress
 from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext
 from minislurm.sched.node_space import FitKey, NodeSpaceMap, fit_key, fit_now

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from minislurm.layout import TaskLayout
+from minislurm.common.layout import TaskLayout
 
 if TYPE_CHECKING:  # only the attributes are read: no import-time coupling to the parser
     from minislurm.options.model import JobOptions

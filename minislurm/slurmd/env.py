@@ -25,15 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from minislurm.hostlist import compress
-from minislurm.job import Allocation
-from minislurm.layout import (
+from minislurm.common.hostlist import compress
+from minislurm.common.layout import (
     default_batch_ntasks,
     default_step_distribution,
     distribute,
     distribution_base,
     tasks_per_node_string,
 )
+from minislurm.job import Allocation
 from minislurm.slurmd.context import JobContext, StepContext
 from minislurm.slurmd.gpu import bind_task_gpus, gpu_environment, task_gpu_environment
 

@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from minislurm.common.timespec import format_timestamp
 from minislurm.slurmd.execve import (
     exec_error_message,
     resolve_command,
@@ -57,7 +58,6 @@ from minislurm.slurmd.stdio import (
 )
 from minislurm.slurmd.tasks import StepIdentity, TaskResult, TaskSpec
 from minislurm.states import LAUNCH_FAILED_STATUS
-from minislurm.timespec import format_timestamp
 
 __all__ = [
     "DUE_TO",

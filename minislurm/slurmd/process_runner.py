@@ -30,11 +30,11 @@ from typing import Any
 
 import simpy
 
+from minislurm.common.jobacct import EXIT_POLL, JobAcctGather, gather_frequency
+from minislurm.common.jobarray import parse_array
 from minislurm.conf import SlurmConfig
 from minislurm.ctld.runner import JobBody
 from minislurm.job import Allocation, JobRecord
-from minislurm.jobacct import EXIT_POLL, JobAcctGather, gather_frequency
-from minislurm.jobarray import parse_array
 from minislurm.options import JobOptions
 from minislurm.slurmd.context import ArrayContext, JobContext, job_context, working_cluster
 from minislurm.slurmd.env import exported_environment

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from minislurm import rpc
+from minislurm.common import rpc
 from minislurm.errors import SlurmError
 from minislurm.slurmd.launch import RunningStep, launch_step
 from minislurm.slurmd.spool import process_start_ticks, read_json, write_json

@@ -1,7 +1,7 @@
 """Standard streams of tasks: ``-o/--output``, ``-e/--error``, ``-i/--input``,
 ``--open-mode`` and ``srun -l/--label`` (slurmstepd's ``io.c``).
 
-* Patterns are expanded per task (`minislurm.filenames.expand_pattern`):
+* Patterns are expanded per task (`minislurm.common.filenames.expand_pattern`):
   ``-o task%t.env`` gives one file per task (capture a1 03); a relative path is
   relative to the job's working directory.
 * ``--open-mode=truncate`` (default) or ``append``; a path shared by several
@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from minislurm.common.filenames import expand_pattern
 from minislurm.errors import Errno
-from minislurm.filenames import expand_pattern
 from minislurm.slurmd.execve import stepd_error
 from minislurm.slurmd.tasks import StepIdentity, TaskSpec
 

@@ -2,7 +2,7 @@
 
 This is the glue a node daemon calls; it only combines the pieces:
 the environment (`minislurm.slurmd.env`), the layout of the step's tasks
-(`minislurm.layout`) and the launcher (`minislurm.slurmd.launch`).
+(`minislurm.common.layout`) and the launcher (`minislurm.slurmd.launch`).
 
 * `start_batch_job` is ``REQUEST_BATCH_JOB_LAUNCH``: the script is spooled
   (``job%05u/slurm_script``), run on the job's first node in the job's working
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from minislurm.filenames import default_output_pattern
+from minislurm.common.filenames import default_output_pattern
 from minislurm.job import Allocation
 from minislurm.slurmd.context import JobContext, StepContext
 from minislurm.slurmd.env import batch_environment, step_task_environment

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from minislurm import rpc
+from minislurm.common import rpc
 from minislurm.errors import SlurmError
 from minislurm.slurmd.spool import JobSpool, process_start_ticks, read_json, write_json
 

@@ -18,46 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from quizzes.errors import BankError
 from quizzes.exhibit import Exhibit, parse_exhibit
 from quizzes.i18n import Msg
 from quizzes.template import fill, placeholders
+from quizzes.where import Where
 
-__all__ = ["Common", "Outcome", "Presented", "Where", "as_text", "fill", "hashes",
+__all__ = ["Common", "Outcome", "Presented", "as_text", "fill", "hashes",
            "placeholders", "string_list", "variant_table", "with_extras"]
-
-@dataclass(frozen=True, slots=True)
-class Where:
-    """Location used in validation messages: ``file: item 'id': field 'x': problem``."""
-
-    file: str
-    item_id: str = "?"
-
-    def error(self, fieldname: str, problem: str) -> BankError:
-        return BankError(f"{self.file}: item '{self.item_id}': field '{fieldname}': {problem}")
-
-    def require(self, raw: Mapping[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
-        if name not in raw:
-            raise self.error(name, "is required")
-        value = raw[name]
-        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-            raise self.error(name, f"must be {_kind_name(kind)}, got {type(value).__name__}")
-        return value
-
-    def optional(
-        self, raw: Mapping[str, Any], name: str, kind: type | tuple[type, ...], default: Any
-    ) -> Any:
-        if name not in raw or raw[name] is None:
-            return default
-        return self.require(raw, name, kind)
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {str: "a string", int: "an integer", float: "a number", list: "a list",
-             dict: "a mapping", bool: "true or false"}
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
-
 
 @dataclass(frozen=True, slots=True)
 class Common:

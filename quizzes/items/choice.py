@@ -23,12 +23,12 @@ from quizzes.items.base import (
     Common,
     Outcome,
     Presented,
-    Where,
     fill,
     hashes,
     variant_table,
     with_extras,
 )
+from quizzes.where import Where
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill
+from quizzes.items.base import Common, Outcome, Presented, as_text, fill
+from quizzes.where import Where
 
 
 @dataclass(frozen=True, slots=True)

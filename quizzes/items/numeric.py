@@ -28,13 +28,13 @@ from quizzes.items.base import (
     Common,
     Outcome,
     Presented,
-    Where,
     as_text,
     fill,
     variant_table,
     with_extras,
 )
 from quizzes.items.units import comma_problem, parse_quantity
+from quizzes.where import Where
 
 MAX_CELLS = 128  # rel 0.9999 needs 115 log cells; abs always 9
 

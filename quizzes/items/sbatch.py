@@ -28,12 +28,12 @@ from quizzes.items.base import (
     Common,
     Outcome,
     Presented,
-    Where,
     as_text,
     fill,
     variant_table,
     with_extras,
 )
+from quizzes.where import Where
 
 MAX_ANSWER = 4000
 _CWD = "/home/learner"

@@ -2,7 +2,7 @@
 
 The bank holds a small scenario (jobs with their sbatch options, submit times
 and run times) and a question; nobody types the answer.  At grading time a
-:class:`ScenarioRunner` (by default :class:`quizzes.simulate.ControllerRunner`,
+:class:`quizzes.simulate.ScenarioRunner` (by default its :class:`ControllerRunner`,
 minislurm's slurmctld under a SimPy clock) plays the scenario and the learner's
 answer is compared with what the controller did.  Questions:
 
@@ -17,63 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 from quizzes.i18n import M, Msg
-from quizzes.items.base import Common, Outcome, Presented, Where, as_text, fill, with_extras
+from quizzes.items.base import Common, Outcome, Presented, as_text, fill, with_extras
 from quizzes.items.units import parse_quantity
+from quizzes.simulate import ControllerRunner, Scenario, ScenarioJob, ScenarioRunner
+from quizzes.where import Where
 
 ASKS = ("next_start", "start_time", "pending_reason")
-
-
-@dataclass(frozen=True, slots=True)
-class ScenarioJob:
-    """One job of a scenario: submitted at ``submit`` s, runs ``runtime`` s once started."""
-
-    name: str
-    argv: tuple[str, ...]
-    submit: int
-    runtime: int
-
-
-@dataclass(frozen=True, slots=True)
-class Scenario:
-    """Jobs plus the instants at which pending reasons are observed (seconds)."""
-
-    jobs: tuple[ScenarioJob, ...]
-    observe_at: tuple[int, ...] = ()
-    horizon: int = 86400
-
-
-@dataclass(frozen=True, slots=True)
-class ScenarioResult:
-    """What the controller did: start time per job and pending reasons at instants."""
-
-    start_times: tuple[tuple[str, int | None], ...]
-    reasons: tuple[tuple[int, str, str], ...]  # (at, job name, reason) for pending jobs
-
-    def start_of(self, name: str) -> int | None:
-        return dict(self.start_times).get(name)
-
-    def reason_of(self, name: str, at: int) -> str | None:
-        for when, job, reason in self.reasons:
-            if when == at and job == name:
-                return reason
-        return None
-
-    def next_starts(self, at: int) -> tuple[str, ...]:
-        """Names of the jobs with the earliest start strictly after ``at``."""
-        later = [(t, n) for n, t in self.start_times if t is not None and t > at]
-        if not later:
-            return ()
-        first = min(t for t, _ in later)
-        return tuple(sorted(n for t, n in later if t == first))
-
-
-class ScenarioRunner(Protocol):
-    """Plays a scenario and reports what happened (the simulator interface)."""
-
-    def run(self, scenario: Scenario) -> ScenarioResult: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +120,4 @@ class SchedulerItem:
 @lru_cache(maxsize=1)
 def default_runner() -> ScenarioRunner:
     """The minislurm controller runner (one per process, so its cache is shared)."""
-    from quizzes.simulate import ControllerRunner
-
     return ControllerRunner()

@@ -21,13 +21,13 @@ from quizzes.items.base import (
     Common,
     Outcome,
     Presented,
-    Where,
     as_text,
     fill,
     hashes,
     variant_table,
     with_extras,
 )
+from quizzes.where import Where
 
 _SPACE = re.compile(r"\s+")
 

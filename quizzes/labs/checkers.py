@@ -16,10 +16,10 @@ import os
 import re
 from collections.abc import Callable
 
-from minislurm.filenames import expand_pattern
+from minislurm.common.filenames import expand_pattern
+from minislurm.common.timespec import format_time_limit_hms
 from minislurm.job import JobRecord
 from minislurm.states import JobState
-from minislurm.timespec import format_time_limit_hms
 from quizzes.labs.model import Verdict
 from quizzes.labs.runner import SUBMITTED, JobFacts, Trial
 

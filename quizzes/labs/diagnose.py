@@ -1,6 +1,6 @@
 """Diagnose labs: read minislurm's own output for a scenario and say what happened.
 
-Each scenario is played on a fresh `minislurm.cluster.Cluster` on the simulated
+Each scenario is played on a fresh `minislurm.sim.cluster.Cluster` on the simulated
 clock; the learner sees what ``squeue``, ``sprio``, ``squeue --start`` or ``sacct``
 print for it (the `Exhibit`), and answers in a word or a sentence.  The answer is
 graded against what minislurm itself reports for that scenario (the pending
@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from minislurm.cluster import Cluster
-from minislurm.timespec import format_timestamp
+from minislurm.common.timespec import format_timestamp
+from minislurm.sim import Cluster
 from quizzes.labs.model import Verdict
 
 

@@ -1,6 +1,6 @@
 """Playing a lab answer on a fresh minislurm cluster, on the simulated clock.
 
-`play` makes a new `minislurm.cluster.Cluster` whose working directory is a
+`play` makes a new `minislurm.sim.cluster.Cluster` whose working directory is a
 scratch folder holding the lab's starting files and the learner's file, runs
 the answer there (a batch script is submitted as ``sbatch <file>``; command
 lines go through the interpreted shell of `quizzes.labs.shell`), lets the clock
@@ -16,7 +16,7 @@ run, injects the lab's event, and records **what Slurm did** in a `Trial`:
   `course.ddp.wiring` from them).
 
 Nothing the learner wrote runs as a process: scripts are read by
-`minislurm.simscript` (their ``sleep``/``srun``/``exit`` lines), snippets by the
+`minislurm.sim.simscript` (their ``sleep``/``srun``/``exit`` lines), snippets by the
 interpreter.  Limits keep a hostile answer small (`LabLimit`): the answer's
 size, array tasks, ``srun`` lines, commands; the clock never runs past the lab's
 horizon.
@@ -35,13 +35,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from minislurm.accounts import AssociationSet, load_associations
-from minislurm.cluster import Cluster
+from minislurm.common.accounts import AssociationSet, load_associations
 from minislurm.conf import SlurmConfig, default_config
 from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options import JobOptions, SbatchInvocation
-from minislurm.simscript import script_body
+from minislurm.sim import Cluster
+from minislurm.sim.simscript import script_body
 from quizzes.labs.model import MAX_ANSWER_BYTES, Lab
 from quizzes.labs.shell import Interpreter, ShellError
 
@@ -204,7 +204,7 @@ def _array_tasks(options: JobOptions) -> int:
     spec = getattr(options, "array", None)
     if not spec:
         return 0
-    from minislurm.jobarray import parse_array
+    from minislurm.common.jobarray import parse_array
 
     try:
         return len(parse_array(str(spec)).indices)

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from minislurm import SLURM_VERSION
 from minislurm.node import NodeRecord
-
-#: The Slurm version minislurm mirrors (``Version=`` / ``sinfo %v``).
-SLURM_VERSION = "22.05.8"
 
 
 @dataclass(frozen=True, slots=True)

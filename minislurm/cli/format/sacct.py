@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from minislurm.cli.format.fields import eligible_time, mem_unit, tres_string
 from minislurm.cli.format.sstat import FIELD_NAMES as USAGE_FIELDS
 from minislurm.cli.format.sstat import usage_value
+from minislurm.common.timespec import format_elapsed, format_time_limit_hms, format_timestamp
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord, StepRecord
 from minislurm.states import JobState
-from minislurm.timespec import format_elapsed, format_time_limit_hms, format_timestamp
 
 DEFAULT_FIELDS = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode"
 LONG_FIELDS = (
@@ -281,7 +281,7 @@ def format_sacct(
     ``fields`` is ``-o/--format``; ``long`` is ``-l``; ``parsable`` ``-p``,
     ``parsable2`` ``-P``; ``allocations_only`` ``-X`` (no step lines).  Step
     usage statistics (MaxRSS, AveCPU, TRESUsage*, ...) are what jobacct_gather saw of
-    a step's tasks on the wall clock (`minislurm.jobacct`), empty without data.
+    a step's tasks on the wall clock (`minislurm.common.jobacct`), empty without data.
     ``now`` lets ``Elapsed``/``CPUTime`` of running jobs and steps
     count up to the present, as sacct does; without it they count 0.  ``steps_of``:
     records asked for by step (``-j 5.0``; key job id and array task) print only those

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import re
 
-from minislurm import hostlist
 from minislurm.cli.format.fields import eligible_time, mem_unit, tres_string
 from minislurm.cli.format.hostinfo import NodeHost
-from minislurm.job import JobRecord
-from minislurm.jobarray import format_indices
-from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
-from minislurm.states import JobState
-from minislurm.timespec import (
+from minislurm.common import hostlist
+from minislurm.common.jobarray import format_indices
+from minislurm.common.timespec import (
     format_elapsed,
     format_time_limit_hms,
     format_timestamp,
 )
+from minislurm.job import JobRecord
+from minislurm.node import NodeRecord, PartitionRecord, ReservationRecord
+from minislurm.states import JobState
 
 _LINE_END = "\n   "
 

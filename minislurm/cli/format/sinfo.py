@@ -23,7 +23,6 @@ import time as _time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from minislurm import hostlist
 from minislurm.cli.format.fields import (
     MIN_HASH_FIELD_SIZE,
     FieldSpec,
@@ -34,9 +33,10 @@ from minislurm.cli.format.fields import (
 )
 from minislurm.cli.format.fields import print_secs as _secs
 from minislurm.cli.format.hostinfo import NodeHost
+from minislurm.common import hostlist
+from minislurm.common.timespec import format_timestamp
 from minislurm.node import NodeRecord, PartitionRecord
 from minislurm.states import NodeBase, NodeFlag, NodeState
-from minislurm.timespec import format_timestamp
 
 DEFAULT_FORMAT = "%#P %.5a %.10l %.6D %.6t %N"
 LONG_FORMAT = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N"

@@ -28,9 +28,9 @@ from minislurm.cli.format.squeue_order import (
     squeue_sort,
     unpack_arrays,
 )
+from minislurm.common.timespec import format_timestamp, time_limit_secs
 from minislurm.job import JobRecord
 from minislurm.states import JobState
-from minislurm.timespec import format_timestamp, time_limit_secs
 
 #: ``squeue`` (``_print_job`` in squeue.c).
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"

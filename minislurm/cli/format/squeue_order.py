@@ -14,7 +14,7 @@ import bisect
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 
-from minislurm import hostlist
+from minislurm.common import hostlist
 from minislurm.job import JobRecord
 from minislurm.states import JobState
 

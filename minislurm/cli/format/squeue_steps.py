@@ -23,10 +23,10 @@ from minislurm.cli.format.fields import (
     print_secs,
     print_str,
 )
+from minislurm.common.timespec import format_timestamp
 from minislurm.ctld.accounting import batch_step
 from minislurm.job import JobRecord, StepRecord
 from minislurm.states import JobState
-from minislurm.timespec import format_timestamp
 
 STEP_FORMAT = "%.15i %.8j %.9P %.8u %.9M %N"
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from minislurm.common.jobacct import Extremes, StepStat
+from minislurm.common.timespec import format_elapsed
 from minislurm.errors import SlurmError
-from minislurm.jobacct import Extremes, StepStat
-from minislurm.timespec import format_elapsed
 
 __all__ = [
     "DEFAULT_FIELDS",

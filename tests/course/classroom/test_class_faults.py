@@ -18,7 +18,7 @@ pytest.importorskip("jupyterhub", reason="the 'class' extra (jupyterhub) is not 
 
 from course.classroom import deploy
 from course.classroom.harness import RunningClass
-from minislurm import rpc
+from minislurm.common import rpc
 from quizzes.bank import load_banks
 
 pytestmark = pytest.mark.slow

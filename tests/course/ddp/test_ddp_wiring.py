@@ -21,7 +21,7 @@ from course.ddp.wiring import (
     master_port,
     wiring_from_env,
 )
-from minislurm.hostlist import expand
+from minislurm.common.hostlist import expand
 
 
 def no_dns(host: str) -> str:

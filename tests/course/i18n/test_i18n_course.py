@@ -168,7 +168,7 @@ def test_busy_texts_are_messages_formatted_in_the_widgets_language():
 def test_a_lesson_widget_is_portuguese_in_the_pt_br_edition():
     from course.lessons.gpu_layout import FragmentationLab
     from course.lessons.script_builder import ScriptBuilder
-    from minislurm.cluster import Cluster
+    from minislurm.sim import Cluster
 
     lab = FragmentationLab(lang="pt-BR")
     labels = _labels(lab.view)

@@ -168,7 +168,9 @@ def test_the_built_edition_in_the_checkout_is_current():
         en = json.loads(src.read_text(encoding="utf-8"))
         pt = json.loads(nb.read_text(encoding="utf-8"))
         assert [json.dumps(c) for c in pt["cells"] if c["cell_type"] != "markdown"] == \
-            [json.dumps(c) for c in en["cells"] if c["cell_type"] != "markdown"], nb.name
+            [json.dumps(c) for c in en["cells"] if c["cell_type"] != "markdown"], (
+                f"notebooks/pt-BR/{nb.name} is older than the English notebook: "
+                "python -m course build --lang pt-BR --notebooks-only (scripts/course does)")
 
 
 # --- strict nbval of the pt-BR edition ---------------------------------------------------

@@ -32,7 +32,7 @@ from course.lessons.backfill_compare import (
     whatif_jobs,
     whatif_run,
 )
-from minislurm.simulate import SimulationResult, simulate
+from minislurm.sim.simulate import SimulationResult, simulate
 
 
 @pytest.fixture(scope="module")

@@ -57,7 +57,7 @@ def _env(procid: int, localid: int, nodeid: int, node: str) -> dict[str, str]:
             "SLURM_JOB_NODELIST": "gpu[01-02]", "SLURMD_NODENAME": node}
 
 
-# ----- layout (minislurm.layout.distribute) ------------------------------------------
+# ----- layout (minislurm.common.layout.distribute) ------------------------------------------
 @pytest.mark.parametrize(("nodes", "tpn", "dist", "expected"), [
     (2, 2, "block", {"gpu01": [0, 1], "gpu02": [2, 3]}),
     (2, 2, "cyclic", {"gpu01": [0, 2], "gpu02": [1, 3]}),

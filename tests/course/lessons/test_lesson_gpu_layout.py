@@ -20,8 +20,8 @@ from course.lessons.gpu_layout import (
     task_gpus,
     why_pending,
 )
-from minislurm.cluster import Cluster
 from minislurm.errors import SlurmError
+from minislurm.sim import Cluster
 
 
 def test_per_node_and_per_job_requests() -> None:

@@ -12,7 +12,7 @@ from course.lessons.pipelines import (
     submit_sweep,
     watch,
 )
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 
 def _running(squeue: str) -> list[str]:

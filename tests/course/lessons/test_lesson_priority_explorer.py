@@ -27,7 +27,7 @@ from course.lessons.priority_explorer import (
     rank_queue,
     snapshot_queue,
 )
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,8 @@ from course.lessons.script_builder import (
     submit,
     validate,
 )
-from minislurm.cluster import Cluster
 from minislurm.options.sbatch import parse_sbatch
+from minislurm.sim import Cluster
 
 REFERENCE = Path("/work/shared/slurm-reference/a3_sbatch_env_cpus_per_task")
 

@@ -5,7 +5,7 @@ its request leaves (`minislurm.cli.transport.quick_forward`); the state director
 found without parsing slurm.conf (`quick_state_dir`, which must agree with the full
 parser on every configuration we ship or capture); site-packages come back as soon as
 a command needs one of them (`minislurm.__main__.LateSite`). The daemon here is a
-stand-in `minislurm.rpc.Server` answering like slurmctld does, so each test sees
+stand-in `minislurm.common.rpc.Server` answering like slurmctld does, so each test sees
 exactly what the command sent and prints; every process has a timeout.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from minislurm import rpc
 from minislurm.cli import transport
+from minislurm.common import rpc
 from minislurm.errors import SlurmError
 
 REPO = Path(__file__).resolve().parents[3]

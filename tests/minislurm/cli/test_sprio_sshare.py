@@ -5,8 +5,8 @@ from __future__ import annotations
 import simpy
 from cli_helpers import SMALL_CONF, make_controller, run, submit
 
-from minislurm.accounts import load_associations
 from minislurm.cli import sprio, sshare
+from minislurm.common.accounts import load_associations
 from minislurm.conf import parse_config
 from minislurm.ctld.controller import Controller
 

@@ -27,8 +27,8 @@ import pytest
 from minicluster import MiniCluster, srun_works
 
 from minislurm.cli.format.sstat import convert_num, usage_value
-from minislurm.cluster import Cluster
-from minislurm.jobacct import TaskUsage, aggregate, gather_frequency, read_task_usage
+from minislurm.common.jobacct import TaskUsage, aggregate, gather_frequency, read_task_usage
+from minislurm.sim import Cluster
 
 #: ``sstat -j J`` header of real 22.05.8 (the default STAT_FIELDS).
 REAL_HEADER = (

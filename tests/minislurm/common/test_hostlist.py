@@ -18,8 +18,8 @@ from captures import cases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from minislurm.common.hostlist import compress, expand, ranged
 from minislurm.errors import HostlistError
-from minislurm.hostlist import compress, expand, ranged
 
 # ---- the captures ---------------------------------------------------------------------------
 

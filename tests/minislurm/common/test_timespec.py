@@ -1,4 +1,4 @@
-"""Slurm's time formats (src/common/parse_time.c) as minislurm.timespec mirrors them."""
+"""Slurm's time formats (src/common/parse_time.c) as minislurm.common.timespec mirrors them."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import calendar
 
 import pytest
 
-from minislurm.errors import OptionError
-from minislurm.timespec import (
+from minislurm.common.timespec import (
     INVALID_TIME,
     format_elapsed,
     format_time_limit,
@@ -16,6 +15,7 @@ from minislurm.timespec import (
     parse_begin,
     parse_time_limit,
 )
+from minislurm.errors import OptionError
 
 # 2026-01-05T08:00:00 UTC, a Monday: the simulator's default epoch.
 NOW = 1767600000

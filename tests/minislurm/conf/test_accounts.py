@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.accounts import (
+from minislurm.common.accounts import (
     DEFAULT_ASSOCIATIONS,
     ROOT,
     USE_PARENT,

@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 from captures import capture_root, load_case
 
-from minislurm.conf import parse_gres_conf
-from minislurm.errors import GresError
-from minislurm.gres import (
+from minislurm.common.gres import (
     INVALID_GRES,
     GresRequest,
     NodeGres,
     parse_gres_request,
     parse_node_gres,
 )
+from minislurm.conf import parse_gres_conf
+from minislurm.errors import GresError
 
 # ---- --gres ---------------------------------------------------------------------------------
 

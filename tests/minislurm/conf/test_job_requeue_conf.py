@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.cluster import Cluster
 from minislurm.conf import load_config
+from minislurm.sim import Cluster
 
 ETC = Path(__file__).resolve().parents[3] / "minislurm" / "etc"
 

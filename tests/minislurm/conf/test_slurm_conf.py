@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from captures import capture_root
 
+from minislurm.common.gres import NodeGres
 from minislurm.conf import (
     NodeConfig,
     PartitionConfig,
@@ -27,7 +28,6 @@ from minislurm.conf import (
     time_str2mins,
 )
 from minislurm.errors import ConfigError
-from minislurm.gres import NodeGres
 
 HEAD = "ClusterName=test\nSlurmctldHost=localhost\n"
 FATAL = "fatal: Unable to process configuration file"
@@ -838,7 +838,7 @@ def test_reference_partitions_and_node_match_scontrol_show() -> None:
     """c2_formats_and_reasons/00: ``scontrol show partition`` and ``show node n1``."""
     from captures import load_case
 
-    from minislurm.hostlist import compress
+    from minislurm.common.hostlist import compress
 
     root = capture_root()
     assert root is not None

@@ -36,7 +36,7 @@ def test_usage_adds_up_to_allocated_times_elapsed() -> None:
 
 
 def test_preemption_of_a_scavenger_qos() -> None:
-    from minislurm.accounts import QOS
+    from minislurm.common.accounts import QOS
 
     for mode, expect in (("requeue", JobState.PENDING), ("cancel", JobState.PREEMPTED)):
         ctl = ref_controller("PreemptType=preempt/qos\nPreemptMode=REQUEUE\n")

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from ctld_helpers import ref_controller, sub
 
-from minislurm.cluster import Cluster
 from minislurm.ctld import JobBody
 from minislurm.errors import SlurmError
 from minislurm.options import JobOptions
+from minislurm.sim import Cluster
 from minislurm.states import JobState, Reason
 
 

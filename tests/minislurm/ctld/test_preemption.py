@@ -122,7 +122,7 @@ def _check(seen: dict[str, object], mode: str, *, real: bool = False) -> None:
 
 
 def _mini(folder: Path, mode: str, sched: str = ""):  # type: ignore[no-untyped-def]
-    from minislurm.cluster import Cluster
+    from minislurm.sim import Cluster
 
     if not (REF / "slurm.conf").exists():
         pytest.skip("the reference captures are not here")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 ETC = Path(__file__).resolve().parents[3] / "minislurm" / "etc"
 QOS_ERROR = "sbatch: error: Batch job submission failed: Invalid qos specification\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ctld_helpers import sub
 
-from minislurm.accounts import load_associations
+from minislurm.common.accounts import load_associations
 from minislurm.conf import load_config
 from minislurm.ctld import Controller
 from minislurm.states import JobState, Reason

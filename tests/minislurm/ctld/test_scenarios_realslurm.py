@@ -50,7 +50,7 @@ from scenarios import (
     start_order,
 )
 
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 
 # ------------------------------------------------------------------------- backfill

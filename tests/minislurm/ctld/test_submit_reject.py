@@ -16,11 +16,11 @@ import pytest
 from captures import capture_root, load_case
 from ctld_helpers import ref_controller
 
-from minislurm.cluster import Cluster
 from minislurm.ctld import Controller
 from minislurm.ctld.submit import NODE_CONFIG, reject
 from minislurm.errors import SlurmError
 from minislurm.options.sbatch import parse_sbatch
+from minislurm.sim.cluster import Cluster
 from minislurm.states import JobState
 
 

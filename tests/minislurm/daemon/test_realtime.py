@@ -1,4 +1,4 @@
-"""The second clock: `minislurm.realtime` drives one SimPy environment by the wall clock.
+"""The second clock: `minislurm.daemon.realtime` drives one SimPy environment by the wall clock.
 
 These tests show the contract the daemon relies on: ``env.now`` follows the
 clock it is given; ``RealtimeDriver.call`` runs a function with the clock
@@ -17,7 +17,7 @@ from collections.abc import Generator, Iterator
 import pytest
 import simpy
 
-from minislurm.realtime import MAX_SLEEP, RealtimeDriver, realtime_environment
+from minislurm.daemon.realtime import MAX_SLEEP, RealtimeDriver, realtime_environment
 
 
 class FakeClock:

@@ -1,4 +1,4 @@
-"""The wire between the commands and slurmctld (`minislurm.rpc`).
+"""The wire between the commands and slurmctld (`minislurm.common.rpc`).
 
 One JSON object per line on a Unix socket: a request ``{"op": ..., ...}``, an
 answer ``{"ok": true, ...}`` or ``{"ok": false, "error": text, "exit_code": n}``.
@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from minislurm import rpc
+from minislurm.common import rpc
 from minislurm.errors import ControllerUnavailable, SlurmError
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from captures import REF
 
+from minislurm.common.jobarray import ArraySpec, format_indices, format_pending, parse_array
 from minislurm.errors import SubmitError
-from minislurm.jobarray import ArraySpec, format_indices, format_pending, parse_array
 from minislurm.options import sbatch_directives
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.cluster import Cluster
+from minislurm.common.gres import INVALID_GRES
 from minislurm.errors import GRES_TYPE_MIX, GresError
-from minislurm.gres import INVALID_GRES
-from minislurm.options.gres_names import check_gres_names, client_gres_types
+from minislurm.options.gres_names import check_command_gres, check_gres_names, client_gres_types
+from minislurm.sim import Cluster
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,29 @@ def test_sbatch_refuses_before_the_controller_and_uses_no_id() -> None:
     assert refused.stderr == f"sbatch: error: {INVALID_GRES}\n" and refused.returncode == 1
     assert mixed.stderr == f"sbatch: error: {GRES_TYPE_MIX}\n" and mixed.returncode == 1
     assert int(second.stdout) == int(first.stdout) + 1
+
+
+def test_the_one_command_check_reads_slurm_conf_or_takes_the_served_types(
+        tmp_path: Path) -> None:
+    """`check_command_gres`: what sbatch, srun and salloc all call."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("ClusterName=c\nSlurmctldHost=h\nGresTypes=shard\n"
+                    "NodeName=n1 CPUs=2 State=UNKNOWN\nPartitionName=p Nodes=n1 Default=YES\n")
+    env = {"SLURM_CONF": str(conf)}
+    with pytest.raises(GresError) as info:
+        check_command_gres("gpu:1", "srun", env)
+    assert info.value.message == f"srun: error: {INVALID_GRES}"
+    check_command_gres("shard:1", "salloc", env)
+    check_command_gres("gpu:1", "sbatch", env, ("gpu",))  # a controller's own slurm.conf
+    check_command_gres("foo:1", "srun", {"SLURM_CONF": str(conf) + ".missing"})  # slurmctld's
+
+
+@pytest.mark.parametrize("command", ["srun", "salloc"])
+def test_srun_and_salloc_refuse_before_contacting_slurmctld(command: str) -> None:
+    from minislurm.cli import salloc, srun
+    from minislurm.cli.common import Context
+
+    ctx = Context()
+    module = srun if command == "srun" else salloc
+    rc = module.run(["--gres=foo:1", "true"], ctx)
+    assert (rc, ctx.stderr.getvalue()) == (1, f"{command}: error: {INVALID_GRES}\n")

@@ -22,19 +22,19 @@ import pytest
 from ctld_helpers import REF_CONF, ref_controller, sub
 
 from minislurm.cli.format.scontrol import format_scontrol_job
-from minislurm.cluster import Cluster
-from minislurm.conf import parse_config
-from minislurm.ctld import Controller, lifecycle
-from minislurm.errors import SlurmError
-from minislurm.options import JobOptions
-from minislurm.states import JobState, Reason
-from minislurm.timespec import (
+from minislurm.common.timespec import (
     format_time_limit,
     format_time_limit_hms,
     is_negative_limit,
     parse_time_limit,
     time_limit_secs,
 )
+from minislurm.conf import parse_config
+from minislurm.ctld import Controller, lifecycle
+from minislurm.errors import SlurmError
+from minislurm.options import JobOptions
+from minislurm.sim import Cluster
+from minislurm.states import JobState, Reason
 
 UNLIMITED_GPU = REF_CONF.replace(
     "PartitionName=gpu Nodes=n[1-4] MaxTime=02:00:00",

@@ -22,9 +22,9 @@ import shlex
 import pytest
 from captures import REF
 
+from minislurm.common.timespec import format_time_limit
 from minislurm.errors import SlurmError
 from minislurm.options import SbatchInvocation, parse_sbatch, parse_srun
-from minislurm.timespec import format_time_limit
 
 pytestmark = pytest.mark.skipif(not REF.is_dir(), reason=f"captures not found at {REF}")
 
@@ -76,7 +76,7 @@ def _invoke(folder: str, name: str) -> tuple[int, str, object]:
 SUBMISSION_CHECKS = ("submission failed", "Unable to allocate",
                      # sbatch checks --gres while building the job description
                      # (gres_job_state_validate); minislurm does it at submission
-                     # with minislurm.gres.parse_gres_request.
+                     # with minislurm.common.gres.parse_gres_request.
                      "Invalid generic resource")
 
 

@@ -7,13 +7,13 @@ import contextlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minislurm.common.filenames import expand_pattern
+from minislurm.common.jobarray import parse_array
+from minislurm.common.timespec import parse_begin, parse_time_limit
 from minislurm.dependency import parse_dependency
 from minislurm.errors import SlurmError
-from minislurm.filenames import expand_pattern
-from minislurm.jobarray import parse_array
 from minislurm.options import InfoExit, parse_salloc, parse_sbatch, parse_srun
 from minislurm.options.table import OPTIONS
-from minislurm.timespec import parse_begin, parse_time_limit
 
 NAMES = sorted({o.name for o in OPTIONS})
 SHORTS = sorted({o.short for o in OPTIONS if o.short})

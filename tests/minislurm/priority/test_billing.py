@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.billing import BillingError, TresWeights, billable_tres, parse_tres_weights
-from minislurm.cluster import Cluster
+from minislurm.common.billing import BillingError, TresWeights, billable_tres, parse_tres_weights
 from minislurm.errors import ConfigError
+from minislurm.sim import Cluster
 
 WEIGHTS = "CPU=1.0,Mem=0.25G,GRES/gpu=2.0"
 CONFIGURED = ("cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages", "gres/gpu")

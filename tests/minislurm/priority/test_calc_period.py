@@ -16,11 +16,11 @@ import pytest
 from ctld_helpers import ref_controller, sub
 
 from course.lessons.backfill_compare import whatif_jobs
-from minislurm.accounts import load_associations
+from minislurm.common.accounts import load_associations
 from minislurm.conf import load_config
 from minislurm.ctld.controller import Controller
 from minislurm.priority.multifactor import MultifactorPriority
-from minislurm.simulate import SimulationResult, simulate
+from minislurm.sim.simulate import SimulationResult, simulate
 
 
 def _records(r: SimulationResult) -> list[tuple[object, ...]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from minislurm.accounts import QOS, Association, AssociationSet, AssocKey
+from minislurm.common.accounts import QOS, Association, AssociationSet, AssocKey
 from minislurm.priority.fairshare import ShareRow, calc_fs_factor, classic_shares
 from minislurm.priority.usage import rollup
 

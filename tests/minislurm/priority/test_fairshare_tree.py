@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from minislurm.accounts import QOS, Association, AssociationSet, AssocKey
+from minislurm.common.accounts import QOS, Association, AssociationSet, AssocKey
 from minislurm.priority.fairshare import ShareRow, compute_shares, fair_tree_shares
 from minislurm.priority.usage import rollup
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from minislurm.accounts import QOS, Association, AssociationSet
+from minislurm.common.accounts import QOS, Association, AssociationSet
 from minislurm.errors import ConfigError
 from minislurm.priority.usage import (
     UsageTracker,

@@ -97,7 +97,7 @@ def test_sprio_refuses_priority_basic() -> None:
 
 def test_the_embedded_cluster_gets_multifactor_with_its_weights() -> None:
     config = pytest.importorskip("minislurm.conf").default_config()
-    from minislurm.accounts import load_associations
+    from minislurm.common.accounts import load_associations
 
     plugin = make_priority_plugin(config, load_associations())
     assert isinstance(plugin, MultifactorPriority)

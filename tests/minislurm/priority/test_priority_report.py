@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from minislurm.accounts import QOS, Association, AssociationSet, AssocKey
+from minislurm.common.accounts import QOS, Association, AssociationSet, AssocKey
 from minislurm.priority.factors import PriorityFactors, PriorityWeights
 from minislurm.priority.fairshare import classic_shares, fair_tree_shares
 from minislurm.priority.report import (

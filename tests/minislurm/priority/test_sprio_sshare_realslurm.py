@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from minislurm.accounts import QOS, Association, AssociationSet
+from minislurm.common.accounts import QOS, Association, AssociationSet
 from minislurm.job import JobRecord
 from minislurm.priority.factors import (
     ClusterView,

@@ -15,13 +15,13 @@ import shlex
 import numpy as np
 import pytest
 
-from minislurm.cluster import Cluster
+from minislurm.common.layout import distribute, tasks_per_node_string
 from minislurm.conf import SlurmConfig, load_config
 from minislurm.job import Allocation
-from minislurm.layout import distribute, tasks_per_node_string
 from minislurm.select.cons_tres import ResourceRequest, select
 from minislurm.select.eval_nodes import cpus_to_use, dist_tasks
 from minislurm.select.table import NodeShape, NodeTable
+from minislurm.sim import Cluster
 from minislurm.states import Reason
 
 CONF = """\

@@ -38,15 +38,15 @@ from captures import capture_root
 from realslurm import RealSlurm
 from realslurm.differential import parse_env, run_batch
 
-from minislurm.cluster import Cluster
+from minislurm.common.hostlist import expand
 from minislurm.ctld.step_mgr import plan_step
-from minislurm.hostlist import expand
 from minislurm.job import Allocation
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun
 from minislurm.select.cons_tres import ResourceRequest, select
 from minislurm.select.gpu_shares import job_gpu_shares
 from minislurm.select.table import NodeShape, NodeTable
+from minislurm.sim import Cluster
 from minislurm.slurmd.context import JobContext, StepContext, job_context
 from minislurm.slurmd.env import batch_environment, step_environments
 from minislurm.slurmd.gpu import GPU_VISIBILITY_VARS, bind_task_gpus, task_gpu_environment

@@ -1,6 +1,6 @@
 """Task layout (``-m block|cyclic|plane``, ``-n`` with ``-N``, ``-c``), as Slurm 22.05.
 
-These tests document `minislurm.layout`, a port of src/common/slurm_step_layout.c.
+These tests document `minislurm.common.layout`, a port of src/common/slurm_step_layout.c.
 """
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minislurm.errors import OptionError
-from minislurm.layout import (
+from minislurm.common.layout import (
     TaskLayout,
     default_batch_ntasks,
     default_step_distribution,
@@ -18,6 +17,7 @@ from minislurm.layout import (
     distribution_base,
     tasks_per_node_string,
 )
+from minislurm.errors import OptionError
 
 N2 = ["n1", "n2"]
 

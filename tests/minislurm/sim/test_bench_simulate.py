@@ -13,8 +13,8 @@ from bench_loader import BENCHMARKS, load_benchmark
 
 from minislurm.ctld import lifecycle, loops
 from minislurm.ctld.controller import Controller
-from minislurm.simulate import procs_config, simulate
-from minislurm.workload.generator import WorkloadJob, total_gpu_hours
+from minislurm.sim.simulate import procs_config, simulate
+from minislurm.sim.workload.generator import WorkloadJob, total_gpu_hours
 
 
 @pytest.fixture(scope="module")

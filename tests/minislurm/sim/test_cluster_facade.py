@@ -1,4 +1,4 @@
-"""The embedded cluster for notebooks (`minislurm.cluster.Cluster`).
+"""The embedded cluster for notebooks (`minislurm.sim.cluster.Cluster`).
 
 A `Cluster` is a controller on a simulated clock plus Slurm's commands:
 ``run("squeue")`` prints exactly what the command prints, ``sbatch(script)``
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.cluster import COMMANDS, Cluster, CommandResult
 from minislurm.ctld import DEFAULT_EPOCH
 from minislurm.errors import OptionError, SlurmError, SubmitError
 from minislurm.job import JobRecord
+from minislurm.sim.cluster import COMMANDS, Cluster, CommandResult
 from minislurm.states import JobState
 
 

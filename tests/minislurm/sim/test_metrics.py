@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from minislurm.job import JobRecord
-from minislurm.metrics import (
+from minislurm.sim.metrics import (
     TAU,
     bounded_slowdown,
     format_summary,

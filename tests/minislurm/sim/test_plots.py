@@ -1,4 +1,4 @@
-"""``minislurm.plots``: plotly figures over ``JobRecord`` lists.
+"""``minislurm.sim.plots``: plotly figures over ``JobRecord`` lists.
 
 The records are made by hand (no controller), so each expected bar, level and count
 can be read off the table below.  Times are seconds after T0.
@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 import pytest
 
 from minislurm.job import JobRecord
-from minislurm.plots import (
+from minislurm.sim.plots import (
     PALETTE,
     UIREVISION,
     binned_level,

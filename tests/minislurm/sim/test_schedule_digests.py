@@ -18,8 +18,8 @@ import pytest
 
 from minislurm.conf import load_config
 from minislurm.job import JobRecord
-from minislurm.simulate import simulate
-from minislurm.workload.generator import WorkloadSpec, generate
+from minislurm.sim.simulate import simulate
+from minislurm.sim.workload.generator import WorkloadSpec, generate
 
 
 def schedule_digest(jobs: Iterable[JobRecord]) -> str:

@@ -1,4 +1,4 @@
-"""``minislurm.simulate`` and ``python -m minislurm simulate``: workloads through the controller.
+"""``minislurm.sim.simulate`` and ``python -m minislurm simulate``: workloads via the controller.
 
 The hand-made trace ``TRACE`` runs on 4 single-processor units (``--procs 4``).  Time
 limits are SWF's requested times (field 9) in whole minutes; jobs end before them.
@@ -45,9 +45,8 @@ import pytest
 
 from minislurm.cli.simulate import csv_text, main, run
 from minislurm.conf import load_config
-from minislurm.simulate import SimulationResult, job_options, procs_config, simulate
-from minislurm.states import JobState
-from minislurm.workload import (
+from minislurm.sim.simulate import SimulationResult, job_options, procs_config, simulate
+from minislurm.sim.workload import (
     SWFFormatError,
     WorkloadSpec,
     format_swf,
@@ -55,6 +54,7 @@ from minislurm.workload import (
     generate,
     parse_swf,
 )
+from minislurm.states import JobState
 
 TRACE = """\
 ; Version: 2.2

@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 from minicluster import MiniCluster, srun_works
 
-from minislurm.cluster import Cluster
 from minislurm.conf import CgroupConfig, load_config, parse_cgroup_conf
 from minislurm.ctld.step_mgr import plan_step
 from minislurm.errors import ConfigError
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun
+from minislurm.sim import Cluster
 from minislurm.slurmd.context import StepContext, job_context
 from minislurm.slurmd.env import batch_environment, step_environments
 from minislurm.slurmd.gpu import gpu_environment, task_gpu_environment

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from captures import REF
 
-from minislurm.filenames import default_output_pattern, expand_pattern
+from minislurm.common.filenames import default_output_pattern, expand_pattern
 
 
 def test_every_symbol_of_capture_f4_01() -> None:

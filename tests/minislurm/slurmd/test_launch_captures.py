@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 from captures import capture_root
 
+from minislurm.common.layout import distribute
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.layout import distribute
 from minislurm.slurmd.context import JobContext, StepContext, working_cluster
 from minislurm.slurmd.env import batch_environment, step_task_environment
 from minislurm.slurmd.launch import (

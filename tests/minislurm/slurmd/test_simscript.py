@@ -1,4 +1,4 @@
-"""How a simulated node "runs" a batch script (`minislurm.simscript.script_body`).
+"""How a simulated node "runs" a batch script (`minislurm.sim.simscript.script_body`).
 
 No process runs on the simulated clock, so the script's own lines say how
 long the job lasts and how it ends: ``sleep`` lines (also behind ``srun``)
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from minislurm.ctld.runner import JobBody, SimStep
-from minislurm.simscript import DEFAULT_RUNTIME, script_body
+from minislurm.sim.simscript import DEFAULT_RUNTIME, script_body
 
 
 def _body(*lines: str) -> JobBody:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from captures import capture_root
 
+from minislurm.common.layout import distribute
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.layout import distribute
 from minislurm.slurmd.context import ArrayContext, JobContext, StepContext
 from minislurm.slurmd.launch import RunningStep
 from minislurm.slurmd.stdio import StdioSpec

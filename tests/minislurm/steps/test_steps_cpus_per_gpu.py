@@ -16,7 +16,7 @@ from captures import capture_root
 from minicluster import MiniCluster, run_case
 from realslurm import RealSlurm
 
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 
 def _conf() -> Path:

@@ -13,10 +13,10 @@ import pytest
 from minicluster import KNOWN_ENV_GAPS, MiniCluster, env_diff, env_of, run_case
 from realslurm import RealSlurm
 
+from minislurm.common.layout import distribute
 from minislurm.ctld.step_mgr import plan_step
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.layout import distribute
 from minislurm.options import JobOptions
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun

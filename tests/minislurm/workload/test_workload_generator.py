@@ -8,8 +8,15 @@ from functools import cache
 
 import pytest
 
-from minislurm.workload import JobKind, Member, WorkloadJob, WorkloadSpec, default_kinds, generate
-from minislurm.workload.generator import DEFAULT_START, total_gpu_hours
+from minislurm.sim.workload import (
+    JobKind,
+    Member,
+    WorkloadJob,
+    WorkloadSpec,
+    default_kinds,
+    generate,
+)
+from minislurm.sim.workload.generator import DEFAULT_START, total_gpu_hours
 
 
 @cache

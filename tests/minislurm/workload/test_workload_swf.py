@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from minislurm.job import JobRecord
-from minislurm.states import JobState, Reason
-from minislurm.workload import (
+from minislurm.sim.workload import (
     SWFFormatError,
     SWFRecord,
     WorkloadSpec,
@@ -21,7 +20,8 @@ from minislurm.workload import (
     to_workload,
     write_swf,
 )
-from minislurm.workload.swf import STATUS_CANCELLED, STATUS_COMPLETED, STATUS_FAILED
+from minislurm.sim.workload.swf import STATUS_CANCELLED, STATUS_COMPLETED, STATUS_FAILED
+from minislurm.states import JobState, Reason
 
 SAMPLE = """\
 ; Version: 2.2

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from quizzes.author import PRIVATE_FIELDS, build_all, build_source, load_sources, sources_dir
+from quizzes.author import PRIVATE_FIELDS, build_all, build_source, load_sources
 from quizzes.bank import BANKS_DIR, load_bank, load_banks, parse_bank
 from quizzes.errors import BankError
+from quizzes.sources import sources_dir
 
 MODULES = [
     "01-what-is-slurm",

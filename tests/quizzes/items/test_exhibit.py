@@ -7,8 +7,8 @@ from quiz_helpers import bank_of
 
 from quizzes.errors import BankError
 from quizzes.exhibit import check, parse_exhibit, render
-from quizzes.items.base import Where
 from quizzes.present import present
+from quizzes.where import Where
 
 BACKFILL = {
     "steps": [

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from quizzes.items.base import Common, Where
+from quizzes.items.base import Common
 from quizzes.items.lab import LabItem
 from quizzes.labs import check, lab
 from quizzes.labs.feedback import LabSession, hint, ladder
 from quizzes.labs.shell import Interpreter, ShellError, parse
 from quizzes.policy import Policy
+from quizzes.where import Where
 
 FIRST = ("#!/bin/bash\n#SBATCH -p gpu -J train --gres=gpu:1 -t 30 -o train-%j.out\n"
          "srun python train.py\n")

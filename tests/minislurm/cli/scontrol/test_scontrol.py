@@ -254,8 +254,8 @@ def test_slurm_user_and_the_embedded_clusters_own_user_are_operators() -> None:
     SlurmUser would (the lessons drain nodes), another user named in run() may not."""
     from types import SimpleNamespace
 
-    from minislurm.cluster import Cluster
     from minislurm.ctld.auth import operator_uids, slurm_user_uid
+    from minislurm.sim import Cluster
 
     assert operator_uids(SimpleNamespace(extra={"SlurmUser": "4321"})) == {0, 4321}
     assert slurm_user_uid(None) == 0 and slurm_user_uid("no-such-user-here") is None

@@ -17,7 +17,7 @@ import pytest
 from ctld_helpers import ref_controller, sub
 
 from minislurm.cli.format.scontrol import format_scontrol_job
-from minislurm.timespec import INVALID_TIME, parse_time_limit
+from minislurm.common.timespec import INVALID_TIME, parse_time_limit
 
 
 def _stored(days: int) -> int:

@@ -12,7 +12,7 @@ from captures import load_case
 from cli_helpers import make_controller, run, submit
 
 from minislurm.cli import squeue
-from minislurm.timespec import format_timestamp
+from minislurm.common.timespec import format_timestamp
 
 
 def test_empty_queue_is_the_header_of_the_capture() -> None:

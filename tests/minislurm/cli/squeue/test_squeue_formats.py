@@ -116,7 +116,7 @@ def ids_relative(text: str, first: int) -> str:
 
 def mini_cluster(tmp_path: Path):  # type: ignore[no-untyped-def]
     """minislurm on the reference conf with FirstJobId=100000, the queue of ``JOBS``."""
-    from minislurm.cluster import Cluster
+    from minislurm.sim import Cluster
 
     if not (REF / "slurm.conf").exists():
         pytest.skip("the reference captures are not here")

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 import pytest
 from minicluster import MiniCluster, srun_works
 
-from minislurm.cluster import Cluster
+from minislurm.sim import Cluster
 
 SCRIPT = """#!/bin/bash
 srun -N2 sleep 60; echo "step0 rc=$?"

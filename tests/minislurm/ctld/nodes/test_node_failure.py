@@ -41,7 +41,7 @@ from minicluster import MiniCluster
 from realslurm import RealSlurm
 from realslurm.normalize import mask_volatile
 
-from minislurm.hostlist import expand
+from minislurm.common.hostlist import expand
 
 RACING = ("srun: got SIGCONT", "srun: forcing job termination")
 DUE = "DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"

@@ -124,7 +124,7 @@ def test_wall_clock_daemon_counts_checks_from_its_own_start() -> None:
 
     from minislurm.conf import parse_config
     from minislurm.ctld import Controller
-    from minislurm.realtime import realtime_environment
+    from minislurm.daemon.realtime import realtime_environment
 
     started = 1_767_600_017.6
     env = realtime_environment(lambda: started)

@@ -33,9 +33,9 @@ from ctld_helpers import ref_controller, sub
 
 from minislurm.cli.format.scontrol import format_scontrol_job
 from minislurm.cli.format.squeue import format_squeue
+from minislurm.common.timespec import format_timestamp
 from minislurm.ctld import Controller, lifecycle
 from minislurm.states import JobState, Reason
-from minislurm.timespec import format_timestamp
 
 START = 87  # 19:51:41 - 19:50:14
 UPDATE = 15
@@ -278,7 +278,7 @@ def test_the_wall_clock_daemon_clamps_the_end_the_same_way() -> None:
     from ctld_helpers import REF_CONF
 
     from minislurm.conf import parse_config
-    from minislurm.realtime import realtime_environment
+    from minislurm.daemon.realtime import realtime_environment
 
     started = 1_767_600_017.6
     env = realtime_environment(lambda: started)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from minislurm.common.layout import distribute
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.layout import distribute
 from minislurm.slurmd.context import ArrayContext, JobContext, StepContext, array_step
 from minislurm.slurmd.env import (
     batch_environment,

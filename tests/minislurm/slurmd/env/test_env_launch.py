@@ -17,8 +17,8 @@ import pytest
 from minicluster import KNOWN_ENV_GAPS, MiniCluster, env_diff, env_of, run_case
 from realslurm import RealSlurm
 
+from minislurm.common.layout import distribute
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.layout import distribute
 from minislurm.options.srun import parse_srun
 from minislurm.slurmd.context import JobContext, StepContext
 from minislurm.slurmd.env import batch_environment, step_environments

@@ -23,9 +23,9 @@ import pytest
 from realslurm import RealSlurm
 from realslurm.differential import parse_env, run_batch
 
-from minislurm.hostlist import expand
+from minislurm.common.hostlist import expand
+from minislurm.common.layout import distribute
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.layout import distribute
 from minislurm.slurmd.context import JobContext, StepContext, working_cluster
 from minislurm.slurmd.env import batch_environment, step_task_environment
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from minislurm.jobarray import NO_ARRAY_TASK
+from minislurm.common.jobarray import NO_ARRAY_TASK
 
 DEFAULT_BATCH_OUTPUT = "slurm-%j.out"
 """sbatch's default ``--output`` (and ``--error``) in the submit directory."""

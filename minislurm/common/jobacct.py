@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from minislurm.hostlist import compress
+from minislurm.common.hostlist import compress
 
 __all__ = [
     "EXIT_POLL",

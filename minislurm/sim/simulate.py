@@ -1,10 +1,10 @@
 """The engine of an experiment: play a workload through the controller on a SimPy clock.
 
 ``simulate(workload, config, scheduler='easy')`` submits each job of a workload
-(``WorkloadJob`` records from ``minislurm.workload.generate`` or an SWF trace) at its
+(``WorkloadJob`` records from ``minislurm.sim.workload.generate`` or an SWF trace) at its
 submit time, with its body (run time and exit code, ``JobBody``), runs the clock until
 every job has ended and returns the accounting records (``sacct``'s view: one
-``JobRecord`` per attempt), the metrics of ``minislurm.metrics`` and how long it took.
+``JobRecord`` per attempt), the metrics of ``minislurm.sim.metrics`` and how long it took.
 
 Submissions come from **one** SimPy process that sleeps until the next submit time,
 so a 100,000-job trace is not 100,000 processes waiting in the event queue.
@@ -34,11 +34,11 @@ from minislurm.conf import SlurmConfig, parse_config
 from minislurm.ctld import Controller, JobBody
 from minislurm.errors import SubmitError
 from minislurm.job import JobRecord
-from minislurm.metrics import Summary, summarize
 from minislurm.options import JobOptions
 from minislurm.sched.backfill import POLICIES
-from minislurm.workload.generator import DEFAULT_START, WorkloadJob
-from minislurm.workload.swf import SWFWorkload, to_workload
+from minislurm.sim.metrics import Summary, summarize
+from minislurm.sim.workload.generator import DEFAULT_START, WorkloadJob
+from minislurm.sim.workload.swf import SWFWorkload, to_workload
 
 #: The scheduler variants ``simulate`` accepts (the controller's teaching switch).
 SCHEDULERS = POLICIES

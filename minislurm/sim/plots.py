@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from minislurm.hostlist import expand
-from minislurm.metrics import job_gpus
+from minislurm.common.hostlist import expand
+from minislurm.sim.metrics import job_gpus
 from minislurm.states import JobState
 
 #: plotly's qualitative "Plotly" palette, fixed here so colours never depend on a theme.

@@ -1,6 +1,6 @@
 """An embedded cluster for notebooks and experiments: Slurm's commands on a simulated clock.
 
-    >>> from minislurm.cluster import Cluster
+    >>> from minislurm.sim import Cluster
     >>> c = Cluster()                       # the embedded default slurm.conf
     >>> print(c.run("sinfo"))               # exactly what Slurm's sinfo prints
     >>> job = c.sbatch("#!/bin/bash\\n#SBATCH -N2 --gres=gpu:8\\nsrun sleep 3600\\n")
@@ -10,7 +10,7 @@ Commands run the same ``run(argv, ctx)`` functions as in a terminal, against an
 in-process `minislurm.ctld.Controller` on a ``simpy.Environment``: nothing
 waits for the wall clock, so a day of a busy cluster plays out in a moment.
 Simulated jobs do not start processes; their run time and exit code come from
-the script (`minislurm.simscript`) or from ``sbatch(..., runtime=...)``.
+the script (`minislurm.sim.simscript`) or from ``sbatch(..., runtime=...)``.
 """
 
 from __future__ import annotations
@@ -25,17 +25,17 @@ from pathlib import Path
 
 import simpy
 
-from minislurm.accounts import AssociationSet, load_associations
 from minislurm.cli.common import Context
+from minislurm.cli.registry import FORWARDED
+from minislurm.common.accounts import AssociationSet, load_associations
 from minislurm.conf import SlurmConfig, load_config
 from minislurm.ctld import DEFAULT_EPOCH, Controller, JobBody
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord
-from minislurm.simscript import script_body
+from minislurm.sim.simscript import script_body
 
 #: The commands a `Cluster` runs, by name.
-COMMANDS = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
-            "sstat")
+COMMANDS = FORWARDED
 
 #: Longest a `Cluster.wait` may run the simulated clock (seconds): 400 days.
 MAX_WAIT = 400 * 86400
@@ -130,7 +130,7 @@ class Cluster:
         return Context(
             stdout=io.StringIO(), stderr=io.StringIO(), env={**base, **(env or {})},
             cwd=str(self.workdir), stdin=stdin, controller=lambda: self.controller,
-            user=name, uid=uid, group=name, gid=uid, wait=self.wait,
+            user=name, uid=uid, group=name, gid=uid, wait=self.wait, clock=lambda: self.now,
             job_body=lambda inv, _ctx: script_body(inv.script_text),
         )
 

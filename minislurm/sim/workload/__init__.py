@@ -3,7 +3,7 @@ Format (SWF) of the Parallel Workloads Archive."""
 
 from __future__ import annotations
 
-from minislurm.workload.generator import (
+from minislurm.sim.workload.generator import (
     JobKind,
     Member,
     WorkloadJob,
@@ -11,7 +11,7 @@ from minislurm.workload.generator import (
     default_kinds,
     generate,
 )
-from minislurm.workload.swf import (
+from minislurm.sim.workload.swf import (
     SWFFormatError,
     SWFRecord,
     SWFWorkload,

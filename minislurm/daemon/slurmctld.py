@@ -1,9 +1,9 @@
 """``python -m minislurm slurmctld [-D] [-f slurm.conf]``: the controller daemon.
 
 The same `minislurm.ctld.Controller` as in the notebooks, on the wall clock
-(`minislurm.realtime`), with `minislurm.slurmd.process_runner.ProcessRunner`
+(`minislurm.daemon.realtime`), with `minislurm.slurmd.process_runner.ProcessRunner`
 as its node daemons: batch scripts are real local processes. Commands reach
-it over a Unix socket in the state directory (`minislurm.rpc`): a command is
+it over a Unix socket in the state directory (`minislurm.common.rpc`): a command is
 forwarded whole and runs here against the live controller (its output goes
 back to the caller); srun and salloc use the step operations below.
 
@@ -35,27 +35,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from minislurm import rpc
-from minislurm.accounts import load_associations
 from minislurm.cli.common import Context
+from minislurm.cli.registry import CHANGING, FORWARDED
 from minislurm.cli.transport import state_dir
+from minislurm.common import rpc
+from minislurm.common.accounts import load_associations
 from minislurm.conf import SlurmConfig, load_config
 from minislurm.ctld import Controller
 from minislurm.ctld.state_files import StateFiles
 from minislurm.ctld.state_save import dump_state, load_state
 from minislurm.ctld.step_service import StepService
+from minislurm.daemon.realtime import RealtimeDriver, realtime_environment
 from minislurm.errors import SlurmError
-from minislurm.realtime import RealtimeDriver, realtime_environment
 from minislurm.slurmd.process_runner import ProcessBody, ProcessRunner
 from minislurm.slurmd.spool import JobSpool, read_json
 from minislurm.slurmd.stepd_handle import StepdHandle
 from minislurm.states import JobState
 
-#: Commands the daemon runs for its clients (srun/salloc talk to it through steps).
-FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
-             "sstat")
-#: Forwarded commands that may change the controller's state (saved before answering).
-CHANGING = ("sbatch", "scancel", "scontrol")
 #: Step operations that change state (saved before answering).
 STEP_OPS = ("allocate", "step_create", "step_pids", "step_complete", "allocation_complete")
 #: Seconds between two looks for changes made by the clock itself (job ends, starts).
@@ -196,7 +192,7 @@ class Slurmctld:
 
     # ---- requests -------------------------------------------------------------------
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Answer one RPC (see `minislurm.rpc`)."""
+        """Answer one RPC (see `minislurm.common.rpc`)."""
         op = request["op"]
         if op == "ping":
             return {"cluster": self.config.cluster_name, "pid": os.getpid(),

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 import shlex
 
+from minislurm.common.timespec import time_str2secs
 from minislurm.ctld.runner import JobBody, SimStep
-from minislurm.timespec import time_str2secs
 
 #: Run time of a simulated script that states none (seconds).
 DEFAULT_RUNTIME = 60

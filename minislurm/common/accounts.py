@@ -36,11 +36,11 @@ from typing import Any
 
 import yaml
 
+from minislurm.common.timespec import parse_time_limit
 from minislurm.errors import ConfigError
-from minislurm.timespec import parse_time_limit
 
 #: Where the embedded cluster's associations live.
-DEFAULT_ASSOCIATIONS = Path(__file__).with_name("etc") / "associations.yaml"
+DEFAULT_ASSOCIATIONS = Path(__file__).parent.parent / "etc" / "associations.yaml"
 
 #: sacctmgr's ``Fairshare=parent`` (Slurm's ``SLURMDB_FS_USE_PARENT``) is stored as None.
 USE_PARENT = None

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from minislurm.errors import SlurmError
-from minislurm.workload.generator import WorkloadJob
+from minislurm.sim.workload.generator import WorkloadJob
 
 #: The 18 fields, in file order (the archive's names).
 SWF_FIELDS = (
