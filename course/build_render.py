@@ -71,7 +71,9 @@ def lang_menu(lang: str, page: str, langs: tuple[str, ...] = tuple(LANGS)) -> st
 #: course/lab.py) or the repository path ``course/lessons/NN.md``.
 _READING_LINK = re.compile(
     r'href="(?:(?:\.\./)?course/lessons/|(?:\.\./)?readings/)(\d\d-[a-z0-9-]+)\.md"')
-_NOTEBOOK_LINK = re.compile(r'href="(?:\.\./)?(?:notebooks/)?(\d\d-[a-z0-9-]+)\.ipynb"')
+#: (not the navigation's own ``download`` link to the executed notebook)
+_NOTEBOOK_LINK = re.compile(
+    r'(?<!download="" )href="(?:\.\./)?(?:notebooks/)?(\d\d-[a-z0-9-]+)\.ipynb"(?! download)')
 
 
 class RenderError(RuntimeError):

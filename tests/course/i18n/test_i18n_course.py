@@ -231,6 +231,8 @@ def test_the_site_builds_in_pt_br_with_its_lang_attribute(tmp_path):
     lesson = (site / "pt-BR" / "lessons" / "02-sbatch.html").read_text()
     assert '<html lang="pt-BR">' in lesson
     assert 'href="../../lessons/02-sbatch.html" hreflang="en"' in lesson
+    assert '<a download="" href="../notebooks/02-sbatch.ipynb">Notebook (.ipynb)</a>' in lesson
+    assert (site / "pt-BR" / "notebooks" / "02-sbatch.ipynb").is_file()
     assert "scripts/course --lang pt-BR" in lesson                       # the widget note
     reading = (site / "pt-BR" / "readings" / "02-sbatch.html").read_text()
     assert '<html lang="pt-BR">' in reading and "Índice do curso" in reading
