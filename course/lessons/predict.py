@@ -219,6 +219,7 @@ class PredictStep:
             # shown in the learner's language, the value stays the option itself
             self.answer = widgets.Dropdown(options=[(t(lang, o), o) for o in question.options],
                                            value=None, description=your_answer,
+                                           style={"description_width": "initial"},
                                            layout=widgets.Layout(width="420px"))
         else:
             unit = t(lang, question.unit) if question.unit else ""
