@@ -2,7 +2,7 @@
 ``scripts/course --lang pt-BR`` and ``COURSE_LANG=pt-BR scripts/course`` run) serves the
 pt-BR edition with JupyterLab's own interface in Portuguese (its language pack, the locale
 set in a per-run overrides.json); English stays the default.  The menus seen in a real
-browser are checked in tests/test_browser_pt_br.py."""
+browser are checked in tests/browser/test_browser_pt_br.py."""
 
 from __future__ import annotations
 
