@@ -126,7 +126,8 @@ def eval_nodes_gpus(
 ) -> Allocation | Reason:
     """Nodes, CPUs and GPUs of a ``--gpus=N`` job (Slurm's ``gres_per_job``).
 
-    Measured on real 22.05.8 (4 nodes of 4 CPUs and 4 GPUs, tests/minislurm/select/test_gpu_placement.py):
+    Measured on real 22.05.8 (4 nodes of 4 CPUs and 4 GPUs,
+    tests/minislurm/select/test_gpu_placement.py):
 
     1. First only the nodes `gpus_roomy` keeps (all GPUs free, or as many free as the
        job wants) are considered, in ``_eval_nodes``'s sets of consecutive nodes,

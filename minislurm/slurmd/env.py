@@ -309,7 +309,8 @@ def allocation_environment(
     option variables; *no* per-task, per-node or GPU variables (the shell is
     not a task), no ``SLURM_JOB_UID``, no ``SLURM_PRIO_PROCESS``; the default
     job name is ``interactive``.  srun steps inside get it as their base
-    environment.  Checked against real ``salloc`` in tests/minislurm/slurmd/env/test_env_realslurm.py.
+    environment.  Checked against real ``salloc`` in
+    tests/minislurm/slurmd/env/test_env_realslurm.py.
     """
     env = dict(base_env)
     env.update(_option_variables(job))

@@ -118,7 +118,8 @@ def shown(text: str) -> re.Pattern[str]:
 
 
 def lab_settings(home: Path) -> None:
-    """The learner's own JupyterLab settings a test needs (as tests/browser/test_lessons_in_browser.py):
+    """The learner's own JupyterLab settings a test needs (as
+    tests/browser/test_lessons_in_browser.py):
     ``window.jupyterapp`` to drive it, every cell in the DOM, no news pop-up."""
     jupyter = home / ".jupyter"
     for name in ("jupyter_server_config.json", "jupyter_lab_config.json"):
