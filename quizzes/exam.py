@@ -332,8 +332,8 @@ class ExamDesk:
                               " AND quiz_id = ?", (learner_id, bank.quiz_id)).fetchone()[0])
         limit = bank.policy.attempts
         if limit is not None and used >= limit:
-            raise ExamError(409, f"no attempts left at {bank.quiz_id}: {used} of {limit} "
-                                 "used")
+            raise ExamError(409, tr(lang, "no attempts left at {quiz}: {used} of {limit} used")
+                            .format(quiz=bank.quiz_id, used=used, limit=limit))
         attempt_id = secrets.token_hex(12)
         minutes = bank.policy.time_limit_minutes
         deadline = None if minutes is None else now + 60 * minutes
@@ -360,8 +360,9 @@ class ExamDesk:
             if submitted is not None:
                 raise ExamError(409, f"attempt {aid} is already submitted; start a new attempt")
             if deadline is not None and now >= deadline:
-                raise ExamError(409, f"the time limit of attempt {aid} has passed "
-                                     f"({bank.policy.time_limit_minutes} min); submit it")
+                raise ExamError(409, tr(tongue, "the time limit of attempt {id} has passed "
+                                                "({n} min); submit it").format(
+                    id=aid, n=bank.policy.time_limit_minutes))
             if not isinstance(item_id, str) or item_id not in items:
                 raise ExamError(422, f"item '{item_id}' is not in your variant of "
                                      f"{bank.quiz_id}")
@@ -371,7 +372,8 @@ class ExamDesk:
                                      "of option ids")
             if db.execute("SELECT 1 FROM exam_answers WHERE attempt_id = ? AND item_id = ?",
                           (aid, item_id)).fetchone():
-                raise ExamError(409, f"'{item_id}' is already answered in this attempt")
+                raise ExamError(409, tr(tongue, "'{item}' is already answered in this attempt")
+                                .format(item=item_id))
             try:
                 fb, english = grade_one(bank, learner_id, attempt_no, item_id, response,
                                         tongue, self._translation(bank, tongue))

@@ -105,3 +105,38 @@ def test_numbers_are_read_in_the_learners_language(tmp_path):
             assert not fb["correct"], fb
     finally:
         desk.close()
+
+
+def test_refusals_a_learner_reads_are_in_their_language(tmp_path):
+    """The time limit passed, an item answered twice, no attempt left: pt-BR words for a
+    pt-BR attempt, English for an English one (the status stays the same)."""
+    import pytest
+
+    from quizzes.exam import ExamError
+
+    bank = load_banks()["01-what-is-slurm"]
+    timed = type(bank)(**{**{f: getattr(bank, f) for f in bank.__slots__},
+                          "policy": type(bank.policy)(1, 0.1, "best", 20)})
+    now = [1_800_000_000.0]
+    desk = ExamDesk({bank.quiz_id: timed}, str(tmp_path / "gb.sqlite"),
+                    load_private(generate(tmp_path / "k")[0]), clock=lambda: now[0])
+    try:
+        for who, lang, twice, late, none_left in (
+                ("gil", "pt-BR", "já foi respondido", "limite de tempo", "não restam"),
+                ("hal", "en", "already answered", "time limit", "no attempts left")):
+            att = desk.start(who, who, bank.quiz_id, lang)
+            first, second = [(i["item_id"], i["options"][0][0]) for i in att["items"]
+                             if i["options"] and not i["multiple"]][:2]
+            desk.answer(who, att["attempt_id"], *first)
+            with pytest.raises(ExamError, match=twice) as again:
+                desk.answer(who, att["attempt_id"], *first)
+            now[0] += 21 * 60
+            with pytest.raises(ExamError, match=late) as after:
+                desk.answer(who, att["attempt_id"], *second)
+            desk.submit(who, att["attempt_id"])
+            with pytest.raises(ExamError, match=none_left) as spent:
+                desk.start(who, who, bank.quiz_id, lang)
+            assert (again.value.status, after.value.status, spent.value.status) == \
+                (409, 409, 409)
+    finally:
+        desk.close()
