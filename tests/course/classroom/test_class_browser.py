@@ -148,6 +148,11 @@ def take_quiz_in_notebook(page: Any, cls: RunningClass, user: str) -> str:
         " && s.session.kernel.status === 'idle'; }", timeout=120_000)
     cell = page.locator(page.evaluate(RUN_QUIZ_CELL, QUIZ))
     out = cell.locator(".jp-OutputArea")
+    start = out.locator("button", has_text="Start attempt").first
+    start.wait_for(timeout=60_000)  # running the cell opened nothing: the quiz's panel
+    assert "attempts left" in out.inner_text()
+    page.screenshot(path=str(SHOTS / f"{user}-notebook-start.png"), full_page=True)
+    start.click()
     out.locator("button", has_text="Finish and hand in").wait_for(timeout=60_000)
     for item in present_items(bank, user, 1):
         card = out.locator(".widget-vbox").filter(has_text=item.item_id).filter(
