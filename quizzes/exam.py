@@ -50,7 +50,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from quizzes import translations
 from quizzes.bank import Bank
 from quizzes.certify import EXAM, issue, make_record
-from quizzes.errors import QuizError
+from quizzes.errors import ExamError
 from quizzes.grade import (
     AttemptGrade,
     ItemGrade,
@@ -97,17 +97,6 @@ CREATE TABLE IF NOT EXISTS exam_answers (
 ADDED = (("exam_attempts", "lang", "TEXT NOT NULL DEFAULT 'en'"),
          ("exam_answers", "shown", "TEXT"))
 
-
-
-class ExamError(QuizError):
-    """A refused exam request: ``status`` is the HTTP status, the message says why;
-    ``unreadable``: the answer could not be read (a hint: change it, the item stays open)."""
-
-    def __init__(self, status: int, message: str, *, unreadable: bool = False) -> None:
-        super().__init__(message)
-        self.status = status
-        self.reason = message
-        self.unreadable = unreadable
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from quizzes.errors import QuizError
+from quizzes.errors import ExamError
 from quizzes.i18n import DEFAULT_LANG, tr
 from quizzes.items.base import Presented
 from quizzes.session import Feedback, NoAnswer, _empty
@@ -39,17 +39,6 @@ SERVICE_ENV = "COURSE_QUIZ_SERVICE"
 #: The single-user server's hub API token (JupyterHub sets it; kernels inherit it).
 TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 TIMEOUT = 30.0
-
-
-class ExamRefused(QuizError):
-    """The service refused a request (``status`` is its HTTP status, 0 if unreachable;
-    ``unreadable``: the answer could not be read, a hint)."""
-
-    def __init__(self, status: int, message: str, *, unreadable: bool = False) -> None:
-        super().__init__(message)
-        self.status = status
-        self.reason = message
-        self.unreadable = unreadable
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +56,7 @@ class ExamClient:
         return cls(url, token) if url and token else None
 
     def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        """One request; the reply's JSON, or :class:`ExamRefused` with the service's words."""
+        """One request; the reply's JSON, or :class:`ExamError` with the service's words."""
         data = None if body is None and method == "GET" else json.dumps(body or {}).encode()
         req = urllib.request.Request(
             self.service_url.rstrip("/") + "/" + path.lstrip("/"), data=data, method=method,
@@ -85,9 +74,9 @@ class ExamClient:
                 unreadable = said.get("unreadable") is True
             except (ValueError, AttributeError):
                 reason = str(exc.reason)
-            raise ExamRefused(exc.code, reason, unreadable=unreadable) from None
+            raise ExamError(exc.code, reason, unreadable=unreadable) from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise ExamRefused(0, f"cannot reach the quiz service at {self.service_url}: "
+            raise ExamError(0, f"cannot reach the quiz service at {self.service_url}: "
                                  f"{getattr(exc, 'reason', exc)}") from None
 
     def quizzes(self, lang: str = DEFAULT_LANG) -> list[dict[str, Any]]:
@@ -101,7 +90,7 @@ class ExamClient:
         for entry in self.quizzes(lang):
             if entry.get("quiz_id") == quiz_id:
                 return dict(entry)
-        raise ExamRefused(404, f"unknown quiz '{quiz_id}'")
+        raise ExamError(404, f"unknown quiz '{quiz_id}'")
 
     def start(self, quiz_id: str, lang: str = DEFAULT_LANG) -> dict[str, Any]:
         """Open (or resume) this learner's attempt: items as shown (in ``lang``),
@@ -187,7 +176,7 @@ class ExamSession:
         try:
             reply = self.client.answer(self.attempt_id, item_id, response, self.lang)
             fb = feedback(reply)
-        except ExamRefused as exc:
+        except ExamError as exc:
             if exc.unreadable:  # e.g. an ambiguous number: a hint, the item stays open
                 raise NoAnswer(exc.reason) from None
             raise

@@ -54,8 +54,8 @@ from tornado import ioloop, web
 
 from quizzes.bank import Bank, load_banks
 from quizzes.certify import revoke
-from quizzes.errors import QuizError
-from quizzes.exam import ExamDesk, ExamError, exam_language
+from quizzes.errors import ExamError, QuizError
+from quizzes.exam import ExamDesk, exam_language
 from quizzes.export import FORMATS, export_csv
 from quizzes.gradebook import Gradebook
 from quizzes.keys import load_private

@@ -76,7 +76,7 @@ def test_numbers_are_read_in_the_learners_language(tmp_path):
     comma and is right; an English learner's same text is not read as that number."""
     from course.classroom.harness import correct_responses
     from quizzes.author import load_sources
-    from quizzes.exam import ExamError
+    from quizzes.errors import ExamError
     from quizzes.grade import attempt_items
 
     bank = load_banks()["02-sbatch"]
@@ -112,7 +112,7 @@ def test_refusals_a_learner_reads_are_in_their_language(tmp_path):
     pt-BR attempt, English for an English one (the status stays the same)."""
     import pytest
 
-    from quizzes.exam import ExamError
+    from quizzes.errors import ExamError
 
     bank = load_banks()["01-what-is-slurm"]
     timed = type(bank)(**{**{f: getattr(bank, f) for f in bank.__slots__},
