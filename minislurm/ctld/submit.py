@@ -304,8 +304,7 @@ def parse_dependencies(text: str, prog: str) -> tuple[tuple[DepItem, ...], bool]
 def parse_array_indices(
     text: str, max_array_size: int, prog: str
 ) -> tuple[list[int], int | None]:
-    """``--array`` via ``minislurm.common.jobarray.parse_array``
-    (``Invalid job array specification``)."""
+    """``--array`` via ``common.jobarray.parse_array`` (``Invalid job array specification``)."""
     try:
         spec = parse_array(text, max_array_size)
     except (SlurmError, ValueError):
