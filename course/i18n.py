@@ -3,7 +3,7 @@
 * **Notebooks** (docs/i18n.md): ``notebooks/NN-name.ipynb`` is the one source of code
   and outputs.  Its markdown in another language lives in
   ``course/locale/<ll_CC>/notebooks/NN-name.yaml`` (format
-  ``course-notebook-translation/1``, /work/tools/notes' nb-translation-format: per
+  ``course-notebook-translation/1``, described in docs/i18n.md: per
   markdown cell id, the fingerprint of the English text translated and the
   translation).  :func:`build_edition` writes ``notebooks/<lang>/NN-name.ipynb``: the
   English notebook's JSON with each markdown cell's ``source`` replaced and
