@@ -152,7 +152,7 @@ def overlapping(existing: dict[str, Reservation], resv: Reservation) -> bool:
 
 def check_new(existing: dict[str, Reservation], resv: Reservation, now: int) -> None:
     """Refuse bad times and overlapping node sets like slurmctld does (the name is
-    checked later, once the reservation id is drawn: ``AdminMixin.create_reservation``)."""
+    checked later, once the reservation id is drawn: ``admin.create_reservation``)."""
     check_time(resv.start, resv.end, now)
     if overlapping(existing, resv):
         raise SlurmError(CREATE_ERR + OVERLAPS, 1)

@@ -30,7 +30,7 @@ def step_record(job_id: int, alloc: Allocation, step: SimStep, step_id: int,
                 start: int) -> StepRecord | None:
     """The RUNNING record of ``step`` (None when srun could not create it)."""
     try:
-        inv = parse_srun(list(step.argv), env={}, cwd="/")
+        inv = parse_srun(list(step.argv), env={}, cwd="/", now=start)
         plan = plan_step(job_id, alloc, inv.options, step_id)
     except SlurmError:
         return None  # srun: error: Unable to create step ...: no step in sacct

@@ -64,7 +64,7 @@ class StepService:
         cwd = str(req.get("cwd") or "/")
         prog = str(req.get("prog", "srun"))
         parse = parse_salloc if prog == "salloc" else parse_srun
-        inv = parse(list(req["argv"]), env=env, cwd=cwd)
+        inv = parse(list(req["argv"]), env=env, cwd=cwd, now=self.controller.now)
         body = ProcessBody(run_time=None, options=inv.options, submit_env=env, submit_dir=cwd,
                            interactive=True)
         job_id = self.controller.submit(
@@ -97,7 +97,7 @@ class StepService:
                              f"{Errno.ESLURM_ALREADY_DONE}", 1)
         env = dict(req.get("env") or {})
         cwd = str(req.get("cwd") or job.work_dir or "/")
-        inv = parse_srun(list(req["argv"]), env=env, cwd=cwd)
+        inv = parse_srun(list(req["argv"]), env=env, cwd=cwd, now=self.controller.now)
         step_id = self._next_step.get(job_id, 0)
         opts = inv.options
         if not self._memory:  # SelectTypeParameters without memory: steps need none
