@@ -14,11 +14,13 @@ from __future__ import annotations
 SLURM_COMMANDS = ("sbatch", "srun", "salloc", "squeue", "sinfo", "scancel", "scontrol", "sacct",
                   "sprio", "sshare", "sstat")
 
+#: Commands that talk to the controller through allocation and step requests, not as a
+#: forwarded command line: srun and salloc.
+STEP_CLIENTS = ("srun", "salloc")
+
 #: The commands slurmctld answers for its clients (``transport.run_command`` forwards them
-#: over its socket) and the ones an embedded `Cluster` runs in-process.  srun and salloc
-#: are not among them: they talk to the controller through allocation and step requests.
-FORWARDED = ("sbatch", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sprio", "sshare",
-             "sstat")
+#: over its socket) and the ones an embedded `Cluster` runs in-process: all the others.
+FORWARDED = tuple(c for c in SLURM_COMMANDS if c not in STEP_CLIENTS)
 
 #: Forwarded commands that may change the controller's state (slurmctld saves after them).
 CHANGING = ("sbatch", "scancel", "scontrol")
