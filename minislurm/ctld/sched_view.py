@@ -30,7 +30,8 @@ import numpy as np
 
 from minislurm.common.hostlist import compress
 from minislurm.job import Allocation
-from minislurm.select.cons_tres import ResourceRequest, config_mask, select
+from minislurm.select.cons_tres import select
+from minislurm.select.request import ResourceRequest, config_mask
 from minislurm.select.table import BoolArray
 from minislurm.states import Reason
 

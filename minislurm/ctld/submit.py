@@ -26,7 +26,8 @@ from minislurm.common.timespec import INVALID_TIME
 from minislurm.dependency import parse_dependency
 from minislurm.errors import Errno, GresError, HostlistError, SlurmError, SubmitError
 from minislurm.options import JobOptions
-from minislurm.select.cons_tres import ResourceRequest, config_mask, spread_node_estimate
+from minislurm.select.cons_tres import spread_node_estimate
+from minislurm.select.request import ResourceRequest, config_mask
 from minislurm.select.table import NodeTable
 from minislurm.states import Reason
 

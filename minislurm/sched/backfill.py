@@ -42,7 +42,8 @@ from minislurm.conf import SchedulerParameters
 from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext
 from minislurm.sched.node_space import FitKey, NodeSpaceMap, fit_key, fit_now
-from minislurm.select.cons_tres import ResourceRequest, order_nodes, spread_node_estimate
+from minislurm.select.cons_tres import spread_node_estimate
+from minislurm.select.request import ResourceRequest, order_nodes
 from minislurm.select.table import BoolArray, IntArray, NodeTable
 from minislurm.states import Reason
 

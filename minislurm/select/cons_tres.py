@@ -29,7 +29,6 @@ from minislurm.select.gpu_shares import eval_nodes_gpus
 from minislurm.select.request import (
     ResourceRequest,
     candidate_order,
-    config_mask,
     fit_mask,
     gpus_roomy,
     node_alloc,
@@ -154,14 +153,4 @@ def spread_node_estimate(req: ResourceRequest, table: NodeTable, allowed: BoolAr
     return max(req.min_nodes, -(-req.ntasks // per_node))
 
 
-__all__ = [
-    "ResourceRequest",
-    "candidate_order",
-    "config_mask",
-    "fit_mask",
-    "gpus_roomy",
-    "node_alloc",
-    "order_nodes",
-    "select",
-    "spread_node_estimate",
-]
+__all__ = ["select", "spread_node_estimate"]

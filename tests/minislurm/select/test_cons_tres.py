@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minislurm.job import Allocation
-from minislurm.select.cons_tres import ResourceRequest, select
+from minislurm.select.cons_tres import select
+from minislurm.select.request import ResourceRequest
 from minislurm.select.table import NodeShape, NodeTable
 from minislurm.states import Reason
 

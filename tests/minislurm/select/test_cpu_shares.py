@@ -18,8 +18,9 @@ import pytest
 from minislurm.common.layout import distribute, tasks_per_node_string
 from minislurm.conf import SlurmConfig, load_config
 from minislurm.job import Allocation
-from minislurm.select.cons_tres import ResourceRequest, select
+from minislurm.select.cons_tres import select
 from minislurm.select.eval_nodes import cpus_to_use, dist_tasks
+from minislurm.select.request import ResourceRequest
 from minislurm.select.table import NodeShape, NodeTable
 from minislurm.sim import Cluster
 from minislurm.states import Reason

@@ -43,8 +43,9 @@ from minislurm.ctld.step_mgr import plan_step
 from minislurm.job import Allocation
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun
-from minislurm.select.cons_tres import ResourceRequest, select
+from minislurm.select.cons_tres import select
 from minislurm.select.gpu_shares import job_gpu_shares
+from minislurm.select.request import ResourceRequest
 from minislurm.select.table import NodeShape, NodeTable
 from minislurm.sim import Cluster
 from minislurm.slurmd.context import JobContext, StepContext, job_context
