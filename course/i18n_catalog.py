@@ -12,12 +12,11 @@ catalogue is ``course/locale/<ll_CC>/LC_MESSAGES/course.po``, read directly at r
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from course.i18n import DOMAIN, LOCALE_DIR
-from quizzes.i18n import DEFAULT_LANG, LANGS, catalogue, language, po_path
+from quizzes.i18n import update_command, write_catalogue
 
 COURSE = Path(__file__).resolve().parent
 #: Babel keywords: t(lang, msg), N_(msg), BusyIndicator.working(msg, **args).
@@ -59,51 +58,12 @@ def manifest_messages() -> dict[str, str]:
 def update(lang: str) -> tuple[list[str], Path]:
     """Rewrite ``lang``'s course.po with the messages :func:`extract` finds now, keeping
     the translations it holds; the messages still untranslated and the path."""
-    from babel.messages.catalog import Catalog
-    from babel.messages.pofile import read_po, write_po
-
-    lang = language(lang)
-    path = po_path(lang, DOMAIN)
-    old: dict[Any, Any] = {}
-    dates: dict[str, Any] = {}
-    if path.exists():
-        with path.open("rb") as fh:
-            previous = read_po(fh, locale=LANGS[lang])
-        old = {m.id: m.string for m in previous if m.id}
-        dates = {"creation_date": previous.creation_date,
-                 "revision_date": previous.revision_date}
-    cat = Catalog(locale=LANGS[lang], domain=DOMAIN, project="minislurm-course",
-                  version="0.1.0", copyright_holder="the minislurm-course authors",
-                  msgid_bugs_address="", last_translator="minislurm-course authors",
-                  language_team=f"{lang} <minislurm-course>", fuzzy=False, **dates)
-    missing = []
-    for msgid, places in sorted(extract().items(), key=lambda kv: kv[1][0]):
-        text = old.get(msgid) or ""
-        if not text:
-            missing.append(msgid)
-        where = [(p.rsplit(":", 1)[0], int(p.rsplit(":", 1)[1])) for p in places]
-        cat.add(msgid, text, locations=where)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as fh:
-        write_po(fh, cat, width=100, sort_by_file=True, omit_header=False)
-    catalogue.cache_clear()
-    return missing, path
+    return write_catalogue(lang, DOMAIN, extract())
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m course.i18n_catalog update [LANG ...]``: refresh course.po."""
-    args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] != "update":
-        print("usage: python -m course.i18n_catalog update [LANG ...]", file=sys.stderr)
-        return 2
-    status = 0
-    for lang in args[1:] or [x for x in LANGS if x != DEFAULT_LANG]:
-        missing, path = update(lang)
-        print(f"{path}: {len(missing)} message(s) without a translation")
-        for msgid in missing:
-            print(f"  {msgid!r}")
-        status |= bool(missing)
-    return status
+    return update_command("course.i18n_catalog", update, argv)
 
 
 __all__ = ["KEYWORDS", "LOCALE_DIR", "extract", "main", "manifest_messages", "update"]

@@ -26,7 +26,7 @@ Extraction keywords (Babel): ``tr`` (message = 2nd argument), ``M`` and ``N_``
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -174,14 +174,17 @@ def extract(root: Path | None = None) -> dict[str | tuple[str, str], list[str]]:
     return found
 
 
-def update(lang: str) -> tuple[list[str], Path]:
-    """Rewrite ``lang``'s ``.po`` with the messages :func:`extract` finds now, keeping
-    the translations it holds; returns the messages still untranslated and the path."""
+def write_catalogue(lang: str, domain: str,
+                    messages: Mapping[Any, Sequence[str]]) -> tuple[list[str], Path]:
+    """Rewrite ``lang``'s ``.po`` of ``domain`` with ``messages`` (msgid -> its places,
+    ``"path:line"`` from the checkout's root), keeping the translations it holds;
+    returns the messages still untranslated and the path. One writer for every
+    domain's catalogue (quizzes here, course's ``course.i18n_catalog``)."""
     from babel.messages.catalog import Catalog
     from babel.messages.pofile import read_po, write_po
 
     lang = language(lang)
-    path = po_path(lang)
+    path = po_path(lang, domain)
     old: dict[Any, Any] = {}
     dates: dict[str, Any] = {}
     if path.exists():
@@ -190,17 +193,16 @@ def update(lang: str) -> tuple[list[str], Path]:
         old = {m.id: m.string for m in previous if m.id}
         dates = {"creation_date": previous.creation_date,   # no churn when nothing changed
                  "revision_date": previous.revision_date}
-    cat = Catalog(locale=LANGS[lang], domain=DOMAIN, project="minislurm-course",
+    cat = Catalog(locale=LANGS[lang], domain=domain, project="minislurm-course",
                   version="0.1.0", copyright_holder="the minislurm-course authors",
                   msgid_bugs_address="", last_translator="minislurm-course authors",
                   language_team=f"{lang} <minislurm-course>", fuzzy=False, **dates)
     missing = []
-    root = Path(__file__).resolve().parent
-    for msgid, places in sorted(extract(root).items(), key=lambda kv: kv[1][0]):
+    for msgid, places in sorted(messages.items(), key=lambda kv: kv[1][0]):
         text = old.get(msgid) or ""
         if not text:
             missing.append(str(msgid))
-        where = [(f"quizzes/{p.rsplit(':', 1)[0]}", int(p.rsplit(":", 1)[1])) for p in places]
+        where = [(p.rsplit(":", 1)[0], int(p.rsplit(":", 1)[1])) for p in places]
         cat.add(msgid, text, locations=where)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:
@@ -209,22 +211,37 @@ def update(lang: str) -> tuple[list[str], Path]:
     return missing, path
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m quizzes.i18n update [LANG...]``: refresh the catalogues."""
+def update(lang: str) -> tuple[list[str], Path]:
+    """Rewrite ``lang``'s quizzes.po with the messages :func:`extract` finds now, keeping
+    the translations it holds; returns the messages still untranslated and the path."""
+    root = Path(__file__).resolve().parent
+    found = {msgid: [f"quizzes/{p}" for p in places] for msgid, places in extract(root).items()}
+    return write_catalogue(lang, DOMAIN, found)
+
+
+def update_command(prog: str, update_one: Callable[[str], tuple[list[str], Path]],
+                   argv: list[str] | None = None) -> int:
+    """``python -m <prog> update [LANG ...]``: refresh each language's catalogue (all but
+    English by default), list what lacks a translation, exit 1 when something does."""
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] != "update":
-        print("usage: python -m quizzes.i18n update [LANG ...]", file=sys.stderr)
+        print(f"usage: python -m {prog} update [LANG ...]", file=sys.stderr)
         return 2
     status = 0
     for lang in args[1:] or [t for t in LANGS if t != DEFAULT_LANG]:
-        missing, path = update(lang)
+        missing, path = update_one(lang)
         print(f"{path}: {len(missing)} message(s) without a translation")
         for msgid in missing:
             print(f"  {msgid!r}")
         status |= bool(missing)
     return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m quizzes.i18n update [LANG...]``: refresh the catalogues."""
+    return update_command("quizzes.i18n", update, argv)
 
 
 if __name__ == "__main__":
