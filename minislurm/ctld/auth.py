@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import pwd
 
+from minislurm.conf import SlurmConfig
 from minislurm.errors import INVALID_USER_ID
 
 __all__ = ["INVALID_USER_ID", "operator_uids", "slurm_user_uid"]
@@ -41,9 +42,9 @@ def slurm_user_uid(name: str | None) -> int | None:
         return None
 
 
-def operator_uids(config: object, *more: int) -> set[int]:
+def operator_uids(config: SlurmConfig, *more: int) -> set[int]:
     """root, slurm.conf's ``SlurmUser`` and ``more`` (e.g. the uid slurmctld runs as)."""
-    extra = getattr(config, "extra", None) or {}
+    extra = config.extra
     uids = {0, *more}
     slurm_user = slurm_user_uid(extra.get("SlurmUser"))
     if slurm_user is not None:

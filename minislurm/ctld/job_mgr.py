@@ -11,6 +11,8 @@ job 109, ..., 108_7 is job 108).
 from __future__ import annotations
 
 import copy
+import dataclasses
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,8 +54,30 @@ def ranges_text(indices: list[int]) -> str:
     return ",".join(parts)
 
 
+#: ``JobRecord`` fields a snapshot computes (from the allocation, the times shown, the
+#: request) instead of copying the ``Job`` attribute of the same name.
+DERIVED_FIELDS = frozenset({
+    "array_task_id", "array_task_str", "array_max_tasks", "priority", "hold",
+    "eligible_time", "accrue_time", "start_time", "end_time", "num_nodes", "num_cpus",
+    "tres_req", "tres_alloc", "billable_tres", "nodelist", "batch_host", "signal",
+    "dependency", "signal_spec", "steps",
+})
+#: ``JobRecord`` fields slurmctld does not model yet (the record's default stays).
+UNMODELLED_FIELDS = frozenset({"suspend_time"})
+#: ``JobRecord`` fields a snapshot copies as they are from the ``Job`` attribute of the
+#: same name and meaning: the one list of them (the record defines each field once).
+SAME_FIELDS = tuple(f.name for f in dataclasses.fields(JobRecord)
+                    if f.name not in DERIVED_FIELDS | UNMODELLED_FIELDS)
+_same_values = operator.attrgetter(*SAME_FIELDS)
+
+
 class Job:
-    """One job as slurmctld holds it (``struct job_record``); see ``JobRecord`` for fields."""
+    """One job as slurmctld holds it (``struct job_record``).
+
+    Its attributes are the mutable state; ``JobRecord`` (minislurm/job.py) is the one
+    definition of what a job's fields mean: ``snapshot`` copies the ``SAME_FIELDS`` and
+    computes the ``DERIVED_FIELDS``.
+    """
 
     def __init__(self, job_id: int, name: str, submit_time: int) -> None:
         #: The last plain snapshot and what it was built from (first attribute: see
@@ -368,78 +392,26 @@ class Job:
         elif task_index is not None:
             task_id = task_index
         return JobRecord(
-            job_id=self.job_id,
-            name=self.name,
-            user=self.user,
-            uid=self.uid,
-            group=self.group,
-            gid=self.gid,
-            account=self.account,
-            partition=self.partition,
-            qos=self.qos,
-            state=self.state,
-            reason=self.reason,
-            submit_time=self.submit_time,
-            array_job_id=self.array_job_id,
+            **dict(zip(SAME_FIELDS, _same_values(self), strict=True)),
             array_task_id=task_id if array_task_str is None else None,
             array_task_str=array_task_str,
             array_max_tasks=self.array_max,
-            reason_detail=self.reason_detail,
             priority=0 if self.hold else self.priority,
-            nice=self.nice,
             hold=self.hold is not None,
             eligible_time=eligible,
             accrue_time=self.accrue_time if self.accrue_time is not None else eligible,
-            begin_time=self.begin_time,
             start_time=start,
             end_time=end,
-            preemptable_time=self.preemptable_time,
-            preempt_time=self.preempt_time,
-            time_limit=self.time_limit,
-            time_min=self.time_min,
-            last_sched_eval=self.last_sched_eval,
-            scheduler=self.scheduler,
             num_nodes=len(a.nodes) if a is not None else self.num_nodes,
-            max_nodes=self.max_nodes,
-            num_tasks=self.num_tasks,
             num_cpus=a.num_cpus if a is not None else self.num_cpus,
-            cpus_per_task=self.cpus_per_task,
-            ntasks_per_node=self.ntasks_per_node,
-            min_memory_mb=self.min_memory_mb,
-            mem_per_cpu=self.mem_per_cpu,
-            mem_per_gpu=self.mem_per_gpu,
-            tres_per_node=self.tres_per_node,
-            tres_per_job=self.tres_per_job,
-            tres_per_task=self.tres_per_task,
-            gres=self.gres,
-            exclusive=self.exclusive,
             tres_req=self.tres_req(),
             tres_alloc=self.tres_alloc(),
             billable_tres=self.billable_tres(),
             nodelist=self._nodelist(a),
-            allocation=a,
-            req_nodelist=self.req_nodelist,
-            exc_nodelist=self.exc_nodelist,
             batch_host=a.nodes[0].node if a is not None and a.nodes else "",
-            reservation=self.reservation,
-            features=self.features,
-            exit_code=self.exit_code,
             signal=signal,
-            derived_exit_code=self.derived_exit_code,
-            restart_count=self.restart_count,
-            requeue=self.requeue,
-            batch_flag=self.batch_flag,
-            cancelled_by=self.cancelled_by,
-            work_dir=self.work_dir,
-            std_out=self.std_out,
-            std_err=self.std_err,
-            std_in=self.std_in,
-            command=self.command,
-            script=self.script,
             dependency=self.dep_text,
             signal_spec=self.signal_text,
-            comment=self.comment,
-            sched_nodes=self.sched_nodes,
             steps=tuple(self.steps),
         )
 
@@ -515,4 +487,13 @@ def _tres_ordered(tres: dict[str, int]) -> dict[str, int]:
     return {**head, **{k: v for k, v in tres.items() if k not in head}}
 
 
-__all__ = ["TOP_PRIORITY", "DepItem", "Job", "PriorityView", "ranges_text"]
+__all__ = [
+    "DERIVED_FIELDS",
+    "SAME_FIELDS",
+    "TOP_PRIORITY",
+    "UNMODELLED_FIELDS",
+    "DepItem",
+    "Job",
+    "PriorityView",
+    "ranges_text",
+]

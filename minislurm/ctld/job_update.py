@@ -21,7 +21,6 @@ slurm_strerror's text plus `` for job ID``, as scontrol prints them.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 from minislurm.common.timespec import UINT32, time_limit_secs
 from minislurm.errors import SlurmError
@@ -29,9 +28,7 @@ from minislurm.states import JobState, Reason
 
 from . import lifecycle
 from .job_mgr import Job
-
-if TYPE_CHECKING:
-    from .controller import Controller
+from .state import CtldState
 
 INVALID_JOB_ID = "Invalid job id specified"
 JOB_FINISHED = "Job/step already completing or completed"
@@ -48,86 +45,83 @@ UNCHANGED = object()
 _PART_REASONS = (Reason.PARTITION_TIME_LIMIT, Reason.PARTITION_NODE_LIMIT)
 
 
-class UpdateMixin:
-    """``Controller.update_job``."""
+def update_job(
+    ctl: CtldState,
+    job_id: int,
+    *,
+    uid: int = 0,
+    time_limit: int | object | None = UNCHANGED,
+    partition: str | None = None,
+    num_nodes: int | None = None,
+    nice: int | None = None,
+    start_time: int | None = None,
+) -> None:
+    """``scontrol update JobId=ID TimeLimit= Partition= NumNodes= Nice= StartTime=``.
 
-    def update_job(  # type: ignore[misc]
-        self: Controller,
-        job_id: int,
-        *,
-        uid: int = 0,
-        time_limit: int | object | None = UNCHANGED,
-        partition: str | None = None,
-        num_nodes: int | None = None,
-        nice: int | None = None,
-        start_time: int | None = None,
-    ) -> None:
-        """``scontrol update JobId=ID TimeLimit= Partition= NumNodes= Nice= StartTime=``.
+    ``time_limit`` is in minutes (``None``: UNLIMITED); ``start_time`` an epoch
+    timestamp.  Raises ``SlurmError`` with Slurm's text; nothing changes then.
+    """
+    job = ctl.find_job(job_id)
+    if job is None:
+        raise SlurmError(f"{INVALID_JOB_ID} for job {job_id}", 1)
+    ended = job.state.is_terminal or job.state is JobState.COMPLETING
 
-        ``time_limit`` is in minutes (``None``: UNLIMITED); ``start_time`` an epoch
-        timestamp.  Raises ``SlurmError`` with Slurm's text; nothing changes then.
-        """
-        job = self._jobs.get(job_id)
-        if job is None:
-            raise SlurmError(f"{INVALID_JOB_ID} for job {job_id}", 1)
-        ended = job.state.is_terminal or job.state is JobState.COMPLETING
+    def fail(text: str) -> SlurmError:
+        return SlurmError(f"{text} for job {job_id}", 1)
 
-        def fail(text: str) -> SlurmError:
-            return SlurmError(f"{text} for job {job_id}", 1)
-
-        pending = job.state is JobState.PENDING
-        privileged = uid == 0
-        if not privileged and uid != job.uid:
-            raise fail(ACCESS_DENIED)  # only the owner or an operator
-        # ---- validate everything first: a refused update changes nothing ----------
-        if time_limit is not UNCHANGED:
-            if ended:
-                raise fail(JOB_FINISHED)
-            new_limit = time_limit if isinstance(time_limit, int) else None
-            if not privileged and _minutes(new_limit) > _minutes(job.time_limit):
-                raise fail(ACCESS_DENIED)
-        if partition is not None:
-            if ended or not pending:
-                raise fail(JOB_FINISHED if ended else NOT_PENDING)
-            if partition not in self.parts:
-                raise fail(INVALID_PARTITION)
-        if num_nodes is not None:
-            if ended or not pending:
-                raise fail(JOB_FINISHED if ended else NOT_PENDING)
-            if num_nodes < 1:
-                raise fail(NODE_COUNT)
-        if nice is not None:
-            if ended:
-                raise fail(JOB_FINISHED)
-            if not privileged and nice < job.nice:
-                raise fail(ACCESS_DENIED)
-        if start_time is not None and (ended or not pending):
+    pending = job.state is JobState.PENDING
+    privileged = uid == 0
+    if not privileged and uid != job.uid:
+        raise fail(ACCESS_DENIED)  # only the owner or an operator
+    # ---- validate everything first: a refused update changes nothing ----------
+    if time_limit is not UNCHANGED:
+        if ended:
+            raise fail(JOB_FINISHED)
+        new_limit = time_limit if isinstance(time_limit, int) else None
+        if not privileged and _minutes(new_limit) > _minutes(job.time_limit):
+            raise fail(ACCESS_DENIED)
+    if partition is not None:
+        if ended or not pending:
             raise fail(JOB_FINISHED if ended else NOT_PENDING)
-        # ---- apply -----------------------------------------------------------------
-        if time_limit is not UNCHANGED:
-            _set_time_limit(self, job, time_limit if isinstance(time_limit, int) else None)
-        if partition is not None:
-            job.partition = partition
-            job.billing_weights = getattr(self.part_cfg.get(partition), "billing_weights", None)
-        if num_nodes is not None:
-            job.num_nodes = num_nodes
-            job.max_nodes = num_nodes
-            job.num_tasks = max(job.num_tasks, num_nodes)
-            job.num_cpus = max(job.num_cpus, num_nodes)
-            job.request = dataclasses.replace(
-                job.request, min_nodes=num_nodes, max_nodes=num_nodes, spread=False,
-                ntasks=max(job.request.ntasks, num_nodes))
-        if pending and (partition is not None or num_nodes is not None
-                        or time_limit is not UNCHANGED):
-            _recheck_partition_limits(self, job)
-        if nice is not None and nice != job.nice:
-            _set_nice(self, job, nice)
-        if start_time is not None:
-            job.begin_time = max(start_time, self.now)
-            self._wake_at(job.begin_time)
-        if pending:
-            self._order_dirty = True
-        self.kick()
+        if partition not in ctl.parts:
+            raise fail(INVALID_PARTITION)
+    if num_nodes is not None:
+        if ended or not pending:
+            raise fail(JOB_FINISHED if ended else NOT_PENDING)
+        if num_nodes < 1:
+            raise fail(NODE_COUNT)
+    if nice is not None:
+        if ended:
+            raise fail(JOB_FINISHED)
+        if not privileged and nice < job.nice:
+            raise fail(ACCESS_DENIED)
+    if start_time is not None and (ended or not pending):
+        raise fail(JOB_FINISHED if ended else NOT_PENDING)
+    # ---- apply -----------------------------------------------------------------
+    if time_limit is not UNCHANGED:
+        _set_time_limit(ctl, job, time_limit if isinstance(time_limit, int) else None)
+    if partition is not None:
+        job.partition = partition
+        job.billing_weights = ctl.part_cfg[partition].billing_weights
+    if num_nodes is not None:
+        job.num_nodes = num_nodes
+        job.max_nodes = num_nodes
+        job.num_tasks = max(job.num_tasks, num_nodes)
+        job.num_cpus = max(job.num_cpus, num_nodes)
+        job.request = dataclasses.replace(
+            job.request, min_nodes=num_nodes, max_nodes=num_nodes, spread=False,
+            ntasks=max(job.request.ntasks, num_nodes))
+    if pending and (partition is not None or num_nodes is not None
+                    or time_limit is not UNCHANGED):
+        _recheck_partition_limits(ctl, job)
+    if nice is not None and nice != job.nice:
+        _set_nice(ctl, job, nice)
+    if start_time is not None:
+        job.begin_time = max(start_time, ctl.now)
+        ctl.wake_at(job.begin_time)
+    if pending:
+        ctl.queue.resort()
+    ctl.kick()
 
 
 def _minutes(limit: int | None) -> int:
@@ -135,7 +129,7 @@ def _minutes(limit: int | None) -> int:
     return 1 << 62 if limit is None else limit
 
 
-def _set_time_limit(ctl: Controller, job: Job, limit: int | None) -> None:
+def _set_time_limit(ctl: CtldState, job: Job, limit: int | None) -> None:
     """A new limit; a running job gets a new end and periodic check (``arm_time_limit``).
 
     ``_update_job`` moves ``end_time`` by the change (``end_time += (new - old) * 60``,
@@ -179,7 +173,7 @@ def _uint32_minutes(limit: int | None) -> int:
     return _YEAR_MINUTES if limit is None else limit % UINT32
 
 
-def _recheck_partition_limits(ctl: Controller, job: Job) -> None:
+def _recheck_partition_limits(ctl: CtldState, job: Job) -> None:
     """PartitionTimeLimit / PartitionNodeLimit of a pending job, after its update."""
     part = ctl.parts[job.partition]
     if job.static_reason is not None and job.static_reason not in _PART_REASONS:
@@ -196,16 +190,12 @@ def _recheck_partition_limits(ctl: Controller, job: Job) -> None:
         job.reason = Reason.NONE
 
 
-def _set_nice(ctl: Controller, job: Job, nice: int) -> None:
-    """``Nice=``: priority/basic moves the priority by the difference (at least 2);
-    other plugins compute it again with the new nice value."""
+def _set_nice(ctl: CtldState, job: Job, nice: int) -> None:
+    """``Nice=``: the priority plugin moves the priority (``PriorityPlugin.renice``:
+    priority/basic by the difference, at least 2) or computes it again."""
     old = job.nice
     job.nice = nice
-    if str(getattr(ctl.priority_plugin, "name", "")).endswith("basic"):
-        if job.priority:
-            job.priority = max(job.priority + old - nice, 2)
-    else:
-        ctl.set_priority(job)
+    ctl.queue.renice(job, old, ctl.now)
 
 
-__all__ = ["UNCHANGED", "UpdateMixin"]
+__all__ = ["UNCHANGED", "update_job"]

@@ -39,7 +39,7 @@ from .runner import SIGKILL, SIGTERM, NodeLossRunner, SimulatedRunner
 from .sim_steps import arm_steps, end_steps
 
 if TYPE_CHECKING:
-    from .controller import Controller
+    from .state import CtldState
 
 #: Seconds a requeued job waits (job_mgr.c: begin_time = now + cred_expire + 1).
 REQUEUE_DELAY = 120
@@ -48,25 +48,20 @@ REQUEUE_DELAY = 120
 PERIODIC_TIMEOUT = 30
 
 
-def limit_check_phase(ctl: Controller) -> int:
+def limit_check_phase(ctl: CtldState) -> int:
     """When slurmctld's periodic checks are counted from (its start), epoch seconds.
 
     ``_slurmctld_background`` sets ``last_timelimit_time = now`` when it starts and runs
     ``job_time_limit()`` whenever ``now - last_timelimit_time >= PERIODIC_TIMEOUT``, so
     the checks fall on (whole) seconds ``start + 30k`` (measured on 22.05.8: a daemon
     started at 19:50:13 checked at 19:52:44, 19:53:14, 19:53:44).  The start is the
-    controller's ``started_at`` if it records one, else the environment's (the wall-clock
-    daemon's ``realtime.RealtimeEnvironment``), else the epoch time of SimPy time 0 (the
-    start of a simulated cluster).
+    controller's ``started_at``: the wall-clock environment's start, or the epoch time
+    of SimPy time 0 (the start of a simulated cluster).
     """
-    for owner in (ctl, ctl.env):
-        started = getattr(owner, "started_at", None)
-        if isinstance(started, int | float) and not isinstance(started, bool):
-            return int(started)
-    return int(ctl.now - ctl.env.now)
+    return ctl.started_at
 
 
-def next_limit_check(ctl: Controller, deadline: int) -> int:
+def next_limit_check(ctl: CtldState, deadline: int) -> int:
     """The first periodic check at or after ``deadline`` (and not before now).
 
     ``job_time_limit`` times a job out when ``end_time <= now - OverTimeLimit*60``;
@@ -93,7 +88,7 @@ def running_end(job: Job) -> int | None:
     return job.start_time + time_limit_secs(limit)
 
 
-def limit_deadline(ctl: Controller, job: Job) -> int | None:
+def limit_deadline(ctl: CtldState, job: Job) -> int | None:
     """``end_time + OverTimeLimit`` of a running job (None: never times out).
 
     ``end_time`` is `running_end`.  UNLIMITED never times out, nor does a limit that
@@ -104,11 +99,11 @@ def limit_deadline(ctl: Controller, job: Job) -> int | None:
     end = running_end(job)
     if end is None or is_negative_limit(job.time_limit):
         return None
-    over = int(getattr(ctl.config, "over_time_limit", 0) or 0)
+    over = ctl.config.over_time_limit or 0
     return end + over * 60
 
 
-def arm_time_limit(ctl: Controller, job: Job) -> None:
+def arm_time_limit(ctl: CtldState, job: Job) -> None:
     """Schedule the periodic check that will see ``job`` over its limit (if any).
 
     Called when the job starts, when a recovered controller re-adopts it, and when
@@ -128,7 +123,7 @@ def arm_time_limit(ctl: Controller, job: Job) -> None:
     ctl.env.timeout(delay).callbacks.append(lambda _ev: time_limit(ctl, job, attempt))
 
 
-def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> Job:
+def start_job(ctl: CtldState, job: Job, alloc: Allocation, scheduler: str) -> Job:
     """Start ``job`` (an array meta record splits off its next task) on ``alloc``."""
     now = ctl.now
     if job.is_array_meta:
@@ -175,7 +170,7 @@ def start_job(ctl: Controller, job: Job, alloc: Allocation, scheduler: str) -> J
 _WARNED: weakref.WeakKeyDictionary[Job, int] = weakref.WeakKeyDictionary()
 
 
-def _warning_due(ctl: Controller, job: Job, before: int) -> int | None:
+def _warning_due(ctl: CtldState, job: Job, before: int) -> int | None:
     """When ``job_time_limit`` sends the ``--signal`` warning: at the first periodic check
     where ``now + warn_time + PERIODIC_TIMEOUT >= end_time`` (sbatch(1): "up to 60
     seconds earlier than specified"; measured: ``--time=2 --signal=B:USR1@60`` -> 48 s
@@ -187,7 +182,7 @@ def _warning_due(ctl: Controller, job: Job, before: int) -> int | None:
     return next_limit_check(ctl, end - before - PERIODIC_TIMEOUT)
 
 
-def arm_warning(ctl: Controller, job: Job) -> None:
+def arm_warning(ctl: CtldState, job: Job) -> None:
     """Schedule the check that sends ``--signal=[B:]SIG@TIME`` (if any, not yet sent).
 
     Called when the job starts and when ``scontrol update TimeLimit=`` moves its end:
@@ -208,7 +203,7 @@ def arm_warning(ctl: Controller, job: Job) -> None:
     ctl.env.timeout(delay).callbacks.append(lambda _ev: _signal(ctl, job, attempt, sig))
 
 
-def _signal(ctl: Controller, job: Job, attempt: int, sig: int) -> None:
+def _signal(ctl: CtldState, job: Job, attempt: int, sig: int) -> None:
     """``--signal=[B:]SIG@TIME``: deliver SIG shortly before the time limit.
 
     Only if it is still due for the job's current limit (a raised limit leaves an
@@ -230,7 +225,7 @@ def _signal(ctl: Controller, job: Job, attempt: int, sig: int) -> None:
         ctl.runner.kill(job.job_id, sig)
 
 
-def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
+def body_ended(ctl: CtldState, job: Job, attempt: int, value: object) -> None:
     """The runner reports the batch script's exit: finish the attempt."""
     if job.attempt != attempt or job.state.is_terminal or job.state is JobState.PENDING:
         return
@@ -248,7 +243,7 @@ def body_ended(ctl: Controller, job: Job, attempt: int, value: object) -> None:
         job.reason = Reason.NON_ZERO_EXIT_CODE
 
 
-def time_limit(ctl: Controller, job: Job, attempt: int) -> None:
+def time_limit(ctl: CtldState, job: Job, attempt: int) -> None:
     """A periodic check (``job_time_limit``) is due: run it once this instant's events are done.
 
     A job whose body ends at the very instant of the check has COMPLETED (or FAILED)
@@ -260,7 +255,7 @@ def time_limit(ctl: Controller, job: Job, attempt: int) -> None:
     ctl.env.timeout(0).callbacks.append(lambda _ev: _enforce_limit(ctl, job, attempt))
 
 
-def _enforce_limit(ctl: Controller, job: Job, attempt: int) -> None:
+def _enforce_limit(ctl: CtldState, job: Job, attempt: int) -> None:
     """TIMEOUT, SIGTERM now, SIGKILL after KillWait (if the limit still holds)."""
     if job.attempt != attempt or job.state is not JobState.RUNNING:
         return
@@ -273,7 +268,7 @@ def _enforce_limit(ctl: Controller, job: Job, attempt: int) -> None:
     job.reason = Reason.TIME_LIMIT
 
 
-def terminate(ctl: Controller, job: Job, final: JobState, code: int, sig: int, *,
+def terminate(ctl: CtldState, job: Job, final: JobState, code: int, sig: int, *,
               latency: float = 0.0) -> None:
     """Kill a running attempt: COMPLETING until the body is gone (at most KillWait).
 
@@ -305,7 +300,7 @@ def terminate(ctl: Controller, job: Job, final: JobState, code: int, sig: int, *
         deliver()
 
 
-def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> None:
+def finish(ctl: CtldState, job: Job, state: JobState, code: int, sig: int) -> None:
     """The attempt is over: record it, free its nodes, wake the scheduler."""
     now = ctl.now
     job.state = state
@@ -328,7 +323,7 @@ def finish(ctl: Controller, job: Job, state: JobState, code: int, sig: int) -> N
     ctl.job_ended(job)
 
 
-def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQUEUE_DELAY,
+def requeue(ctl: CtldState, job: Job, logged_as: JobState, *, delay: int = REQUEUE_DELAY,
             hold: str | None = None, stopped: bool = False) -> None:
     """Put a running job back to PENDING (node failure, ``scontrol requeue``, preemption).
 
@@ -367,7 +362,7 @@ def requeue(ctl: Controller, job: Job, logged_as: JobState, *, delay: int = REQU
               latency=float(getattr(ctl.runner, "agent_delay", 0.0)))
 
 
-def completed(ctl: Controller, job: Job, died: int | None = None) -> None:
+def completed(ctl: CtldState, job: Job, died: int | None = None) -> None:
     """A COMPLETING attempt's processes are gone (``died``: the signal that ended the
     script, if known): finish it, or put it back to PENDING when it was requeued."""
     if job.requeue_after is None:
@@ -390,7 +385,7 @@ def completed(ctl: Controller, job: Job, died: int | None = None) -> None:
     ctl.kick()
 
 
-def _back_to_pending(ctl: Controller, job: Job, logged_as: JobState, asked: int, delay: int,
+def _back_to_pending(ctl: CtldState, job: Job, logged_as: JobState, asked: int, delay: int,
                      hold: str | None) -> None:
     """``_job_requeue_op``: the next attempt is submitted anew at ``asked``."""
     job.attempt = getattr(job, "attempt", 0) + 1
@@ -409,10 +404,38 @@ def _back_to_pending(ctl: Controller, job: Job, logged_as: JobState, asked: int,
     job.reason, job.reason_detail = Reason.BEGIN_TIME, ""
     ctl.requeued(job)
     if hold is not None:
-        ctl.hold(job.job_id, user=hold == "user")
+        hold_pending(ctl, job, user=hold == "user")
 
 
-def kill_on_nodes(ctl: Controller, node_indices: list[int], *, admin_down: bool) -> None:
+def hold_pending(ctl: CtldState, job: Job, *, user: bool) -> None:
+    """``scontrol hold``/``uhold`` of a pending job: JobHeldAdmin or JobHeldUser.
+
+    Like every successful job update, it queues a main-scheduler run (jobs behind the
+    held one may start; the held job shows ``Scheduler=Main`` at once, measured on
+    22.05.8 after backfill had tested it).
+    """
+    job.hold = "user" if user else "admin"
+    job.reason = Reason.JOB_HELD_USER if user else Reason.JOB_HELD_ADMIN
+    job.est_start = None  # StartTime=Unknown (SchedNodeList= stays), as 22.05.8
+    ctl.set_priority(job)
+    ctl.queue.resort()
+    ctl.kick()
+
+
+def cancel_pending(ctl: CtldState, job: Job, uid: int) -> None:
+    """A pending job ends CANCELLED (``scancel``, ``--kill-on-invalid-dep``)."""
+    if job.state is not JobState.PENDING:
+        return
+    ctl.pending_done(job)
+    job.state = JobState.CANCELLED
+    job.cancelled_by = uid
+    job.end_time = ctl.now
+    job.array_pending = [] if job.array_pending else job.array_pending
+    ctl.record(job)
+    ctl.job_ended(job)
+
+
+def kill_on_nodes(ctl: CtldState, node_indices: list[int], *, admin_down: bool) -> None:
     """A node died or was set DOWN (``admin_down``): its jobs are requeued or end NODE_FAIL.
 
     Both ways the job's ExitCode is 0:0 (``admin_down`` is kept for callers' clarity).
@@ -449,7 +472,7 @@ def _keeps_running(job: Job, down: set[str]) -> bool:
     return bool(survivors) and (not job.batch_flag or alloc.nodes[0].node not in down)
 
 
-def shrink(ctl: Controller, job: Job, down: set[str]) -> None:
+def shrink(ctl: CtldState, job: Job, down: set[str]) -> None:
     """``--no-kill`` under a node failure (``excise_node_from_job`` and the resize
     accounting, slurmctld job_mgr.c): the steps on the DOWN nodes are killed (their
     srun hears ``Node failure on n2``; ``kill_step_on_node``: SIGKILL), the job loses

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from minislurm.common.jobarray import format_indices
-from minislurm.errors import SlurmError
+from minislurm.conf import NodeConfig
+from minislurm.errors import Errno, SlurmError
 from minislurm.job import Allocation
 from minislurm.node import NodeRecord
 from minislurm.select.table import NodeTable
@@ -22,28 +23,25 @@ from minislurm.states import NodeBase, NodeFlag, NodeState
 #: scontrol's refusal of state=down/drain without reason= (scontrol/update_node.c).
 NEED_REASON = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
 #: slurmctld's refusal of a state change that does not apply (ESLURM_INVALID_NODE_STATE).
-INVALID_STATE = "slurm_update error: Invalid node state specified"
+INVALID_STATE = "slurm_update error: " + Errno.ESLURM_INVALID_NODE_STATE
 
 
 class NodeInfo:
     """The parts of a node that are not consumable resources (state, reason, config)."""
 
-    def __init__(self, cfg: object, partitions: tuple[str, ...], boot_time: int) -> None:
-        self.name: str = getattr(cfg, "name", "")
-        self.sockets = int(getattr(cfg, "sockets", 1) or 1)
-        self.boards = int(getattr(cfg, "boards", 1) or 1)
-        self.cores_per_socket = int(getattr(cfg, "cores_per_socket", 1) or 1)
-        self.threads_per_core = int(getattr(cfg, "threads_per_core", 1) or 1)
-        gres = getattr(cfg, "gres", ())
+    def __init__(self, cfg: NodeConfig, partitions: tuple[str, ...], boot_time: int) -> None:
+        self.name: str = cfg.name
+        self.sockets = cfg.sockets or 1
+        self.boards = cfg.boards or 1
+        self.cores_per_socket = cfg.cores_per_socket or 1
+        self.threads_per_core = cfg.threads_per_core or 1
         self.gres_text = ",".join(
-            f"{g.name}:{g.type}:{g.count}" if g.type else f"{g.name}:{g.count}" for g in gres
+            f"{g.name}:{g.type}:{g.count}" if g.type else f"{g.name}:{g.count}" for g in cfg.gres
         )
-        feats = getattr(cfg, "features", ()) or ()
-        self.features: tuple[str, ...] = tuple(feats) if not isinstance(feats, str) else (feats,)
-        self.node_addr = str(getattr(cfg, "node_addr", "") or self.name)
-        self.node_hostname = str(getattr(cfg, "node_hostname", "") or self.name)
-        port = getattr(cfg, "port", None)
-        self.port: int | None = int(port) if isinstance(port, int) else None
+        self.features: tuple[str, ...] = tuple(cfg.features)
+        self.node_addr = cfg.node_addr or self.name
+        self.node_hostname = cfg.node_hostname or self.name
+        self.port: int | None = cfg.port
         self.partitions = partitions
         self.down = False
         self.flags = NodeFlag.NONE
@@ -54,7 +52,7 @@ class NodeInfo:
         self.slurmd_start_time = boot_time
         self.last_busy_time = boot_time
         self.jobs: set[int] = set()
-        cfg_state = str(getattr(cfg, "state", "") or "").upper()
+        cfg_state = (cfg.state or "").upper()
         if cfg_state in ("DOWN", "DRAIN", "FAIL"):
             self.down = cfg_state == "DOWN"
             if cfg_state == "DRAIN":
@@ -108,7 +106,7 @@ class NodeManager:
         out = []
         for name in expr_names:
             if name not in self.table.index:
-                raise SlurmError("slurm_update error: Invalid node name specified", 1)
+                raise SlurmError("slurm_update error: " + Errno.ESLURM_INVALID_NODE_NAME, 1)
             out.append(self.table.index[name])
         return out
 

@@ -36,23 +36,23 @@ from .job_mgr import Job
 from .runner import SIGTERM
 
 if TYPE_CHECKING:
-    from .controller import Controller
+    from .state import CtldState
 
 
-def _mode(ctl: Controller, victim: Job) -> str:
+def _mode(ctl: CtldState, victim: Job) -> str:
     qos = ctl.qos.get(victim.qos)
-    mode = str(getattr(qos, "preempt_mode", "cluster") or "cluster").upper()
+    mode = (qos.preempt_mode if qos is not None else "cluster").upper() or "CLUSTER"
     if mode == "CLUSTER":
         mode = ctl.preempt_mode.split(",")[0]
     return mode
 
 
-def try_preempt(ctl: Controller, job: Job, allowed: BoolArray) -> Allocation | None:
+def try_preempt(ctl: CtldState, job: Job, allowed: BoolArray) -> Allocation | None:
     """Preempt just enough lower QOS jobs for ``job`` to fit; its allocation or None."""
     if ctl.preempt_type != "preempt/qos":
         return None
     qos = ctl.qos.get(job.qos)
-    victims_qos = set(getattr(qos, "preempt", ()) or ())
+    victims_qos = set(qos.preempt) if qos is not None else set()
     if not victims_qos:
         return None
     if any(j.state is JobState.COMPLETING and j.final_state is JobState.PREEMPTED
@@ -96,18 +96,17 @@ def try_preempt(ctl: Controller, job: Job, allowed: BoolArray) -> Allocation | N
     return res if isinstance(res, Allocation) else None
 
 
-def preempt_prio(ctl: Controller, job: Job) -> int:
+def preempt_prio(ctl: CtldState, job: Job) -> int:
     """preempt/qos's ``_gen_job_prio``: QOS priority (16 bits) << 16 + node count."""
     qos = ctl.qos.get(job.qos)
-    prio = int(getattr(qos, "priority", 0) or 0)
+    prio = (qos.priority if qos is not None else 0) or 0
     nodes = len(job.allocation.nodes) if job.allocation is not None else job.num_nodes
     return (min(prio, 0xFFFF) << 16) + min(nodes, 0xFFFF)
 
 
-def youngest_first(ctl: Controller) -> bool:
+def youngest_first(ctl: CtldState) -> bool:
     """``SchedulerParameters=preempt_youngest_first`` (22.05 has no PreemptParameters=)."""
-    sched = getattr(ctl.config, "scheduler", None)
-    return "preempt_youngest_first" in dict(getattr(sched, "other", ()) or ())
+    return "preempt_youngest_first" in dict(ctl.config.scheduler.other)
 
 
 __all__ = ["preempt_prio", "try_preempt", "youngest_first"]

@@ -25,8 +25,8 @@ from minislurm.options.srun import parse_srun
 from minislurm.states import JobState
 
 if TYPE_CHECKING:
-    from minislurm.ctld.controller import Controller
     from minislurm.ctld.job_mgr import Job
+    from minislurm.ctld.state import CtldState
 
 
 def step_record(job_id: int, alloc: Allocation, step: SimStep, step_id: int,
@@ -52,7 +52,7 @@ def step_record(job_id: int, alloc: Allocation, step: SimStep, step_id: int,
     )  # fmt: skip
 
 
-def arm_steps(ctl: Controller, job: Job, attempt: int) -> None:
+def arm_steps(ctl: CtldState, job: Job, attempt: int) -> None:
     """Schedule the script's steps of this attempt (a no-op for a script without srun)."""
     steps: tuple[SimStep, ...] = getattr(job.body, "steps", ())
     if not steps or job.allocation is None or job.start_time is None:

@@ -39,7 +39,7 @@ from .runner import SIGKILL
 from .state_codec import decode, encode
 
 if TYPE_CHECKING:
-    from .controller import Controller
+    from .state import CtldState
 
 __all__ = ["JsonText", "dump_state", "load_state"]
 
@@ -163,7 +163,7 @@ def _job_fragment(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any],
     return text  # type: ignore[no-any-return,unused-ignore]
 
 
-def dump_state(ctl: Controller, *, steps: object | None = None, runner: object | None = None,
+def dump_state(ctl: CtldState, *, steps: object | None = None, runner: object | None = None,
                cache: dict[Any, Any] | None = None) -> dict[str, Any]:
     """The controller's state as the data of each state file (see `StateFiles`).
 
@@ -203,12 +203,12 @@ def dump_state(ctl: Controller, *, steps: object | None = None, runner: object |
         "usage": [[list(k), dict(v)] for k, v in store.usage.items()],
     }
     return {"job_state": job_state_text, "node_state": nodes, "part_state": parts,
-            "resv_state": {"top_suffix": int(getattr(ctl, "_resv_top_suffix", 0)),
+            "resv_state": {"top_suffix": ctl.resv_top_suffix,
                            "resvs": encode(list(ctl.reservations_by_name.values()))},
             "assoc_usage": _dump_usage(ctl), "accounting": accounting}
 
 
-def _dump_usage(ctl: Controller) -> dict[str, Any]:
+def _dump_usage(ctl: CtldState) -> dict[str, Any]:
     """priority/multifactor's decayed usage per association (Slurm's ``assoc_usage``)."""
     usage = getattr(ctl.priority_plugin, "usage", None)
     if usage is None or not hasattr(usage, "_own"):
@@ -227,21 +227,21 @@ def _decode_job(data: dict[str, Any]) -> Job:
 
 
 @contextlib.contextmanager
-def _clock_at(ctl: Controller, timestamp: int | None) -> Iterator[None]:
+def _clock_at(ctl: CtldState, timestamp: int | None) -> Iterator[None]:
     """Let the controller's ``now`` read ``timestamp`` (in the past) for one action:
     a job that ended while no controller ran is finished when it really ended."""
     if timestamp is None or timestamp >= ctl.now:
         yield
         return
-    saved = ctl._offset
-    ctl._offset = saved - (ctl.now - timestamp)
+    saved = ctl.clock_offset
+    ctl.clock_offset = saved - (ctl.now - timestamp)
     try:
         yield
     finally:
-        ctl._offset = saved
+        ctl.clock_offset = saved
 
 
-def load_state(ctl: Controller, parts: dict[str, Any], *, steps: object | None = None,
+def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: object | None = None,
                runner: object | None = None) -> list[str]:
     """Put a saved state into the fresh controller ``ctl``; slurmctld's log lines.
 
@@ -256,15 +256,15 @@ def load_state(ctl: Controller, parts: dict[str, Any], *, steps: object | None =
             ctl.parts[name] = dataclasses.replace(ctl.parts[name], state=str(state))
     resv_state = parts.get("resv_state") or []
     if isinstance(resv_state, dict):  # slurmctld keeps top_suffix: ids go on after a restart
-        ctl._resv_top_suffix = int(resv_state.get("top_suffix", 0))
+        ctl.resv_top_suffix = int(resv_state.get("top_suffix", 0))
         resv_state = resv_state.get("resvs") or []
     resvs = decode(resv_state)
-    ctl._resv_top_suffix = max([int(getattr(ctl, "_resv_top_suffix", 0)),
+    ctl.resv_top_suffix = max([ctl.resv_top_suffix,
                                 *(int(r.resv_id) for r in resvs)])
     for resv in resvs:
         ctl.reservations_by_name[resv.name] = resv
-        ctl._wake_at(resv.start)
-        ctl._wake_at(resv.end)
+        ctl.wake_at(resv.start)
+        ctl.wake_at(resv.end)
         log.append(f"Recovered state of reservation {resv.name}")
     if resvs:
         log.append(f"Recovered state of {len(resvs)} reservations")
@@ -280,7 +280,7 @@ def load_state(ctl: Controller, parts: dict[str, Any], *, steps: object | None =
         ctl.register(job)
         if job.state is JobState.PENDING:
             ctl.add_pending(job)
-            ctl._wake_at(job.begin_time)
+            ctl.wake_at(job.begin_time)
         elif job.state in _ACTIVE:
             active.append(job)
     log.append(f"Recovered information about {len(jobs)} jobs")
@@ -308,7 +308,7 @@ def _load_steps(steps: object | None, data: dict[str, Any]) -> None:
             opened[(int(job_id), int(step_id))] = info
 
 
-def _load_nodes(ctl: Controller, data: dict[str, Any], log: list[str]) -> None:
+def _load_nodes(ctl: CtldState, data: dict[str, Any], log: list[str]) -> None:
     mgr = ctl.nodes_mgr
     for name, fields in data.items():
         info = mgr.by_name.get(name)
@@ -323,7 +323,7 @@ def _load_nodes(ctl: Controller, data: dict[str, Any], log: list[str]) -> None:
         log.append(f"Recovered state of {len(data)} nodes")
 
 
-def _load_accounting(ctl: Controller, acct: dict[str, Any], usage: dict[str, Any]) -> None:
+def _load_accounting(ctl: CtldState, acct: dict[str, Any], usage: dict[str, Any]) -> None:
     store = ctl.accounting_store
     store.attempts = list(decode(acct.get("attempts") or []))
     for key, values in acct.get("usage") or []:
@@ -338,7 +338,7 @@ def _load_accounting(ctl: Controller, acct: dict[str, Any], usage: dict[str, Any
         tracker.version += 1
 
 
-def _adopt(ctl: Controller, job: Job, runner: object | None, log: list[str]) -> None:
+def _adopt(ctl: CtldState, job: Job, runner: object | None, log: list[str]) -> None:
     """A job that was running when the controller stopped: find it again through slurmd."""
     attempt = job.attempt
     recover = getattr(runner, "recover", None)
@@ -382,7 +382,7 @@ def _adopt(ctl: Controller, job: Job, runner: object | None, log: list[str]) -> 
         ctl.env.timeout(max(due, 0)).callbacks.append(force)
 
 
-def _arm_warning(ctl: Controller, job: Job, runner: object | None) -> None:
+def _arm_warning(ctl: CtldState, job: Job, runner: object | None) -> None:
     """``--signal=SIG@TIME`` of a re-adopted job: still to come, or late if it fell due
     while no controller ran (never twice: slurmd remembers what it sent)."""
     end = lifecycle.running_end(job)

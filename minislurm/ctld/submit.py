@@ -14,7 +14,6 @@ are; with ``EnforcePartLimits=NO`` (the default) they stay pending with
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,7 +21,9 @@ import numpy as np
 
 from minislurm.common.gres import parse_gres_request
 from minislurm.common.hostlist import expand
+from minislurm.common.jobarray import parse_array
 from minislurm.common.timespec import INVALID_TIME
+from minislurm.dependency import parse_dependency
 from minislurm.errors import GresError, HostlistError, SlurmError, SubmitError
 from minislurm.options import JobOptions
 from minislurm.select.cons_tres import ResourceRequest, config_mask, spread_node_estimate
@@ -285,25 +286,19 @@ def check_request(
 
 
 def parse_dependencies(text: str, prog: str) -> tuple[tuple[DepItem, ...], bool]:
-    """``--dependency`` via ``minislurm.dependency`` (else ``Job dependency problem``)."""
-    try:
-        from minislurm.dependency import parse_dependency
-    except ImportError:  # pragma: no cover - the module is another engineer's
-        raise reject(prog, DEPENDENCY_PROBLEM) from None
+    """``--dependency`` via ``minislurm.dependency`` (else ``Job dependency problem``):
+    one ``DepItem`` per (condition, job id), and whether any one suffices (``?``)."""
     try:
         spec = parse_dependency(text)
     except (SlurmError, ValueError):
         raise reject(prog, DEPENDENCY_PROBLEM) from None
     items: list[DepItem] = []
-    for dep in getattr(spec, "items", ()):
-        kind = str(getattr(dep, "kind", "")).lower()
-        ids = tuple(getattr(dep, "job_ids", ()) or ())
-        delay = int(getattr(dep, "delay", 0) or 0)
+    for dep in spec.items:
+        kind = dep.kind.lower()
         if kind == "singleton":
             items.append(DepItem("singleton"))
-        for jid in ids:
-            items.append(DepItem(kind, int(getattr(jid, "job_id", jid)), delay))
-    return tuple(items), bool(getattr(spec, "any_of", False))
+        items += [DepItem(kind, jid, dep.delay) for jid in dep.job_ids]
+    return tuple(items), spec.any_of
 
 
 def parse_array_indices(
@@ -311,12 +306,7 @@ def parse_array_indices(
 ) -> tuple[list[int], int | None]:
     """``--array`` via ``common.jobarray.parse_array`` (``Invalid job array specification``)."""
     try:
-        from minislurm.common.jobarray import parse_array
-    except ImportError:  # pragma: no cover - the module is another engineer's
-        raise reject(prog, INVALID_ARRAY) from None
-    parse: Callable[..., Any] = parse_array
-    try:
-        spec = parse(text, max_array_size)
+        spec = parse_array(text, max_array_size)
     except (SlurmError, ValueError):
         raise reject(prog, INVALID_ARRAY) from None
     indices = sorted(set(spec.indices))

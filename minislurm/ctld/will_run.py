@@ -17,23 +17,19 @@ id even though no job is created, except when the partition does not exist; sbat
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from minislurm.common.hostlist import compress
-from minislurm.job import Allocation
 from minislurm.options import JobOptions
-from minislurm.select.cons_tres import ResourceRequest, select
-from minislurm.select.table import BoolArray
 
 from .job_mgr import Job
+from .sched_view import SchedView
+from .state import CtldState
 from .submit import reject
-
-if TYPE_CHECKING:
-    from .controller import Controller
+from .submit_api import fill
 
 #: sbatch's answer when the job could never start (``slurm_job_will_run``).
 NOT_AVAILABLE = "Requested node configuration is not available"
@@ -50,49 +46,42 @@ class WillRun:
     partition: str
 
 
-def will_run(ctl: Controller, options: JobOptions, *, name: str = "sbatch",
-             user: str = "root", uid: int = 0, cwd: str = "/tmp",
-             prog: str = "sbatch") -> WillRun:
+def will_run_test(state: CtldState, view: SchedView, options: JobOptions, *,
+                  name: str = "sbatch", user: str = "root", uid: int = 0, cwd: str = "/tmp",
+                  prog: str = "sbatch") -> WillRun:
     """Check ``options`` like a submission and say when and where the job would start.
 
     Raises `SubmitError` with the submission's text when slurmctld would refuse it, or
     with ``Requested node configuration is not available`` when it fits nowhere.
+    The start is ``SchedView.earliest_start``'s: the controller's one model of it.
     """
-    part_name = (options.partition or ctl.default_partition).split(",")[0]
-    job_id = ctl.next_job_id() if part_name in ctl.parts else 0
-    job = Job(job_id, options.job_name or name, ctl.now)
+    part_name = (options.partition or state.default_partition).split(",")[0]
+    job_id = state.next_job_id() if part_name in state.parts else 0
+    job = Job(job_id, options.job_name or name, state.now)
     job.user, job.uid = user, uid
-    ctl._fill(job, options, prog, cwd)
+    fill(state, job, options, prog, cwd)
     req = job.request
-    allowed = ctl.allowed(job, ctl.duration(job))
+    allowed = view.allowed(job, state.duration(job))
     if req.req_nodes:  # job_start_data(): the -w nodes are the only candidates
         allowed = allowed & np.isin(np.arange(len(allowed)), sorted(req.req_nodes))
-    found = _earliest_fit(ctl, req, allowed)
+    found = view.earliest_start(req, allowed)
     if found is None:
         raise reject(prog, NOT_AVAILABLE)
     start, alloc = found
     return WillRun(job_id, start, alloc.num_cpus, compress(alloc.node_names), job.partition)
 
 
-def _earliest_fit(
-    ctl: Controller, req: ResourceRequest, allowed: BoolArray
-) -> tuple[int, Allocation] | None:
-    """(start, allocation) of ``req``: now, or when enough running jobs have ended."""
-    res = select(req, ctl.table, allowed)
-    if isinstance(res, Allocation):
-        return ctl.now, res
-    ending = sorted(
-        (j.start_time + j.time_limit * 60, j.job_id, j.allocation)
-        for j in ctl.running_jobs()
-        if j.allocation is not None and j.start_time is not None and j.time_limit is not None
-        and j.time_limit >= 0
-    )  # fmt: skip
-    if not ending:
-        return None
-    table = copy.deepcopy(ctl.table)
-    for end, _job_id, alloc in ending:
-        table.release(alloc)
-        res = select(req, table, allowed)
-        if isinstance(res, Allocation):
-            return max(end, ctl.now), res
-    return None
+class _WillRunner(Protocol):
+    def will_run(self, options: JobOptions, *, name: str = "sbatch", user: str = "root",
+                 uid: int = 0, cwd: str = "/tmp", prog: str = "sbatch") -> WillRun: ...
+
+
+def will_run(ctl: _WillRunner, options: JobOptions, *, name: str = "sbatch",
+             user: str = "root", uid: int = 0, cwd: str = "/tmp",
+             prog: str = "sbatch") -> WillRun:
+    """``Controller.will_run`` under its former name (cli/sbatch.py calls it until it
+    asks the controller; docs: /work/tools/notes/ctld-api.md)."""
+    return ctl.will_run(options, name=name, user=user, uid=uid, cwd=cwd, prog=prog)
+
+
+__all__ = ["NOT_AVAILABLE", "WillRun", "will_run", "will_run_test"]

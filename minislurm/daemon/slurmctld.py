@@ -41,7 +41,7 @@ from minislurm.cli.transport import state_dir
 from minislurm.common import rpc
 from minislurm.common.accounts import load_associations
 from minislurm.conf import SlurmConfig, load_config
-from minislurm.ctld import Controller
+from minislurm.ctld import WALL_CLOCK, Controller
 from minislurm.ctld.state_files import StateFiles
 from minislurm.ctld.state_save import dump_state, load_state
 from minislurm.ctld.step_service import StepService
@@ -105,7 +105,7 @@ class Slurmctld:
         self.runner = ProcessRunner(self.env, self.config, self.state / "spool",
                                     self.driver.call, conf_path=self.conf_path)
         self.controller = Controller(self.config, self.env, runner=self.runner,
-                                     associations=load_associations())
+                                     associations=load_associations(), clock=WALL_CLOCK)
         # slurmctld runs as SlurmUser: whoever started this daemon may administer it
         self.controller.operator_uids.add(os.getuid())
         self.steps = StepService(self.controller, self.runner, self.config)

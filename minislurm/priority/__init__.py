@@ -13,7 +13,7 @@ implementing ``PriorityPlugin``:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from minislurm.common.accounts import AssociationSet
@@ -29,8 +29,33 @@ class PriorityPlugin(Protocol):
 
     name: str
 
+    #: Whether ``PriorityCalcPeriod`` passes may change a pending job's number
+    #: (``priority_g_recover``/the decay thread); False: the controller never runs them.
+    recalculates: bool
+
     def priority(self, job: Any, now: int) -> int:
-        """The job's priority at ``now`` (0 = held)."""
+        """``priority_g_set``: the job's priority at ``now`` (0 = held).
+
+        ``job`` is what the controller gives every plugin: a ``PriorityView``
+        (``minislurm.ctld.job_mgr``), the fields of a ``JobRecord`` priorities read.
+        """
+        ...
+
+    def priorities(self, jobs: Sequence[Any], now: int) -> list[int]:
+        """``priority(job, now)`` of each of ``jobs``: one ``PriorityCalcPeriod`` pass."""
+        ...
+
+    def unread_pass(self, now: int) -> bool:
+        """A ``PriorityCalcPeriod`` pass whose numbers the next pass replaces unread.
+
+        Do what must happen anyway (multifactor: the usage decay) and return True, or
+        return False to ask for the full pass (``priorities`` of every pending job).
+        """
+        ...
+
+    def renice(self, priority: int, old_nice: int, new_nice: int) -> int | None:
+        """``scontrol update Nice=``: the job's new priority from its current one, or
+        None to have it computed anew with ``priority``."""
         ...
 
     def factors(self, job: Any, now: int) -> PriorityFactors:

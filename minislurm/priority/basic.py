@@ -10,7 +10,7 @@ changes afterwards.  ``sprio`` refuses to run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from minislurm.errors import SlurmError
@@ -33,6 +33,8 @@ class BasicPriority:
     """FIFO priorities, remembered per job id in the order jobs are first seen."""
 
     name = PLUGIN_TYPE
+    #: a FIFO number never changes once given: no ``PriorityCalcPeriod`` passes
+    recalculates = False
 
     def __init__(self) -> None:
         self._lowest = TOP_PRIORITY
@@ -58,6 +60,21 @@ class BasicPriority:
                 # 22.05.8: nice 0,300,100,0,50 give base-0, -301, -102, -3, -54)
                 self._lowest = min(self._lowest, prio + int(job.nice))
         return prio
+
+    def priorities(self, jobs: Sequence[Any], now: int) -> list[int]:
+        """``priority`` of each job (no pass ever asks: ``recalculates`` is False)."""
+        return [self.priority(job, now) for job in jobs]
+
+    def unread_pass(self, now: int) -> bool:
+        """Nothing to decay: a FIFO number does not depend on time."""
+        return True
+
+    def renice(self, priority: int, old_nice: int, new_nice: int) -> int | None:
+        """``_update_job``'s ``Nice=`` under priority/basic: the priority moves by the
+        difference, never below 2 (a held job's 0 stays 0)."""
+        if not priority:
+            return priority
+        return max(priority + old_nice - new_nice, 2)
 
     def factors(self, job: Any, now: int) -> PriorityFactors:
         """sprio's answer under priority/basic: an error, exit code 1."""

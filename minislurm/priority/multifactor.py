@@ -259,6 +259,8 @@ class MultifactorPriority:
     """
 
     name = PLUGIN_TYPE
+    #: age and fair share change with time: ``PriorityCalcPeriod`` recomputes them
+    recalculates = True
 
     def __init__(
         self,
@@ -425,6 +427,18 @@ class MultifactorPriority:
         if self.params.weights.fairshare and self._rows_stale(now):
             self.usage.advance(now)
             self._rows = None  # the next pass rebuilds the rows, as it would have
+
+    def unread_pass(self, now: int) -> bool:
+        """A pass nobody reads: the usage decay only (``decay_only``) when the numbers do
+        not depend on the passes before (``history_free``), else ask for the full pass."""
+        if not self.history_free:
+            return False
+        self.decay_only(now)
+        return True
+
+    def renice(self, priority: int, old_nice: int, new_nice: int) -> int | None:
+        """``Nice=`` is one of the factors: the priority is computed anew."""
+        return None
 
     def _static_factors(self, job: Any, now: int) -> tuple[PriorityFactors, float]:
         """The factors of ``job`` that do not change with time (age and fair share 0), and

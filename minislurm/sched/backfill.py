@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minislurm.common.hostlist import compress
+from minislurm.conf import SchedulerParameters
 from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext
 from minislurm.sched.node_space import FitKey, NodeSpaceMap, fit_key, fit_now
@@ -50,33 +51,26 @@ POLICIES = ("fifo", "easy", "conservative", "slurm")
 
 @dataclass(frozen=True, slots=True)
 class BackfillParams:
-    """The ``SchedulerParameters=`` backfill knobs (Slurm 22.05 defaults)."""
+    """The ``SchedulerParameters=`` backfill knobs (``from_config``; Slurm 22.05's
+    defaults are those of ``minislurm.conf.SchedulerParameters``)."""
 
-    bf_interval: int = 30  # seconds between passes
-    bf_window: int = 1440  # minutes of future the map covers
-    bf_resolution: int = 60  # seconds per map slot
-    bf_max_job_test: int = 500  # jobs tested per pass
-    bf_continue: bool = False
-    bf_min_prio_reserve: int = 0  # below this priority: start only, no reservation
+    bf_interval: int  # seconds between passes
+    bf_window: int  # minutes of future the map covers
+    bf_resolution: int  # seconds per map slot
+    bf_max_job_test: int  # jobs tested per pass
+    bf_continue: bool
+    bf_min_prio_reserve: int  # below this priority: start only, no reservation
 
     @classmethod
-    def from_config(cls, sched: object) -> BackfillParams:
-        """Read the knobs from ``SlurmConfig.scheduler`` (missing ones keep the defaults)."""
-        d = cls()
-
-        def get(name: str, default: int) -> int:
-            value = getattr(sched, name, None)
-            if value is None and isinstance(getattr(sched, "params", None), dict):
-                value = sched.params.get(name)  # type: ignore[attr-defined]
-            return default if value is None else int(value)
-
+    def from_config(cls, sched: SchedulerParameters) -> BackfillParams:
+        """The knobs of ``SchedulerParameters=`` (their defaults live in the config record)."""
         return cls(
-            bf_interval=get("bf_interval", d.bf_interval),
-            bf_window=get("bf_window", d.bf_window),
-            bf_resolution=get("bf_resolution", d.bf_resolution),
-            bf_max_job_test=get("bf_max_job_test", d.bf_max_job_test),
-            bf_continue=bool(getattr(sched, "bf_continue", False)),
-            bf_min_prio_reserve=get("bf_min_prio_reserve", d.bf_min_prio_reserve),
+            bf_interval=sched.bf_interval,
+            bf_window=sched.bf_window,
+            bf_resolution=sched.bf_resolution,
+            bf_max_job_test=sched.bf_max_job_test,
+            bf_continue=sched.bf_continue,
+            bf_min_prio_reserve=sched.bf_min_prio_reserve,
         )
 
 

@@ -29,7 +29,7 @@ from minislurm.cli.common import Context
 from minislurm.cli.registry import FORWARDED
 from minislurm.common.accounts import AssociationSet, load_associations
 from minislurm.conf import SlurmConfig, load_config
-from minislurm.ctld import DEFAULT_EPOCH, Controller, JobBody
+from minislurm.ctld import DEFAULT_EPOCH, SIMULATED, Controller, JobBody
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord
 from minislurm.sim.simscript import script_body
@@ -85,7 +85,8 @@ class Cluster:
         self.associations = associations
         self.env = simpy.Environment()
         self.controller = Controller(self.config, self.env, policy=policy,
-                                     associations=associations, epoch=epoch, seed=seed)
+                                     associations=associations, clock=SIMULATED,
+                                     epoch=epoch, seed=seed)
         self.user, self.uid = user, uid
         # the learner runs this cluster as its SlurmUser would: draining nodes and making
         # reservations is theirs; any other ``run(..., user=...)`` is a plain user
