@@ -26,7 +26,7 @@ CHANGING = ("sbatch", "scancel", "scontrol")
 #: minislurm's own entry points of ``python -m minislurm``: name -> module with ``main(argv)``.
 TOOLS = {
     "cluster": "minislurm.cli.cluster",
-    "simulate": "minislurm.cli.simulate",
+    "simulate": "minislurm.sim.command",
     "slurmctld": "minislurm.daemon.slurmctld",
 }
 

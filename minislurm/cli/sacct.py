@@ -16,7 +16,7 @@ from __future__ import annotations
 import calendar
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from minislurm.cli.common import Context, fail, info_table, option_table, parse_permuted
 from minislurm.cli.format.sacct import LONG_FIELDS, format_sacct, parse_fields
@@ -179,7 +179,7 @@ def parse_sacct(argv: Sequence[str], env: Mapping[str, str], *, uid: int,
                 now: int) -> SacctOptions:
     """Parse ``argv`` like sacct's ``parse_command_line`` (times relative to ``now``)."""
     opts, operands = parse_permuted(argv, SHORTS, LONGS, PROG)
-    v: dict[str, object] = {}
+    got = SacctOptions()
     fields: list[str] = []
     brief = long = False
     start_text = end_text = None
@@ -190,71 +190,69 @@ def parse_sacct(argv: Sequence[str], env: Mapping[str, str], *, uid: int,
         if k == "e":
             return SacctOptions(info=help_fields())
         if k == "a":
-            v["all_users"] = True
+            got = replace(got, all_users=True)
         elif k == "A":
-            v["accounts"] = _strs(arg)
+            got = replace(got, accounts=_strs(arg))
         elif k == "b":
             brief = True
         elif k == "D":
-            v["duplicates"] = True
+            got = replace(got, duplicates=True)
         elif k == "E":
             end_text = arg
         elif k == "j":
             picked = _jobs(arg)
-            v["jobs"] = tuple(v.get("jobs", ())) + tuple(  # type: ignore[arg-type]
-                (j, t) for j, t, _s in picked)
-            v["job_steps"] = tuple(v.get("job_steps", ())) + tuple(  # type: ignore[arg-type]
-                (j, t, st) for j, t, st in picked)
+            got = replace(got, jobs=(got.jobs or ()) + tuple((j, t) for j, t, _s in picked),
+                          job_steps=got.job_steps + tuple(picked))
         elif k == "l":
             long = True
         elif k == "n":
-            v["noheader"] = True
+            got = replace(got, noheader=True)
         elif k == "N":
-            v["nodes"] = tuple(hostlist.expand(arg))
+            got = replace(got, nodes=tuple(hostlist.expand(arg)))
         elif k == "name":
-            v["names"] = _strs(arg)
+            got = replace(got, names=_strs(arg))
         elif k == "o":
             fields.append(arg)
         elif k == "p":
-            v["parsable"], v["parsable2"] = True, False
+            got = replace(got, parsable=True, parsable2=False)
         elif k == "P":
-            v["parsable2"], v["parsable"] = True, False
+            got = replace(got, parsable2=True, parsable=False)
         elif k == "q":
-            v["qos"] = _strs(arg)
+            got = replace(got, qos=_strs(arg))
         elif k == "r":
-            v["partitions"] = _strs(arg)
+            got = replace(got, partitions=_strs(arg))
         elif k == "s":
-            v["states"] = _states(arg)
+            got = replace(got, states=_states(arg))
         elif k == "S":
             start_text = arg
         elif k == "u":
             if arg == "-1":
-                v["all_users"] = True
+                got = replace(got, all_users=True)
             else:
-                v["all_users"] = False
-                v["users"] = _strs(arg)
+                got = replace(got, all_users=False)
+                got = replace(got, users=_strs(arg))
         elif k in ("t", "X"):
-            v["allocations"] = True
+            got = replace(got, allocations=True)
     start = _time(start_text, now) if start_text is not None else None
     end = _time(end_text, now) if end_text is not None else None
-    if start is None and "jobs" not in v:
-        start = now if v.get("states") else midnight(now)
-    v["start"], v["end"] = start, end
-    if "users" not in v and ("jobs" in v or "nodes" in v):
-        v["all_users"] = True
-    if "users" not in v and uid == 0:
-        v["all_users"] = True
+    if start is None and got.jobs is None:
+        start = now if got.states else midnight(now)
+    got = replace(got, start=start, end=end)
+    if got.users is None and (got.jobs is not None or got.nodes is not None):
+        got = replace(got, all_users=True)
+    if got.users is None and uid == 0:
+        got = replace(got, all_users=True)
     if brief:
         fields.append(BRIEF_FIELDS)
     if long:
         fields.append(LONG_FIELDS)
     if not fields:
         fields.append(env.get("SACCT_FORMAT") or "")
-    v["fields"] = ",".join(f for f in fields if f)
+    got = replace(got, fields=",".join(f for f in fields if f))
     if operands:
         lines = [f"{PROG}: error: Unknown arguments:"] + [f"{PROG}: error:  {a}" for a in operands]
         raise SlurmError("\n".join(lines), 1)
-    return SacctOptions(**v)  # type: ignore[arg-type]
+    return got
 
 
 def help_fields() -> str:

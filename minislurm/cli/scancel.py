@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import signal as _signal
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from minislurm.cli.common import (
     Context,
@@ -34,6 +35,9 @@ from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.getopt import HasArg
 from minislurm.states import JobState
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
 
 PROG = "scancel"
 INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID
@@ -197,59 +201,56 @@ def parse_job_ids(operands: Sequence[str]) -> list[JobSpec]:
 
 def parse_scancel(argv: Sequence[str], env: Mapping[str, str], user: str) -> ScancelOptions:
     """Options, ``SCANCEL_*`` variables and job ids, as ``initialize_and_process_args``."""
-    v: dict[str, object] = {}
-    for key, var in (("account", "SCANCEL_ACCOUNT"), ("name", "SCANCEL_NAME"),
-                     ("partition", "SCANCEL_PARTITION"), ("qos", "SCANCEL_QOS"),
-                     ("user", "SCANCEL_USER")):
-        if env.get(var):
-            v[key] = env[var]
+    got = ScancelOptions(
+        account=env.get("SCANCEL_ACCOUNT") or None, name=env.get("SCANCEL_NAME") or None,
+        partition=env.get("SCANCEL_PARTITION") or None, qos=env.get("SCANCEL_QOS") or None,
+        user=env.get("SCANCEL_USER") or None)
     if env.get("SCANCEL_STATE"):
-        v["state"] = _state(env["SCANCEL_STATE"], env_var=True)
+        got = replace(got, state=_state(env["SCANCEL_STATE"], env_var=True))
     if env.get("SCANCEL_INTERACTIVE", "").lower() in ("true", "t"):
-        v["interactive"] = True
+        got = replace(got, interactive=True)
     if env.get("SCANCEL_VERBOSE", "").lower() in ("true", "t"):
-        v["verbose"] = 1
+        got = replace(got, verbose=1)
     opts, operands = parse_permuted(argv, SHORTS, LONGS, PROG)
     for o in opts:
         k, arg = o.key, o.arg or ""
         if k in INFO:
             return ScancelOptions(info=INFO[k])
         if k == "A":
-            v["account"] = arg.lower()
+            got = replace(got, account=arg.lower())
         elif k == "b":
-            v["batch"] = True
+            got = replace(got, batch=True)
         elif k == "i":
-            v["interactive"] = True
+            got = replace(got, interactive=True)
         elif k == "me":
-            v["user"] = user
+            got = replace(got, user=user)
         elif k == "n":
-            v["name"] = arg
+            got = replace(got, name=arg)
         elif k == "p":
-            v["partition"] = arg
+            got = replace(got, partition=arg)
         elif k == "Q":
-            v["verbose"] = -1
+            got = replace(got, verbose=-1)
         elif k == "q":
-            v["qos"] = arg.lower()
+            got = replace(got, qos=arg.lower())
         elif k == "R":
-            v["reservation"] = arg
+            got = replace(got, reservation=arg)
         elif k == "s":
             number = sig_name2num(arg)
             if not number:
                 raise SlurmError(f"Unknown job signal: {arg}", 1)
-            v["signal"] = number
+            got = replace(got, signal=number)
         elif k == "t":
-            v["state"] = _state(arg, env_var=False)
+            got = replace(got, state=_state(arg, env_var=False))
         elif k == "u":
-            v["user"] = arg
+            got = replace(got, user=arg)
         elif k == "v":
-            v["verbose"] = max(0, int(v.get("verbose", 0))) + 1  # type: ignore[call-overload]
+            got = replace(got, verbose=max(0, got.verbose) + 1)
         elif k == "w":
-            v["nodelist"] = arg
-    v["jobs"] = tuple(parse_job_ids(operands))
-    o2 = ScancelOptions(**v)  # type: ignore[arg-type]
-    if not o2.jobs and o2.default:
+            got = replace(got, nodelist=arg)
+    got = replace(got, jobs=tuple(parse_job_ids(operands)))
+    if not got.jobs and got.default:
         raise SlurmError(f"{PROG}: error: No job identification provided", 1)
-    return o2
+    return got
 
 
 def _state(text: str, *, env_var: bool) -> JobState:
@@ -274,13 +275,13 @@ def _targets(jobs: Sequence[JobRecord], spec: JobSpec) -> list[JobRecord]:
                  or (j.array_task_str is not None and spec.task in pending_tasks(j)))]
 
 
-def _cancel(controller: object, job: JobRecord, spec_task: int | None, uid: int) -> None:
+def _cancel(controller: Controller, job: JobRecord, spec_task: int | None, uid: int) -> None:
     """One ``REQUEST_KILL_JOB`` with SIGKILL."""
     task = spec_task if spec_task is not None and spec_task >= 0 else None
     if task is not None and job.array_task_str is not None:
-        controller.cancel(job.job_id, task=task, uid=uid)  # type: ignore[attr-defined]
+        controller.cancel(job.job_id, task=task, uid=uid)
     else:
-        controller.cancel(job.job_id, uid=uid)  # type: ignore[attr-defined]
+        controller.cancel(job.job_id, uid=uid)
 
 
 def _verbose_line(ctx: Context, o: ScancelOptions, text: str) -> None:
@@ -288,7 +289,7 @@ def _verbose_line(ctx: Context, o: ScancelOptions, text: str) -> None:
         ctx.err(f"{PROG}: {text}")
 
 
-def _by_str(ctx: Context, controller: object, o: ScancelOptions) -> int:
+def _by_str(ctx: Context, controller: Controller, o: ScancelOptions) -> int:
     """``_signal_job_by_str``: each id as given; done/unknown ids are quiet."""
     jobs = known_jobs(controller)
     for spec in o.jobs:
@@ -358,13 +359,9 @@ def _confirm(ctx: Context, job: JobRecord, answers: list[str]) -> bool:
     return False
 
 
-def _filtered(ctx: Context, controller: object, o: ScancelOptions) -> int:
+def _filtered(ctx: Context, controller: Controller, o: ScancelOptions) -> int:
     """``_load_job_records`` + ``_verify_job_ids`` + ``_filter_job_records`` + cancel."""
-    signalling = o.signal is not None and o.signal != _KILL
-    if signalling and not hasattr(controller, "signal_job"):
-        ctx.err(f"{PROG}: error: minislurm: this controller cannot deliver signal {o.signal} "
-                "(only KILL, i.e. cancel)")
-        return 1
+    signum = o.signal if o.signal != _KILL else None  # None: cancel (SIGKILL)
     if any(spec.step is not None for spec in o.jobs):
         ctx.err(f"{PROG}: error: minislurm: cancelling job steps is not supported")
         return 1
@@ -393,10 +390,10 @@ def _filtered(ctx: Context, controller: object, o: ScancelOptions) -> int:
     for job, task in picked:
         if o.interactive and not _confirm(ctx, job, answers):
             continue
-        if signalling:
-            _verbose_line(ctx, o, f"Signal {o.signal} to job {job.job_id_str}")
+        if signum is not None:
+            _verbose_line(ctx, o, f"Signal {signum} to job {job.job_id_str}")
             try:
-                controller.signal_job(job.job_id, o.signal, uid=ctx.uid)  # type: ignore[attr-defined]
+                controller.signal_job(job.job_id, signum, uid=ctx.uid)
             except SlurmError as exc:
                 ctx.err(f"{PROG}: error: Kill job error on job id {job.job_id_str}: "
                         f"{exc.message}")

@@ -9,7 +9,7 @@ sinfo.c ``_filter_out`` (``-p``, ``-n``, ``-t``, ``-r``, ``-d``) ->
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from minislurm.cli.common import (
     Context,
@@ -172,49 +172,46 @@ class SinfoOptions:
 def parse_sinfo(argv: Sequence[str], env: Mapping[str, str]) -> SinfoOptions:
     """Parse ``argv`` and ``SINFO_*`` like sinfo's ``parse_command_line``."""
     opts, operands = parse_permuted(argv, SHORTS, LONGS, PROG)
-    v: dict[str, object] = {}
+    got = SinfoOptions()
     a_set = p_set = False
     if env.get("SINFO_PARTITION"):
-        v["partitions"] = tuple(t for t in env["SINFO_PARTITION"].split(",") if t)
+        got = replace(got, partitions=tuple(t for t in env["SINFO_PARTITION"].split(",") if t))
     for o in opts:
         k, arg = o.key, o.arg or ""
         if k in INFO:
             return SinfoOptions(info=INFO[k])
         if k == "a":
             a_set = True
-            v.pop("partitions", None)
+            got = replace(got, partitions=None)
         elif k == "d":
-            v["dead"] = True
+            got = replace(got, dead=True)
         elif k == "h":
-            v["noheader"] = True
+            got = replace(got, noheader=True)
         elif k == "i":
             raise SlurmError(f"{PROG}: error: minislurm: --iterate is not supported "
                              "(run sinfo again instead)", 1)
         elif k == "l":
-            v["long"] = True
+            got = replace(got, long=True)
         elif k == "n":
-            v["nodes"] = tuple(hostlist.expand(arg))
+            got = replace(got, nodes=tuple(hostlist.expand(arg)))
         elif k == "N":
-            v["node_oriented"] = True
+            got = replace(got, node_oriented=True)
         elif k == "o":
-            v["fmt"] = arg
-            v.pop("Format", None)
+            got = replace(got, fmt=arg, Format=None)
         elif k == "O":
-            v["Format"] = arg
-            v.pop("fmt", None)
+            got = replace(got, Format=arg, fmt=None)
         elif k == "p":
             p_set = True
-            v["partitions"] = tuple(t for t in arg.split(",") if t)
+            got = replace(got, partitions=tuple(t for t in arg.split(",") if t))
         elif k == "r":
-            v["responding"] = True
+            got = replace(got, responding=True)
         elif k == "R":
-            v["reasons"] = True
+            got = replace(got, reasons=True)
         elif k == "s":
-            v["summarize"] = True
+            got = replace(got, summarize=True)
         elif k == "t":
             tests = parse_node_states(arg)
-            v["states"] = None if tests is None else tuple(tests)
-            v["states_given"] = True
+            got = replace(got, states=None if tests is None else tuple(tests), states_given=True)
         elif k == "T":
             raise SlurmError(f"{PROG}: error: minislurm: --reservation is not supported "
                              "(use scontrol show reservation)", 1)
@@ -223,12 +220,12 @@ def parse_sinfo(argv: Sequence[str], env: Mapping[str, str]) -> SinfoOptions:
                          "Please choose one or the other.", 1)
     if operands:  # sinfo ignores stray operands silently, as getopt leaves them
         pass
-    if v.get("summarize") and "fmt" not in v and "Format" not in v:
-        v["fmt"] = SUMMARIZE_FORMAT
-    elif ("fmt" not in v and "Format" not in v and not v.get("node_oriented")
-          and not v.get("reasons") and env.get("SINFO_FORMAT")):
-        v["fmt"] = env["SINFO_FORMAT"]
-    return SinfoOptions(**v)  # type: ignore[arg-type]
+    if got.summarize and got.fmt is None and got.Format is None:
+        got = replace(got, fmt=SUMMARIZE_FORMAT)
+    elif (got.fmt is None and got.Format is None and not got.node_oriented
+          and not got.reasons and env.get("SINFO_FORMAT")):
+        got = replace(got, fmt=env["SINFO_FORMAT"])
+    return got
 
 
 def _keep(node: NodeRecord, o: SinfoOptions) -> bool:

@@ -11,7 +11,8 @@ supported.`` (exit 1).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from minislurm.cli.common import (
     Context,
@@ -28,8 +29,12 @@ from minislurm.cli.transport import run_command
 from minislurm.errors import SlurmError
 from minislurm.options.getopt import HasArg
 from minislurm.priority.factors import PriorityFactors
+from minislurm.priority.multifactor import MultifactorPriority
 from minislurm.priority.report import format_sprio, sort_sprio_rows
 from minislurm.states import JobState
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
 
 PROG = "sprio"
 
@@ -105,47 +110,48 @@ def _ids(text: str) -> tuple[int, ...]:
 def parse_sprio(argv: Sequence[str], env: Mapping[str, str]) -> SprioOptions:
     """Parse like sprio's ``parse_command_line`` (``SPRIO_FORMAT`` included)."""
     opts, operands = parse_permuted(argv, SHORTS, LONGS, PROG)
-    v: dict[str, object] = {}
+    got = SprioOptions()
     job_flag = override = False
     for o in opts:
         k, arg = o.key, o.arg or ""
         if k in INFO:
             return SprioOptions(info=INFO[k])
         if k == "h":
-            v["noheader"] = True
+            got = replace(got, noheader=True)
         elif k == "j":
             job_flag = True
             if o.arg is not None:
-                v["jobs"] = _ids(arg)
+                got = replace(got, jobs=_ids(arg))
         elif k == "l":
-            v["long"] = override = True
+            got = replace(got, long=True)
+            override = True
         elif k == "n":
-            v["norm"] = True
+            got = replace(got, norm=True)
         elif k == "o":
-            v["fmt"] = arg
+            got = replace(got, fmt=arg)
             override = True
         elif k == "p":
-            v["partitions"] = tuple(t for t in arg.split(",") if t)
+            got = replace(got, partitions=tuple(t for t in arg.split(",") if t))
         elif k == "u":
-            v["users"] = tuple(t for t in arg.split(",") if t)
+            got = replace(got, users=tuple(t for t in arg.split(",") if t))
         elif k == "w":
-            v["weights"] = True
-    if v.get("long") and "fmt" in v:
+            got = replace(got, weights=True)
+    if got.long and got.fmt is not None:
         raise SlurmError(f"{PROG}: fatal: Options -o(--format) and -l(--long) are mutually "
                          "exclusive. Please remove one and retry.", 1)
     if not override and env.get("SPRIO_FORMAT"):
-        v["fmt"] = env["SPRIO_FORMAT"]
+        got = replace(got, fmt=env["SPRIO_FORMAT"])
     if operands and job_flag:
-        v["jobs"] = _ids(operands.pop(0))
+        got = replace(got, jobs=_ids(operands.pop(0)))
     if operands:
         raise SlurmError(f"{PROG}: error: Unrecognized option: {operands[0]}\n{USAGE}", 1)
-    return SprioOptions(**v)  # type: ignore[arg-type]
+    return got
 
 
-def factor_rows(controller: object, o: SprioOptions) -> list[PriorityFactors]:
+def factor_rows(controller: Controller, plugin: MultifactorPriority,
+                o: SprioOptions) -> list[PriorityFactors]:
     """The factors of the pending jobs that pass ``-j``, ``-p`` and ``-u``."""
-    plugin = controller.priority_plugin  # type: ignore[attr-defined]
-    now = int(controller.now)  # type: ignore[attr-defined]
+    now = controller.now
     rows = []
     for job in known_jobs(controller):
         if job.state is not JobState.PENDING or job.hold:
@@ -160,7 +166,7 @@ def factor_rows(controller: object, o: SprioOptions) -> list[PriorityFactors]:
     return sort_sprio_rows(rows)
 
 
-def _tres_spec(controller: object) -> str:
+def _tres_spec(controller: Controller) -> str:
     weights = getattr(getattr(getattr(controller, "config", None), "priority", None),
                       "weight_tres", {}) or {}
     return ",".join(f"{k}={v:g}" for k, v in weights.items())
@@ -175,15 +181,14 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     if isinstance(controller, int):
         return controller
     plugin = controller.priority_plugin
-    params = getattr(plugin, "params", None)
-    if params is None:  # sprio.c checks PriorityType before asking for factors
+    if not isinstance(plugin, MultifactorPriority):  # sprio.c checks PriorityType first
         return fail(ctx, SlurmError(
             "You are not running a supported priority plugin\n"
             f"({getattr(plugin, 'name', 'priority/basic')}).\n"
             "Only 'priority/multifactor' is supported.", 1))
     try:
-        rows = factor_rows(controller, o)
-        text = format_sprio(rows, weights=params.weights, fmt=o.fmt, long=o.long,
+        rows = factor_rows(controller, plugin, o)
+        text = format_sprio(rows, weights=plugin.params.weights, fmt=o.fmt, long=o.long,
                             norm=o.norm, users=o.users is not None, noheader=o.noheader,
                             show_weights=o.weights, tres_weights_spec=_tres_spec(controller))
     except SlurmError as exc:

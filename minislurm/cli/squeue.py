@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from minislurm.cli.common import VERSION as VERSION  # scancel, sinfo, ... import it from here
 from minislurm.cli.common import (
@@ -41,6 +42,9 @@ from minislurm.errors import Errno, SlurmError
 from minislurm.job import JobRecord
 from minislurm.options.getopt import HasArg
 from minislurm.states import JobState
+
+if TYPE_CHECKING:
+    from minislurm.ctld.controller import Controller
 
 PROG = "squeue"
 INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID
@@ -212,7 +216,7 @@ def parse_states(text: str, prog: str = PROG) -> frozenset[JobState] | None:
     return frozenset(states)
 
 
-def min_job_age(controller: object) -> int:
+def min_job_age(controller: Controller) -> int:
     """``MinJobAge`` (default 300 s): how long slurmctld keeps an ended job."""
     value = getattr(getattr(controller, "config", None), "min_job_age", 300)
     return int(value if value is not None else 300)
@@ -225,11 +229,11 @@ def is_remembered(job: JobRecord, now: int, age: int) -> bool:
     return job.end_time + age > now
 
 
-def known_jobs(controller: object, *, expand_arrays: bool = False) -> list[JobRecord]:
+def known_jobs(controller: Controller, *, expand_arrays: bool = False) -> list[JobRecord]:
     """The job records slurmctld would answer ``slurm_load_jobs`` with."""
-    now = int(getattr(controller, "now", 0))
+    now = controller.now
     age = min_job_age(controller)
-    jobs = controller.jobs(expand_arrays=expand_arrays)  # type: ignore[attr-defined]
+    jobs = controller.jobs(expand_arrays=expand_arrays)
     return [j for j in jobs if is_remembered(j, now, age)]
 
 
@@ -303,18 +307,17 @@ def parse_squeue(argv: Sequence[str], env: Mapping[str, str], user: str) -> Sque
     Raises `GetoptError` for glibc's errors and `SlurmError` for squeue's own.
     """
     opts, operands = parse_permuted(argv, SHORTS, LONGS, PROG)
-    v: dict[str, object] = {"array": bool(env.get("SQUEUE_ARRAY"))}
-    if env.get("SQUEUE_SORT"):
-        v["sort"] = env["SQUEUE_SORT"]
+    got = SqueueOptions(array=bool(env.get("SQUEUE_ARRAY")), sort=env.get("SQUEUE_SORT") or None)
+    states_text: str | None = None
     job_flag = override_format = False
     for o in opts:
         k, arg = o.key, o.arg or ""
         if k in INFO:
             return SqueueOptions(info=INFO[k])
         if k in ("A", "U"):
-            v["accounts"] = _strs(arg)
+            got = replace(got, accounts=_strs(arg))
         elif k == "h":
-            v["noheader"] = True
+            got = replace(got, noheader=True)
         elif k == "i":
             if _strtol(arg)[0] <= 0:
                 raise SlurmError(f"{PROG}: error: --iterate={arg}\n", 1)
@@ -322,86 +325,87 @@ def parse_squeue(argv: Sequence[str], env: Mapping[str, str], user: str) -> Sque
                              "(run squeue again instead)", 1)
         elif k == "j":
             if o.arg is not None:
-                v["jobs"] = tuple(parse_job_list(arg))
+                got = replace(got, jobs=tuple(parse_job_list(arg)))
             job_flag = True
         elif k == "l":
-            v["long"] = True
+            got = replace(got, long=True)
             override_format = True
         elif k == "L":
-            v["licenses"] = _strs(arg)
+            got = replace(got, licenses=_strs(arg))
         elif k == "n":
-            v["names"] = _strs(arg)
+            got = replace(got, names=_strs(arg))
         elif k == "O":
-            if "fmt" in v:
+            if got.fmt is not None:
                 raise SlurmError(
                     f"{PROG}: error: -O (--Format) is incompatible with -o (--format)", 1)
-            v["Format"] = arg
+            got = replace(got, Format=arg)
             override_format = True
         elif k == "o":
-            if "Format" in v:
+            if got.Format is not None:
                 raise SlurmError(
                     f"{PROG}: error: -o (--format) is incompatible with -O (--Format)", 1)
-            v["fmt"] = arg
+            got = replace(got, fmt=arg)
             override_format = True
         elif k == "p":
-            v["partitions"] = _strs(arg)
+            got = replace(got, partitions=_strs(arg))
         elif k == "q":
-            v["qos"] = _strs(arg)
+            got = replace(got, qos=_strs(arg))
         elif k == "R":
-            v["reservation"] = arg
+            got = replace(got, reservation=arg)
         elif k == "r":
-            v["array"] = True
+            got = replace(got, array=True)
         elif k == "s":
-            v["steps"] = True
+            got = replace(got, steps=True)
             if o.arg is not None:
-                v["step_list"] = _step_list(arg)
+                got = replace(got, step_list=_step_list(arg))
         elif k == "S":
-            v["sort"] = arg
+            got = replace(got, sort=arg)
         elif k == "t":
-            v["states_text"] = arg
+            states_text = arg
         elif k == "u":
-            v["users"] = _strs(arg)
+            got = replace(got, users=_strs(arg))
         elif k == "me":
-            v["users"] = (user,)
+            got = replace(got, users=(user,))
         elif k == "v":
-            v["verbose"] = int(v.get("verbose", 0)) + 1  # type: ignore[call-overload]
+            got = replace(got, verbose=got.verbose + 1)
         elif k == "w":
-            v["nodes"] = frozenset(hostlist.expand(arg))
+            got = replace(got, nodes=frozenset(hostlist.expand(arg)))
         elif k == "start":
-            v["start"] = True
+            got = replace(got, start=True)
             override_format = True
-    if v.get("long") and "fmt" in v:
+    if got.long and got.fmt is not None:
         raise SlurmError(f"{PROG}: fatal: Options -o(--format) and -l(--long) are mutually "
                          "exclusive. Please remove one and retry.", 1)
     if not override_format:
         if env.get("SQUEUE_FORMAT"):
-            v["fmt"] = env["SQUEUE_FORMAT"]
+            got = replace(got, fmt=env["SQUEUE_FORMAT"])
         elif env.get("SQUEUE_FORMAT2"):
-            v["Format"] = env["SQUEUE_FORMAT2"]
+            got = replace(got, Format=env["SQUEUE_FORMAT2"])
     if operands:
         if job_flag:
-            v["jobs"] = tuple(parse_job_list(operands[0]))
+            got = replace(got, jobs=tuple(parse_job_list(operands[0])))
             operands = operands[1:]
-        elif v.get("steps"):
-            v["step_list"] = _step_list(operands[0])
+        elif got.steps:
+            got = replace(got, step_list=_step_list(operands[0]))
             operands = operands[1:]
         if operands:
             raise SlurmError(f"{PROG}: error: Unrecognized option: {operands[0]}\n{USAGE}", 1)
-    for key, var in (("accounts", "SQUEUE_ACCOUNT"), ("names", "SQUEUE_NAMES"),
-                     ("licenses", "SQUEUE_LICENSES"),
-                     ("partitions", "SQUEUE_PARTITION"), ("qos", "SQUEUE_QOS"),
-                     ("users", "SQUEUE_USERS")):
-        if key not in v and env.get(var):
-            v[key] = _strs(env[var])
-    if "states_text" not in v and env.get("SQUEUE_STATES"):
-        v["states_text"] = env["SQUEUE_STATES"]
-    if v.get("start") and "states_text" not in v:
-        v["states_text"] = "PD"
-    if "states_text" in v:
-        states = parse_states(str(v.pop("states_text")))
-        v["states"] = states
-        v["all_states"] = states is None
-    return SqueueOptions(**v)  # type: ignore[arg-type]
+    def from_env(value: tuple[str, ...] | None, var: str) -> tuple[str, ...] | None:
+        return _strs(env[var]) if value is None and env.get(var) else value
+
+    got = replace(got, accounts=from_env(got.accounts, "SQUEUE_ACCOUNT"),
+                  names=from_env(got.names, "SQUEUE_NAMES"),
+                  licenses=from_env(got.licenses, "SQUEUE_LICENSES"),
+                  partitions=from_env(got.partitions, "SQUEUE_PARTITION"),
+                  qos=from_env(got.qos, "SQUEUE_QOS"), users=from_env(got.users, "SQUEUE_USERS"))
+    if states_text is None and env.get("SQUEUE_STATES"):
+        states_text = env["SQUEUE_STATES"]
+    if got.start and states_text is None:
+        states_text = "PD"
+    if states_text is not None:
+        states = parse_states(states_text)
+        got = replace(got, states=states, all_states=states is None)
+    return got
 
 
 # ---------------------------------------------------------------- filtering
@@ -470,7 +474,7 @@ def filter_jobs(jobs: Iterable[JobRecord], o: SqueueOptions) -> list[JobRecord]:
     return out
 
 
-def _load(controller: object, o: SqueueOptions) -> list[JobRecord]:
+def _load(controller: Controller, o: SqueueOptions) -> list[JobRecord]:
     """``slurm_load_job`` for a single ``-j`` id (unknown: error), else ``slurm_load_jobs``."""
     jobs = known_jobs(controller, expand_arrays=o.array)
     if o.jobs is not None and len(o.jobs) == 1:

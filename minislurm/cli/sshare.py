@@ -10,7 +10,7 @@ for the requested users; ``-U`` keeps only user rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from minislurm.cli.common import (
     Context,
@@ -114,7 +114,7 @@ def _field_names(text: str) -> tuple[str, ...]:
 def parse_sshare(argv: Sequence[str]) -> SshareOptions:
     """Parse like sshare's ``main``."""
     opts, operands = parse_permuted(argv, SHORTS, LONGS, PROG)
-    v: dict[str, object] = {}
+    got = SshareOptions()
     fields: list[str] = []
     for o in opts:
         k, arg = o.key, o.arg or ""
@@ -123,35 +123,35 @@ def parse_sshare(argv: Sequence[str]) -> SshareOptions:
         if k == "e":
             return SshareOptions(info=help_format())
         if k == "a":
-            v["all_users"] = True
+            got = replace(got, all_users=True)
         elif k == "A":
-            v["accounts"] = tuple(t for t in arg.split(",") if t)
+            got = replace(got, accounts=tuple(t for t in arg.split(",") if t))
         elif k in ("h", "n"):
-            v["noheader"] = True
+            got = replace(got, noheader=True)
         elif k == "l":
-            v["long"] = True
+            got = replace(got, long=True)
         elif k == "o":
             fields.append(arg)
         elif k == "p":
-            v["parsable"] = True
+            got = replace(got, parsable=True)
         elif k == "P":
-            v["parsable2"] = True
+            got = replace(got, parsable2=True)
         elif k == "u":
             if arg == "-1":
-                v["all_users"] = True
+                got = replace(got, all_users=True)
             else:
-                v["all_users"] = False
-                v["users"] = tuple(t for t in arg.split(",") if t)
+                got = replace(got, all_users=False)
+                got = replace(got, users=tuple(t for t in arg.split(",") if t))
         elif k == "U":
-            v["users_only"] = True
+            got = replace(got, users_only=True)
         elif k == "m":
             raise SlurmError(f"{PROG}: error: minislurm: associations have no partition part",
                              1)
     if fields:
-        v["fields"] = _field_names(",".join(fields))
+        got = replace(got, fields=_field_names(",".join(fields)))
     if operands:
         raise SlurmError(f"{PROG}: error: Unknown arguments: {' '.join(operands)}", 1)
-    return SshareOptions(**v)  # type: ignore[arg-type]
+    return got
 
 
 def select_rows(rows: Sequence[ShareRow], o: SshareOptions, user: str) -> list[ShareRow]:

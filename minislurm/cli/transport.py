@@ -171,6 +171,15 @@ def _dumps(value: object) -> str:
     raise TypeError(f"cannot send {type(value).__name__}")
 
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    def _make_scanner(context: _Scanning) -> Callable[[str, int], tuple[Any, int]]:
+        """``_json.make_scanner``: the C scanner reads only the attributes of `_Scanning`
+        (typeshed asks for a whole ``json.JSONDecoder``, whose module imports ``re``)."""
+        ...
+
+
 class _Scanning:
     """What ``_json.make_scanner`` reads from ``json.JSONDecoder``: plain JSON, strict."""
 
@@ -184,9 +193,10 @@ class _Scanning:
 
 def _loads(text: str) -> Any:
     """``json.loads(text)`` with the C scanner (json.decoder itself imports ``re``)."""
-    from _json import make_scanner
+    if not TYPE_CHECKING:
+        from _json import make_scanner as _make_scanner
 
-    value, end = make_scanner(_Scanning())(text, 0)  # type: ignore[arg-type]
+    value, end = _make_scanner(_Scanning())(text, 0)
     if text[end:].strip():
         raise ValueError("extra data after the answer")
     return value

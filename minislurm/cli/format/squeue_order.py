@@ -76,7 +76,10 @@ def combine_pending_arrays(jobs: Sequence[JobRecord]) -> list[JobRecord]:
     return records
 
 
-_SORT_KEYS: dict[str, Callable[[JobRecord, int], object]] = {
+#: What a ``--sort`` letter compares (``slurm_sort_job_*`` of squeue/sort.c).
+SortValue = int | str | tuple[int, int]
+
+_SORT_KEYS: dict[str, Callable[[JobRecord, int], SortValue]] = {
     "C": lambda j, n: j.num_cpus,
     "D": lambda j, n: j.num_nodes,
     "e": lambda j, n: j.end_time or 0,
@@ -146,6 +149,12 @@ def _loaded_groups(records: Sequence[JobRecord]) -> list[_Group]:
     return groups
 
 
+def _first_job(key: Callable[[JobRecord, int], SortValue], now: int
+               ) -> Callable[[_Group], SortValue]:
+    """A group's sort key: its first job's (the others are tasks of the same array)."""
+    return lambda group: key(group[0], now)
+
+
 def _by_start(groups: list[_Group], now: int, reverse: bool) -> list[_Group]:
     """One ``list_sort`` with sort.c's ``_sort_job_by_time_start``, as 22.05.8 behaves.
 
@@ -190,7 +199,7 @@ def squeue_sort(records: Sequence[JobRecord], sort: str, now: int) -> list[JobRe
         key = _SORT_KEYS.get(letter)
         if letter in ",+-" or key is None:
             continue
-        groups.sort(key=lambda g, k=key: k(g[0], now), reverse=reverse)  # type: ignore[misc]
+        groups.sort(key=_first_job(key, now), reverse=reverse)
     return [job for group in groups for job in group]
 
 

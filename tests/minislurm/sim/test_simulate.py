@@ -43,8 +43,8 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.cli.simulate import csv_text, main, run
 from minislurm.conf import load_config
+from minislurm.sim.command import csv_text, main, run
 from minislurm.sim.simulate import SimulationResult, job_options, procs_config, simulate
 from minislurm.sim.workload import (
     SWFFormatError,
