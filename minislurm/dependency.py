@@ -145,7 +145,9 @@ def _xlate_array_dep(text: str, max_array_size: int) -> str | None:
             if job_start is None:
                 job_start = i
         elif ch == "_" and _at(text, i + 1) == "[" and job_start is not None:
-            job_id = int(re.match(r"\d+", text[job_start:]).group()) % _UINT32  # type: ignore[union-attr]
+            digits = re.match(r"\d+", text[job_start:])
+            assert digits is not None  # text[job_start] is a digit
+            job_id = int(digits.group()) % _UINT32
             close = text.find("]", i + 2)
             if close < 0 or close == i + 2:  # bit_unfmt("") sets no bit
                 return None

@@ -14,7 +14,7 @@ import random
 from collections.abc import Iterable
 
 from minislurm.common.hostlist import expand
-from minislurm.errors import SlurmError
+from minislurm.errors import Errno, SlurmError
 from minislurm.states import JobState, Reason
 
 from . import lifecycle
@@ -37,7 +37,7 @@ from .reservation import (
 from .runner import SIGKILL
 from .state import CtldState
 
-INVALID_JOB_ID = "Invalid job id specified"
+INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID
 
 
 # ---- scancel ------------------------------------------------------------------
@@ -128,7 +128,7 @@ def _pending_job(ctl: CtldState, job_id: int) -> Job:
     if job is None:
         raise SlurmError(f"{INVALID_JOB_ID} for job {job_id}", 1)
     if job.state is not JobState.PENDING:
-        raise SlurmError("Job is no longer pending execution for job " + str(job_id), 1)
+        raise SlurmError(Errno.ESLURM_JOB_NOT_PENDING + " for job " + str(job_id), 1)
     return job
 
 
@@ -162,7 +162,7 @@ def requeue(ctl: CtldState, job_id: int) -> None:
     if job is None:
         raise SlurmError(f"{INVALID_JOB_ID} for job {job_id}", 1)
     if job.state is not JobState.RUNNING or not job.batch_flag:
-        raise SlurmError(f"Job is pending execution for job {job_id}", 1)
+        raise SlurmError(f"{Errno.ESLURM_JOB_PENDING} for job {job_id}", 1)
     lifecycle.requeue(ctl, job, JobState.REQUEUED)
 
 
@@ -251,7 +251,7 @@ def update_partition(ctl: CtldState, name: str, state: str) -> None:
     """``scontrol update partitionname=NAME state=UP|DOWN|DRAIN|INACTIVE``."""
     part = ctl.parts.get(name)
     if part is None:
-        raise SlurmError("slurm_update error: Invalid partition name specified", 1)
+        raise SlurmError("slurm_update error: " + Errno.ESLURM_INVALID_PARTITION_NAME, 1)
     from dataclasses import replace
 
     ctl.parts[name] = replace(part, state=state.upper())
@@ -340,7 +340,7 @@ def _resv_pick_nodes(
     NodeCnt=5 takes n4)."""
     part = ctl.parts.get(part_name)
     if part is None:
-        raise SlurmError(CREATE_ERR + "Invalid partition name specified", 1)
+        raise SlurmError(CREATE_ERR + Errno.ESLURM_INVALID_PARTITION_NAME, 1)
     taken: set[int] = set(skip)
     if not probe.may_overlap():
         for other in ctl.reservations_by_name.values():
@@ -392,7 +392,7 @@ def update_reservation(
             raise SlurmError(err + INVALID_NODE, 1) from None
     part_name = resv.partition if partition is None else partition
     if partition and partition not in ctl.parts:
-        raise SlurmError(err + "Invalid partition name specified", 1)
+        raise SlurmError(err + Errno.ESLURM_INVALID_PARTITION_NAME, 1)
     if node_cnt is not None and node_cnt < len(idx):
         idx, names = idx[:max(node_cnt, 1)], names[:max(node_cnt, 1)]
     elif node_cnt is not None and node_cnt > len(idx):

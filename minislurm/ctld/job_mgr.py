@@ -20,7 +20,7 @@ from minislurm.common.billing import TresWeights, billable_tres
 from minislurm.common.hostlist import compress
 from minislurm.common.timespec import time_limit_secs
 from minislurm.job import Allocation, JobRecord, StepRecord
-from minislurm.select.cons_tres import ResourceRequest
+from minislurm.select.request import ResourceRequest
 from minislurm.states import JobState, Reason
 
 from .runner import JobBody

@@ -23,20 +23,20 @@ from __future__ import annotations
 import dataclasses
 
 from minislurm.common.timespec import UINT32, time_limit_secs
-from minislurm.errors import SlurmError
+from minislurm.errors import Errno, SlurmError
 from minislurm.states import JobState, Reason
 
 from . import lifecycle
 from .job_mgr import Job
 from .state import CtldState
 
-INVALID_JOB_ID = "Invalid job id specified"
-JOB_FINISHED = "Job/step already completing or completed"
-NOT_PENDING = "Job is no longer pending execution"
-ACCESS_DENIED = "Access/permission denied"
-INVALID_PARTITION = "Invalid partition name specified"
-INVALID_TIME_LIMIT = "Requested time limit is invalid (missing or exceeds some limit)"
-NODE_COUNT = "Node count specification invalid"
+INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID
+JOB_FINISHED = Errno.ESLURM_ALREADY_DONE
+NOT_PENDING = Errno.ESLURM_JOB_NOT_PENDING
+ACCESS_DENIED = Errno.ESLURM_ACCESS_DENIED
+INVALID_PARTITION = Errno.ESLURM_INVALID_PARTITION_NAME
+INVALID_TIME_LIMIT = Errno.ESLURM_INVALID_TIME_LIMIT
+NODE_COUNT = Errno.ESLURM_INVALID_NODE_COUNT
 
 #: Keep the current value (scontrol sent no such field): ``NO_VAL``.
 UNCHANGED = object()

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import SupportsInt
 
 from minislurm.common.hostlist import compress, expand
 from minislurm.common.timespec import is_negative_limit, time_limit_secs
@@ -37,9 +37,7 @@ from .accounting import batch_step
 from .job_mgr import Job
 from .runner import SIGKILL, SIGTERM, NodeLossRunner, SimulatedRunner
 from .sim_steps import arm_steps, end_steps
-
-if TYPE_CHECKING:
-    from .state import CtldState
+from .state import CtldState
 
 #: Seconds a requeued job waits (job_mgr.c: begin_time = now + cred_expire + 1).
 REQUEUE_DELAY = 120
@@ -155,7 +153,7 @@ def start_job(ctl: CtldState, job: Job, alloc: Allocation, scheduler: str) -> Jo
         job.eligible_time = now
     ctl.nodes_mgr.allocate(job.job_id, alloc, now)
     ctl.running_started(job)
-    job.attempt = getattr(job, "attempt", 0) + 1
+    job.attempt = job.attempt + 1
     attempt = job.attempt
     done = ctl.runner.start(job.snapshot(), alloc, job.body)
     done.callbacks.append(lambda ev: body_ended(ctl, job, attempt, ev.value))
@@ -225,11 +223,18 @@ def _signal(ctl: CtldState, job: Job, attempt: int, sig: int) -> None:
         ctl.runner.kill(job.job_id, sig)
 
 
+def _exit_code(value: object) -> int:
+    """A runner's plain exit status (an ``int``, or anything ``int()`` reads)."""
+    if isinstance(value, SupportsInt | str | bytes):
+        return int(value)
+    raise TypeError(f"a job body ended with {value!r}, not an exit status")
+
+
 def body_ended(ctl: CtldState, job: Job, attempt: int, value: object) -> None:
     """The runner reports the batch script's exit: finish the attempt."""
     if job.attempt != attempt or job.state.is_terminal or job.state is JobState.PENDING:
         return
-    code, sig = value if isinstance(value, tuple) else (int(value), 0)  # type: ignore[call-overload]
+    code, sig = value if isinstance(value, tuple) else (_exit_code(value), 0)
     if job.state is JobState.COMPLETING:
         completed(ctl, job, sig)
         return
@@ -388,7 +393,7 @@ def completed(ctl: CtldState, job: Job, died: int | None = None) -> None:
 def _back_to_pending(ctl: CtldState, job: Job, logged_as: JobState, asked: int, delay: int,
                      hold: str | None) -> None:
     """``_job_requeue_op``: the next attempt is submitted anew at ``asked``."""
-    job.attempt = getattr(job, "attempt", 0) + 1
+    job.attempt = job.attempt + 1
     job.state = JobState.PENDING
     job.allocation = None
     job.start_time = job.end_time = None

@@ -22,8 +22,6 @@ cannot start otherwise.  As in Slurm 22.05:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from minislurm.job import Allocation
@@ -34,9 +32,7 @@ from minislurm.states import JobState
 from . import lifecycle
 from .job_mgr import Job
 from .runner import SIGTERM
-
-if TYPE_CHECKING:
-    from .state import CtldState
+from .state import CtldState
 
 
 def _mode(ctl: CtldState, victim: Job) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minislurm.errors import SlurmError
+from minislurm.errors import Errno, SlurmError
 from minislurm.node import ReservationRecord
 
 #: slurmctld accepts a start this many seconds in the past (reservation.c MAX_RESV_DELAY).
@@ -40,13 +40,13 @@ MAX_RESV_DELAY = 600
 RESV_CHECK_PERIOD = 5
 
 CREATE_ERR = "Error creating the reservation: "
-INVALID_TIME = "Invalid time specified"
-INVALID_NODE = "Invalid node name specified"
-OVERLAPS = "Requested reservation overlaps with another reservation"
-BUSY = "Requested nodes are busy"
-DUPLICATE = "Duplicate reservation name"
-INVALID_RESV = "Requested reservation is invalid"
-IN_USE = "Requested reservation is in use"
+INVALID_TIME = Errno.ESLURM_INVALID_TIME_VALUE
+INVALID_NODE = Errno.ESLURM_INVALID_NODE_NAME
+OVERLAPS = Errno.ESLURM_RESERVATION_OVERLAP
+BUSY = Errno.ESLURM_NODES_BUSY
+DUPLICATE = Errno.ESLURM_RESERVATION_NAME_DUP
+INVALID_RESV = Errno.ESLURM_RESERVATION_INVALID
+IN_USE = Errno.ESLURM_RESERVATION_BUSY
 
 #: reservation_flags_string (slurm_protocol_defs.c): the order ``Flags=`` prints them in.
 FLAG_ORDER = (

@@ -14,19 +14,16 @@ reports a step it killed.  Step ids count from 0 in script order.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from minislurm.common.hostlist import compress
+from minislurm.ctld.job_mgr import Job
 from minislurm.ctld.runner import SimStep
+from minislurm.ctld.state import CtldState
 from minislurm.ctld.step_mgr import plan_step
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation, StepRecord
 from minislurm.options.srun import parse_srun
 from minislurm.states import JobState
-
-if TYPE_CHECKING:
-    from minislurm.ctld.job_mgr import Job
-    from minislurm.ctld.state import CtldState
 
 
 def step_record(job_id: int, alloc: Allocation, step: SimStep, step_id: int,

@@ -29,17 +29,15 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from minislurm.states import JobState
 
 from . import lifecycle
 from .job_mgr import Job
 from .runner import SIGKILL
+from .state import CtldState
 from .state_codec import decode, encode
-
-if TYPE_CHECKING:
-    from .state import CtldState
 
 __all__ = ["JsonText", "dump_state", "load_state"]
 
@@ -73,7 +71,8 @@ def _encode_job(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any] | N
     if cache is not None and job.state.is_terminal:
         hit = cache.get(job.job_id)
         if hit is not None and hit[0] == key:
-            return hit[1]  # type: ignore[no-any-return,unused-ignore]
+            encoded: dict[str, Any] = hit[1]
+            return encoded
     if memo is None:
         data = {k: encode(v) for k, v in _attrs(job).items()}
     else:
@@ -145,6 +144,7 @@ def _job_fragment(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any],
     of the previous save, so a save costs what changed plus one join."""
     key = _job_key(job)
     hit = old.get(job.job_id)
+    text: str
     if hit is not None and hit[0] == key:
         _key, text, env_ref, env_text = hit
     else:
@@ -160,7 +160,7 @@ def _job_fragment(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any],
     new[job.job_id] = (key, text, env_ref, env_text)
     if env_ref is not None:
         envs[env_ref] = env_text
-    return text  # type: ignore[no-any-return,unused-ignore]
+    return text
 
 
 def dump_state(ctl: CtldState, *, steps: object | None = None, runner: object | None = None,

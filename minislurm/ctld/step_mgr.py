@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from minislurm.common.hostlist import expand
 from minislurm.common.layout import TaskLayout, default_step_distribution, distribute
-from minislurm.errors import SlurmError
+from minislurm.errors import Errno, SlurmError
 from minislurm.job import Allocation, NodeAlloc
 from minislurm.options import JobOptions
 from minislurm.select.gpu_shares import job_gpu_shares
@@ -75,8 +75,8 @@ class StepPlan:
 
 
 #: srun's words for ``ESLURM_NODES_BUSY`` and ``ESLURM_INVALID_GRES``.
-NODES_BUSY = "Requested nodes are busy"
-INVALID_GRES = "Invalid generic resource (gres) specification"
+NODES_BUSY = Errno.ESLURM_NODES_BUSY
+INVALID_GRES = Errno.ESLURM_INVALID_GRES
 
 
 class StepBusy(SlurmError):
@@ -137,12 +137,12 @@ def _step_nodes(job_id: int, alloc_nodes: tuple[NodeAlloc, ...], opts: JobOption
     required = expand(opts.nodelist) if opts.nodelist else []
     excluded = set(expand(opts.exclude)) if opts.exclude else set()
     if any(r not in names or r in excluded for r in required):
-        raise _step_error(job_id, "Requested node configuration is not available")
+        raise _step_error(job_id, Errno.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
     # the -w nodes first, then the others, each in allocation order
     cands = [n for n in alloc_nodes if n.node in required] + [
         n for n in alloc_nodes if n.node not in required and n.node not in excluded]
     if want_nodes is not None and want_nodes > len(cands):
-        raise _step_error(job_id, "Requested node configuration is not available")
+        raise _step_error(job_id, Errno.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
     if opts.ntasks is not None:
         ntasks = opts.ntasks
         if want_nodes is None:
@@ -186,8 +186,7 @@ def plan_step(job_id: int, allocation: Allocation, opts: JobOptions, step_id: in
         for node, ids in zip(node_list, plan.layout.task_ids, strict=True):
             free = node.mem_mb - busy.get(node.node, StepUse()).mem_mb
             if opts.mem_mb is None and _mem_need(opts, node, len(ids) * cpt) > free:
-                raise StepIdUsed(_step_error(job_id, "Memory required by task is not "
-                                             "available").message, 1)
+                raise StepIdUsed(_step_error(job_id, Errno.ESLURM_INVALID_TASK_MEMORY).message, 1)
         return replace(plan, holds=tuple(StepUse() for _ in node_list))
     if not busy:
         return plan
@@ -223,7 +222,7 @@ def _plan_on(job_id: int, nodes: tuple[NodeAlloc, ...], ntasks: int, opts: JobOp
     cpt = opts.cpus_per_task or 1
     cpus = tuple(n.cpus for n in nodes)
     if ntasks * cpt > sum(cpus) or any(c < cpt for c in cpus):
-        raise _step_error(job_id, "More processors requested than permitted")
+        raise _step_error(job_id, Errno.ESLURM_TOO_MANY_REQUESTED_CPUS)
     distribution = opts.distribution or default_step_distribution(ntasks, len(nodes))
     layout = distribute(ntasks, [n.node for n in nodes], cpus,
                         ntasks_per_node=opts.ntasks_per_node, cpus_per_task=cpt,
@@ -240,7 +239,7 @@ def _plan_on(job_id: int, nodes: tuple[NodeAlloc, ...], ntasks: int, opts: JobOp
     for node, n_cpus, t_cpus, ids in zip(nodes, cpus, task_cpus, gpus, strict=True):
         mem = _mem_need(opts, node, t_cpus)
         if mem > node.mem_mb:
-            raise _step_error(job_id, "Memory required by task is not available")
+            raise _step_error(job_id, Errno.ESLURM_INVALID_TASK_MEMORY)
         holds.append(StepUse(n_cpus, mem if exact else node.mem_mb, frozenset(ids)))
     return StepPlan(step_id, layout, cpus, gpus, layout.distribution, tuple(holds))
 

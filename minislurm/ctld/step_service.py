@@ -21,7 +21,7 @@ from minislurm.conf import SlurmConfig
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.lifecycle import next_limit_check
 from minislurm.ctld.step_mgr import NODES_BUSY, StepBusy, StepIdUsed, StepUse, plan_step
-from minislurm.errors import SlurmError
+from minislurm.errors import Errno, SlurmError
 from minislurm.job import StepRecord
 from minislurm.options.srun import parse_salloc, parse_srun
 from minislurm.slurmd.context import StepContext
@@ -87,14 +87,14 @@ class StepService:
         except (KeyError, SlurmError):
             # srun's existing_allocation()
             raise SlurmError(f"srun: error: Unable to confirm allocation for job {job_id}: "
-                             "Invalid job id specified\n"
+                             f"{Errno.ESLURM_INVALID_JOB_ID}\n"
                              "srun: Check SLURM_JOB_ID environment variable. "
                              f"Expired or invalid job {job_id}", 1) from None
         allocation = self.runner.allocations.get(job_id)
         body = self.runner.bodies.get(job_id)
         if job.state is not JobState.RUNNING or allocation is None or body is None:
             raise SlurmError(f"srun: error: Unable to create step for job {job_id}: "
-                             "Job/step already completing or completed", 1)
+                             f"{Errno.ESLURM_ALREADY_DONE}", 1)
         env = dict(req.get("env") or {})
         cwd = str(req.get("cwd") or job.work_dir or "/")
         inv = parse_srun(list(req["argv"]), env=env, cwd=cwd)

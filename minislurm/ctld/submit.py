@@ -24,7 +24,7 @@ from minislurm.common.hostlist import expand
 from minislurm.common.jobarray import parse_array
 from minislurm.common.timespec import INVALID_TIME
 from minislurm.dependency import parse_dependency
-from minislurm.errors import GresError, HostlistError, SlurmError, SubmitError
+from minislurm.errors import Errno, GresError, HostlistError, SlurmError, SubmitError
 from minislurm.options import JobOptions
 from minislurm.select.cons_tres import ResourceRequest, config_mask, spread_node_estimate
 from minislurm.select.table import NodeTable
@@ -33,17 +33,17 @@ from minislurm.states import Reason
 from .job_mgr import DepItem
 
 #: slurm_strerror texts of the rejections.
-INVALID_PARTITION = "Invalid partition name specified"
-NODE_CONFIG = "Requested node configuration is not available"
-INVALID_NODE_NAME = "Invalid node name specified"
-DEPENDENCY_PROBLEM = "Job dependency problem"
-INVALID_ARRAY = "Invalid job array specification"
-INVALID_TIME_LIMIT = "Requested time limit is invalid (missing or exceeds some limit)"
-NODE_COUNT = "Node count specification invalid"
-TOO_MANY_CPUS = "More processors requested than permitted"
-INVALID_QOS = "Invalid qos specification"
-INVALID_ACCOUNT = "Invalid account or account/partition combination specified"
-RESERVATION_INVALID = "Requested reservation is invalid"
+INVALID_PARTITION = Errno.ESLURM_INVALID_PARTITION_NAME
+NODE_CONFIG = Errno.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+INVALID_NODE_NAME = Errno.ESLURM_INVALID_NODE_NAME
+DEPENDENCY_PROBLEM = Errno.ESLURM_DEPENDENCY
+INVALID_ARRAY = Errno.ESLURM_INVALID_ARRAY
+INVALID_TIME_LIMIT = Errno.ESLURM_INVALID_TIME_LIMIT
+NODE_COUNT = Errno.ESLURM_INVALID_NODE_COUNT
+TOO_MANY_CPUS = Errno.ESLURM_TOO_MANY_REQUESTED_CPUS
+INVALID_QOS = Errno.ESLURM_INVALID_QOS
+INVALID_ACCOUNT = Errno.ESLURM_INVALID_ACCOUNT
+RESERVATION_INVALID = Errno.ESLURM_RESERVATION_INVALID
 PARTITION_DOWN = "Partition in DRAIN state"  # submissions to a DRAIN/INACTIVE partition
 
 
@@ -103,11 +103,11 @@ def _gpu_request(opts: JobOptions, prog: str) -> tuple[int, str | None, int | No
             items = parse_gres_request(opts.gres)
         except GresError:
             raise SubmitError(
-                f"{prog}: error: Invalid generic resource (gres) specification", 1
+                f"{prog}: error: {Errno.ESLURM_INVALID_GRES}", 1
             ) from None
         for item in items:
             if item.name != "gpu":
-                raise reject(prog, "Invalid generic resource (gres) specification")
+                raise reject(prog, Errno.ESLURM_INVALID_GRES)
             per_node, gtype = item.count, item.type
         tpn = ",".join(f"gres:{i}" for i in items)
     for text, is_job in ((opts.gpus_per_node, False), (opts.gpus, True)):
@@ -156,7 +156,7 @@ def check_request(
     if opts.gpus_per_task:
         tname, _, count = opts.gpus_per_task.rpartition(":")
         if not count.isdigit() or int(count) == 0:
-            raise SubmitError(f"{prog}: error: Invalid generic resource (gres) specification", 1)
+            raise SubmitError(f"{prog}: error: {Errno.ESLURM_INVALID_GRES}", 1)
         per_task_gpu, gtype = int(count), tname or gtype
     if gtype is not None and gtype not in table.gpu_types:
         raise reject(prog, NODE_CONFIG)
@@ -175,7 +175,7 @@ def check_request(
             if opts.nodes_min is not None and per_job_gpu < opts.nodes_min:
                 raise SubmitError(
                     f"{prog}: error: Failed to validate job spec, --gpus < -N\n"
-                    f"{prog}: error: Invalid generic resource (gres) specification", 1)
+                    f"{prog}: error: {Errno.ESLURM_INVALID_GRES}", 1)
             nodes_for_gpus = -(-per_job_gpu // max(biggest_gpus, 1)) if biggest_gpus else 1
             min_nodes = max(min_nodes, nodes_for_gpus)
             per_node_gpu = -(-per_job_gpu // min_nodes)

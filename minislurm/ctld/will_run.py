@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from minislurm.common.hostlist import compress
+from minislurm.errors import Errno
 from minislurm.options import JobOptions
 
 from .job_mgr import Job
@@ -32,7 +33,7 @@ from .submit import reject
 from .submit_api import fill
 
 #: sbatch's answer when the job could never start (``slurm_job_will_run``).
-NOT_AVAILABLE = "Requested node configuration is not available"
+NOT_AVAILABLE = Errno.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
 
 
 @dataclass(frozen=True, slots=True)

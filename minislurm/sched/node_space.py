@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from minislurm.job import Allocation
-from minislurm.select.cons_tres import ResourceRequest
+from minislurm.select.request import ResourceRequest
 from minislurm.select.table import BoolArray, IntArray, NodeTable
 
 #: A shape as the map tests it: (CPUs, memory MB, whole memory, GPUs, exclusive).

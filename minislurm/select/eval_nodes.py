@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from minislurm.job import Allocation
-from minislurm.select.cons_tres import ResourceRequest, node_alloc
+from minislurm.select.request import ResourceRequest, node_alloc
 from minislurm.select.table import BoolArray, IntArray, NodeTable
 from minislurm.states import Reason
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.select.cons_tres import ResourceRequest, candidate_order, gpus_roomy
 from minislurm.select.eval_nodes import candidates, cpus_to_use, dist_tasks, usable_cpus
+from minislurm.select.request import ResourceRequest, candidate_order, gpus_roomy
 from minislurm.select.table import BoolArray, IntArray, NodeTable
 from minislurm.states import Reason
 
