@@ -5,7 +5,10 @@
 A real class starts on 127.0.0.1 (hub, configurable-http-proxy, the ``quizzes``
 service; loopback only) with N learners.  Each learner gets a hub API token, then
 all of them at once: open an attempt, answer every item (immediate feedback),
-submit.  Half answer correctly.  Printed: p50/p99 latency of the attempt start,
+submit.  Half answer correctly.  Before that, one more learner opens an attempt
+alone, twice (a new token's first request, which waits for the hub to check the
+token, and the next one, which the service answers from its identity cache).
+Printed: those two latencies, p50/p99 latency of the attempt start,
 of feedback and of submission; requests per second; the status codes; and the
 checks: no 5xx, every accepted submission in the gradebook exactly once with all
 its items, nothing else recorded.  Exits 1 if a check fails.  Bounded: the run
@@ -102,11 +105,23 @@ def main(argv: list[str] | None = None) -> int:
     bank = banks[args.quiz]
     names = [f"u{k:04d}" for k in range(args.learners)]
     with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp, \
-            RunningClass(Path(tmp), learners=names) as cls:
+            RunningClass(Path(tmp), learners=[*names, "solo"]) as cls:
         t0 = time.perf_counter()
         tokens = {n: cls.token(n) for n in names}
         print(f"class up at {cls.url}: {len(names)} learners, tokens in "
               f"{time.perf_counter() - t0:.1f} s", flush=True)
+        solo = cls.token("solo")
+        alone = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            code, _reply = cls.call("POST", "api/attempts", token=solo,
+                                    body={"quiz_id": args.quiz})
+            alone.append((time.perf_counter() - t0) * 1000)
+            if code != 200:
+                print(f"a learner alone: refused {code}: {_reply}")
+                return 1
+        print(f"a learner alone: first request (the hub checks the new token) "
+              f"{alone[0]:.0f} ms, next request {alone[1]:.0f} ms", flush=True)
         good = {n: correct_responses(bank, sources[bank.quiz_id], n, 1)
                 for n in names[::2]}
         lat, codes, accepted, wall = asyncio.run(run(cls.service, tokens, args.quiz, good,

@@ -114,6 +114,9 @@ def grade_one(bank: Bank, learner_id: str, attempt_no: int, item_id: str,
               response: Any) -> Feedback:
     """Grade one response on the attempt's variant (raises on an answer the item rejects)."""
     outcome = grade_response(bank, learner_id, item_id, response, attempt_no)
+    if not outcome.readable:  # e.g. an ambiguous number: a hint, the item stays open
+        raise ExamError(400, f"'{item_id}': this answer could not be read: "
+                             f"{outcome.feedback} Change it and check again.")
     return Feedback(item_id, outcome.correct, outcome.score, outcome.feedback,
                     explanation(bank, learner_id, item_id, attempt_no))
 
@@ -277,12 +280,15 @@ class ExamDesk:
                 raise ExamError(409, f"'{item_id}' is already answered in this attempt")
             try:
                 fb = grade_one(bank, learner_id, attempt_no, item_id, response)
+            except ExamError:
+                raise
             except Exception as exc:  # an answer the grader cannot handle: nothing stored
                 raise ExamError(400, f"'{item_id}': this answer could not be graded "
                                      f"({type(exc).__name__}: {exc})") from None
             db.execute("INSERT INTO exam_answers VALUES (?, ?, ?, ?, ?, ?)",
                        (aid, item_id, json.dumps(response), now, fb.score, fb.feedback))
-        return asdict(fb)
+        return {**asdict(fb), "remaining_seconds": None if deadline is None
+                else max(0, int(deadline) - now)}
 
     def submit(self, learner_id: str, attempt_id: Any) -> dict[str, Any]:
         """Close the attempt and record it in the gradebook, in one transaction."""

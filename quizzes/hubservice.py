@@ -7,7 +7,7 @@ cookie after ``/hub/api/oauth2/authorize``) or by a hub API token in the
 of the request: a body naming another learner is refused with 403.
 
 Routes under the service prefix (JSON unless stated; the API is described in
-``docs/classroom.md`` and in the notes board's ``exam-api.md``):
+``docs/classroom.md``; the notebook's client is :mod:`quizzes.examclient`):
 
 learners
   ``GET api/me``, ``GET api/quizzes``, ``POST api/attempts`` ``{"quiz_id"}``,
@@ -61,8 +61,12 @@ from quizzes.serve import QuizService
 from quizzes.submission import MAX_BYTES
 
 SERVICE_NAME = "quizzes"
-#: How long the identity of a token is remembered before asking the hub again (seconds).
-TOKEN_CACHE_SECONDS = 5
+#: How long the identity of a token is remembered before asking the hub again (seconds):
+#: a token revoked at the hub is still accepted that long.  JupyterHub's default is 300.
+#: Shorter costs the hub a token check per learner per period, serialised in its one
+#: process (~20 ms each here): with 5 s, 300 learners answering together kept the hub
+#: busy re-checking tokens and their first requests queued behind those checks.
+TOKEN_CACHE_SECONDS = 30
 #: Bodies up to this size are read (and refused with 413 above MAX_BYTES).
 READ_LIMIT = 64 * 1024 * 1024
 
@@ -462,6 +466,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--issuer", default="minislurm course")
     ap.add_argument("--public-url", default="",
                     help="the hub's public URL, for verification links")
+    ap.add_argument("--token-cache", type=int, default=TOKEN_CACHE_SECONDS, metavar="SECONDS",
+                    help="seconds the hub's answer about a token is reused (a revoked token "
+                         f"is refused after at most that long; default {TOKEN_CACHE_SECONDS})")
     args = ap.parse_args(argv)
     env = os.environ
     missing = [v for v in ("JUPYTERHUB_SERVICE_URL", "JUPYTERHUB_API_TOKEN",
@@ -480,8 +487,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except QuizError as exc:
         print(exc.message, file=sys.stderr)
         return 1
-    # a token revoked at the hub is refused within TOKEN_CACHE_SECONDS (the default is 300)
-    HubOAuth.instance(cache_max_age=TOKEN_CACHE_SECONDS)
+    if not 1 <= args.token_cache <= 3600:
+        print("quizzes serve --hub: --token-cache must be from 1 to 3600 seconds",
+              file=sys.stderr)
+        return 1
+    # a token revoked at the hub is refused within --token-cache seconds
+    HubOAuth.instance(cache_max_age=args.token_cache)
     url = urlparse(env["JUPYTERHUB_SERVICE_URL"])
     make_app(app).listen(url.port or 80, url.hostname or "127.0.0.1",
                          max_body_size=READ_LIMIT)

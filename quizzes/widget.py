@@ -21,6 +21,7 @@ from typing import Any
 from minislurm.errors import SlurmError
 from quizzes import identity
 from quizzes.bank import load_banks
+from quizzes.examclient import SERVICE_ENV, ExamClient, ExamSession
 from quizzes.i18n import DEFAULT_LANG, N_, resolve, tr
 from quizzes.identity import Learner
 from quizzes.items.base import Presented
@@ -222,7 +223,61 @@ class NamePrompt:
 
 
 #: Set in a learner's server by a class (course/classroom): the quiz service's URL.
-CLASS_SERVICE_ENV = "COURSE_QUIZ_SERVICE"
+CLASS_SERVICE_ENV = SERVICE_ENV
+
+
+class ExamWidget(QuizWidget):
+    """Exam mode (a class): the same cards, every verdict from the quiz service.
+
+    The session is an :class:`quizzes.examclient.ExamSession`: the items are the
+    service's (this learner's variant for this attempt), Check sends the answer to the
+    service and shows its feedback, and Finish hands the attempt in there; nothing
+    is saved in the learner's server.  Items already answered in a resumed attempt
+    show their feedback and stay locked.
+    """
+
+    session: Any
+
+    def _card(self, item: Presented) -> Any:
+        card = super()._card(item)
+        done = self.session.results.get(item.item_id)
+        if done is not None:
+            card.children[2].disabled = True
+            card.children[3].value = feedback_html(done)
+        return card
+
+    def _finish(self) -> None:
+        t = self.lang
+        try:
+            reply = self.session.submit()
+        except SlurmError as exc:
+            reason = exc.message.removeprefix("quizzes: error: ")
+            self.result.value = f"<span style='color:#cf222e'>{html.escape(reason)}</span>"
+            return
+        self.finish.disabled = True
+        for card in self.cards:
+            card.children[2].disabled = True
+        message = html.escape(tr(t, "Graded: {score}.").format(score=f"{reply['score']:.0%}"))
+        cert = reply.get("certificate_id")
+        if cert:
+            url = f"{self.session.client.service_url.rstrip('/')}/verify/{cert}"
+            message += " " + tr(t, "Certificate {id} (verify at {url}).").format(
+                id=f"<code class='quiz-certificate'>{html.escape(cert)}</code>",
+                url=f"<a href='{html.escape(url, quote=True)}' target='_blank'>"
+                    f"{html.escape(url)}</a>")
+        self.result.value = f"<span class='quiz-result'>{message}</span>"
+
+
+def exam(quiz_id: str, client: ExamClient, *, mode: str = "one",
+         lang: str = DEFAULT_LANG) -> Any:
+    """The exam-mode widget of one quiz: opens (or resumes) this learner's attempt on the
+    service; a refusal (no attempts left, the service away) is shown in its place."""
+    try:
+        session = ExamSession.open(client, quiz_id, lang)
+    except SlurmError as exc:
+        reason = exc.message.removeprefix("quizzes: error: ")
+        return message_box(f"<span style='color:#cf222e'>{html.escape(reason)}</span>")
+    return ExamWidget(session, mode=mode).view  # type: ignore[arg-type]
 
 
 def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,
@@ -235,8 +290,10 @@ def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,
     :func:`quizzes.identity.current` (``JUPYTERHUB_USER``, else the remembered name);
     with neither, the widget first asks for a name.  The widget speaks, and numbers
     are read in, ``lang``, else ``$COURSE_LANG``, else English
-    (:func:`quizzes.i18n.resolve`).  In a class (``$COURSE_QUIZ_SERVICE`` set) the
-    learner's server holds no bank: the widget links to the quiz's exam page instead.
+    (:func:`quizzes.i18n.resolve`).  In a class (``$COURSE_QUIZ_SERVICE`` and the
+    server's ``$JUPYTERHUB_API_TOKEN`` set) the learner's server holds no bank: the
+    widget takes the quiz in exam mode from the service (:func:`exam`); with the
+    service but no token, it links to the quiz's exam page.
     """
     environ = os.environ if env is None else env
     try:
@@ -245,7 +302,10 @@ def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,
         return quiz_box(quiz_id, message_box(
             f"<span style='color:#cf222e'>{html.escape(str(exc))}</span>"))
     service = environ.get(CLASS_SERVICE_ENV, "")
-    if service:  # a class: the service holds the banks and grades (exam mode)
+    client = ExamClient.from_env(environ)
+    if client is not None:  # a class: the service holds the banks and grades (exam mode)
+        return quiz_box(quiz_id, exam(quiz_id, client, mode=mode, lang=language))
+    if service:  # a class, but no hub token here (not in a learner's server): its page
         url = html.escape(f"{service.rstrip('/')}/exam/{quiz_id}", quote=True)
         return quiz_box(quiz_id, message_box(html.escape(tr(
             language, "In this class the quiz is taken in exam mode, on the course's quiz "

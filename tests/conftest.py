@@ -8,9 +8,13 @@ slurmdbd (no sacct; saves ~0.3 s).
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from captures import capture_root
@@ -18,6 +22,21 @@ from realslurm import HarnessUnavailable, RealSlurm
 from realslurm.normalize import JOB_ID_BASE
 
 _TIMINGS = pytest.StashKey[dict[str, float]]()
+#: The session's real cluster once started, and the modules whose tests use it.
+_REAL_SLURM = pytest.StashKey[RealSlurm]()
+_REAL_SLURM_MODULES = pytest.StashKey[set[str]]()
+
+
+def _started_real_slurm(tmp_path_factory: pytest.TempPathFactory) -> RealSlurm:
+    accounting = os.environ.get("MINISLURM_REALSLURM_ACCOUNTING", "1") != "0"
+    cluster = RealSlurm(
+        tmp_path_factory.mktemp("realslurm"), accounting=accounting, first_job_id=JOB_ID_BASE
+    )
+    try:
+        cluster.start()
+    except HarnessUnavailable as exc:
+        pytest.skip(f"real Slurm unavailable: {exc}")
+    return cluster
 
 
 @pytest.fixture(scope="session")
@@ -27,21 +46,43 @@ def real_slurm(
     """A started 4-node cluster (see tests/realslurm/harness.py); skips with the
     reason and the daemon logs' last lines when it cannot start; torn down (no
     process left) at the end of the session. Job ids start at JOB_ID_BASE."""
-    accounting = os.environ.get("MINISLURM_REALSLURM_ACCOUNTING", "1") != "0"
-    cluster = RealSlurm(
-        tmp_path_factory.mktemp("realslurm"), accounting=accounting, first_job_id=JOB_ID_BASE
-    )
-    try:
-        cluster.start()
-    except HarnessUnavailable as exc:
-        pytest.skip(f"real Slurm unavailable: {exc}")
+    cluster = _started_real_slurm(tmp_path_factory)
     pytestconfig.stash[_TIMINGS] = cluster.timings
+    pytestconfig.stash[_REAL_SLURM] = cluster
+    try:
+        yield cluster
+    finally:
+        del pytestconfig.stash[_REAL_SLURM]
+        left = cluster.stop()
+        if left:
+            pytest.fail(f"real Slurm processes left after stop: {left}")
+
+
+@pytest.fixture(scope="module")
+def fresh_real_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealSlurm]:
+    """A real cluster of the module's own (about 5 s to start), for answers that depend
+    on history :meth:`RealSlurm.reset` cannot undo: after a node was DOWN and another ran a
+    job, ``sbatch --test-only`` named n3 rather than n1 on 22.05.8 for over a minute."""
+    cluster = _started_real_slurm(tmp_path_factory)
     try:
         yield cluster
     finally:
         left = cluster.stop()
         if left:
             pytest.fail(f"real Slurm processes left after stop: {left}")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _real_slurm_reset_after_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test file that used ``real_slurm``: the session's cluster back as started
+    (:meth:`RealSlurm.reset`: no job, no reservation, every node idle), so that no file
+    sees what an earlier one left (a node still resuming, a job completing) whatever
+    order the files run in (pytest-xdist hands each worker its own sequence)."""
+    yield
+    cluster = request.config.stash.get(_REAL_SLURM, None)
+    if cluster is not None and request.module.__name__ in request.config.stash.get(
+            _REAL_SLURM_MODULES, set()):
+        cluster.reset()
 
 
 @pytest.fixture(scope="session")
@@ -80,3 +121,102 @@ def mini_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster
         left = cluster.stop()
         if left:
             pytest.fail(f"minislurm processes left after stop: {left}")
+
+
+# ----- running side by side (pytest-xdist; scripts/test runs the suite with -n) ------------
+#: The group of the tests that use the DDP example's rendezvous ports
+#: (``course.ddp.wiring.master_port``: 20000 + job id % 10000). Every cluster numbers its
+#: jobs from the same first ids, so two such jobs on two workers at once would bind or
+#: join each other's TCP store; these tests run one after the other on one worker.
+DDP_PORTS_GROUP = "ddp-ports"
+#: workerinput key: the folder where each worker writes its test -> group map.
+_GROUPS_KEY = "minislurm_test_groups"
+#: The controller's folder of those maps.
+_GROUPS_DIR = pytest.StashKey[str]()
+
+
+def test_group(item: pytest.Item) -> str:
+    """The unit ``--dist loadgroup`` hands to one worker: DDP_PORTS_GROUP for a test marked
+    ``ddp_ports``, the test alone in a module marked ``spread``, else its file, so module-
+    and session-scoped fixtures (a started cluster, a JupyterLab) are made once per file
+    as in a serial run. Each worker has its own session fixtures: its own real Slurm and
+    minislurm clusters (own folder, ports from the worker's slice: tests/realslurm/ports.py)."""
+    if item.get_closest_marker("ddp_ports"):
+        return DDP_PORTS_GROUP
+    if item.get_closest_marker("spread"):
+        return item.nodeid
+    return item.nodeid.split("::", 1)[0]
+
+
+#: Session fixtures whose tests wait on daemons and wall clocks rather than compute.
+_WAITING_FIXTURES = frozenset({"real_slurm", "fresh_real_slurm", "mini_slurm"})
+
+
+def _waits(item: pytest.Item) -> bool:
+    """Whether ``item`` is one of the long, waiting-bound tests (run those first)."""
+    return bool(item.get_closest_marker("realslurm") or item.get_closest_marker("slow")
+                or _WAITING_FIXTURES & set(getattr(item, "fixturenames", ())))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Iterator[None]:
+    """On an xdist worker: order the groups longest first (groups with a waiting test --
+    ``realslurm``/``slow``-marked, or using a real or minislurm cluster -- before the others,
+    collection order otherwise: the long waits overlap instead of ending the run), and
+    write the test -> group map the controller's scheduler reads
+    (``pytest_xdist_make_scheduler``)."""
+    folder = getattr(config, "workerinput", {}).get(_GROUPS_KEY)
+    if folder:
+        heavy = {test_group(i) for i in items if _waits(i)}
+        items.sort(key=lambda i: test_group(i) not in heavy)  # stable
+    result = yield
+    config.stash[_REAL_SLURM_MODULES] = {
+        item.module.__name__ for item in items
+        if isinstance(item, pytest.Function) and "real_slurm" in item.fixturenames}
+    if folder:
+        worker = config.workerinput["workerid"]  # type: ignore[attr-defined]
+        tmp = Path(folder) / f".{worker}.json"
+        tmp.write_text(json.dumps({i.nodeid: test_group(i) for i in items}))
+        tmp.rename(Path(folder) / f"{worker}.json")
+    return result
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist controller, per worker: where to write its test -> group map."""
+    if node.config.getvalue("dist") == "loadgroup":
+        folder = node.config.stash.setdefault(_GROUPS_DIR, tempfile.mkdtemp(prefix="groups-"))
+        node.workerinput[_GROUPS_KEY] = folder
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` by :func:`test_group` (xdist 3.8's own loadgroup no longer
+    groups under pytest 9.2: it renames ``item._nodeid``, which pytest stopped reading)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        """xdist's scope scheduling with :func:`test_group` as the scope: the workers
+        wrote each test's group before reporting their collection."""
+
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                self.groups = {}
+                for f in sorted(Path(config.stash[_GROUPS_DIR]).glob("gw*.json")):
+                    self.groups.update(json.loads(f.read_text()))
+            return self.groups.get(nodeid, nodeid)
+
+    config.option.loadscopereorder = False  # keep the order the workers collected
+    return GroupScheduling(config, log)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_GROUPS_DIR, None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -36,7 +36,9 @@ from course.classroom.errors import ClassError
 SPAWN = ("auto", "unix-users", "one-user")
 PASSWORD_FILE = "password-file"
 FIELDS = {"name", "dir", "port", "ip", "passwords", "instructors", "learners", "spawn",
-          "authenticator", "authenticator_config"}
+          "authenticator", "authenticator_config", "token_cache_seconds"}
+#: How long the quiz service trusts the hub's answer about a token (see hubservice).
+TOKEN_CACHE_SECONDS = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,7 @@ class ClassConfig:
     spawn: str = "auto"
     authenticator: str = PASSWORD_FILE
     authenticator_config: Mapping[str, Any] = field(default_factory=dict)
+    token_cache_seconds: int = TOKEN_CACHE_SECONDS
 
     @property
     def url(self) -> str:
@@ -121,6 +124,10 @@ def parse(raw: Any, where: str, base: Path) -> ClassConfig:
     auth_conf = raw.get("authenticator_config", {})
     if not isinstance(auth_conf, Mapping):
         raise bad("authenticator_config", "must be a mapping of the authenticator's traits")
+    cache = raw.get("token_cache_seconds", TOKEN_CACHE_SECONDS)
+    if not isinstance(cache, int) or isinstance(cache, bool) or not 1 <= cache <= 3600:
+        raise bad("token_cache_seconds", "must be an integer from 1 to 3600 (seconds a "
+                                         "revoked hub token may still be accepted)")
     pw = raw.get("passwords")
     pw_path: Path | None = None
     if auth == PASSWORD_FILE:
@@ -132,7 +139,7 @@ def parse(raw: Any, where: str, base: Path) -> ClassConfig:
         learners = tuple(n for n in sorted(passwords.read(pw_path))
                          if n not in names["instructors"])
     return ClassConfig(raw["name"].strip(), (base / raw["dir"]).resolve(), port, ip, pw_path,
-                       names["instructors"], learners, spawn, auth, dict(auth_conf))
+                       names["instructors"], learners, spawn, auth, dict(auth_conf), cache)
 
 
 def load(path: str | Path) -> ClassConfig:

@@ -27,7 +27,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.classroom import hubapi, image
+from course.classroom import hubapi, image, runtime
 from course.classroom.config import PASSWORD_FILE, ClassConfig
 from course.classroom.errors import ClassError
 from course.classroom.hubconfig import hub_config
@@ -37,6 +37,8 @@ REPO = Path(__file__).resolve().parents[2]
 #: Where scripts/setup installs configurable-http-proxy (git-ignored).
 NODE_DIR = REPO / ".class-node"
 UP_TIMEOUT = 90.0
+#: The GECOS field of the Unix users ``class up`` creates (``<comment> <class name>``).
+USER_COMMENT = "minislurm course class"
 DOWN_TIMEOUT = 60.0
 
 
@@ -93,20 +95,10 @@ def _secret(path: Path) -> None:
             fh.write(secrets.token_hex(32) + "\n")
 
 
-def shared_python(python: str = sys.executable, prefix: str = sys.prefix) -> bool:
-    """Whether other Unix users can run this Python and read its environment (every
-    folder on the way searchable, the interpreter executable by others)."""
-    exe = Path(os.path.realpath(python))
-    for target in (exe, Path(os.path.realpath(prefix))):
-        for folder in target.parents:
-            if not os.stat(folder).st_mode & 0o001:
-                return False
-    return bool(os.stat(exe).st_mode & 0o001)
-
-
 def spawn_mode(cfg: ClassConfig, uid: int | None = None) -> str:
-    """The spawner this class gets on this machine."""
-    return cfg.spawn_mode(uid, shared=shared_python())
+    """The spawner this class gets on this machine (``unix-users`` needs root and a
+    Python the learners can run: :func:`course.classroom.runtime.available`)."""
+    return cfg.spawn_mode(uid, shared=runtime.available())
 
 
 def prepare(cfg: ClassConfig, paths: ClassPaths, uid: int | None = None) -> str:
@@ -114,11 +106,16 @@ def prepare(cfg: ClassConfig, paths: ClassPaths, uid: int | None = None) -> str:
     from quizzes.keys import generate
 
     mode = spawn_mode(cfg, uid)
-    if mode == "unix-users" and not shared_python():
-        raise ClassError(f"spawn: unix-users, but other Unix users cannot run "
-                         f"{os.path.realpath(sys.executable)} (a folder on its path is not "
-                         "searchable by others): install Python where learners can run it "
-                         "(e.g. a venv from /usr/bin/python3) or use spawn: one-user")
+    if mode == "unix-users" and (uid if uid is not None else os.geteuid()) != 0:
+        raise ClassError("spawn: unix-users needs the hub to run as root (it switches to "
+                         "each learner's Unix user); use spawn: one-user")
+    if mode == "unix-users":
+        blocked = [f for f in paths.root.resolve().parents
+                   if f.exists() and not os.stat(f).st_mode & 0o001]
+        if blocked:
+            raise ClassError(f"spawn: unix-users, but learners cannot reach {paths.root}: "
+                             f"{blocked[0]} is not searchable by other users (chmod o+x it, "
+                             "or put the class's dir elsewhere)")
     for folder, perm in ((paths.root, 0o755), (paths.private, 0o700),
                          (paths.hub_log.parent, 0o700), (paths.revocations.parent, 0o755),
                          (paths.homes, 0o755)):
@@ -132,15 +129,25 @@ def prepare(cfg: ClassConfig, paths: ClassPaths, uid: int | None = None) -> str:
     shutil.copytree(REPO / "quizzes" / "banks", paths.banks)
     _secret(paths.proxy_token)
     _secret(paths.admin_token)
-    image.build(REPO, paths.image)
+    # learners' Python: the hub's if they can run it, else the class's own virtualenv
+    python = (runtime.learner_python(paths.root / "python") if mode == "unix-users"
+              else Path(sys.executable))
+    image.build(REPO, paths.image, python_prefix=python.parent.parent)
     for user in cfg.users:
         home = paths.home(user)
         if mode == "unix-users":
             try:
-                pwd.getpwnam(user)
+                known = pwd.getpwnam(user)
             except KeyError:
+                known = None
+            if known is not None and known.pw_gecos.startswith(USER_COMMENT) \
+                    and known.pw_dir != str(home):  # made by an earlier class: its home here
+                subprocess.run(["usermod", "--home", str(home), user], check=True,
+                               capture_output=True, timeout=60)
+            elif known is None:  # a site's own user keeps their home
                 subprocess.run(["useradd", "--no-create-home", "--home-dir", str(home),
-                                "--shell", "/bin/bash", "--user-group", user], check=True,
+                                "--shell", "/bin/bash", "--user-group",
+                                "--comment", f"{USER_COMMENT} {cfg.name}", user], check=True,
                                capture_output=True, timeout=60)
             home.mkdir(exist_ok=True)
             info = pwd.getpwnam(user)
@@ -149,7 +156,8 @@ def prepare(cfg: ClassConfig, paths: ClassPaths, uid: int | None = None) -> str:
         else:
             home.mkdir(exist_ok=True)
     paths.hub_config.write_text(hub_config(cfg, paths, repo=REPO, uid=uid,
-                                           shared=shared_python()), encoding="utf-8")
+                                           shared=runtime.available(),
+                                           learner_python=str(python)), encoding="utf-8")
     return mode
 
 
@@ -262,18 +270,32 @@ def status(cfg: ClassConfig) -> Status:
     paths = ClassPaths(cfg.dir)
     pid = hub_pid(paths)
     mode = spawn_mode(cfg)
-    run_as = ("each learner runs as the Unix user of the same name (LocalProcessSpawner)"
-              if mode == "unix-users" else
-              f"every server runs as the hub's Unix user "
-              f"'{pwd.getpwuid(os.geteuid()).pw_name}' (SimpleLocalProcessSpawner)")
-    if cfg.spawn == "auto" and mode == "one-user" and os.geteuid() == 0:
-        run_as += (f"; not separate Unix users although root: other users cannot run "
-                   f"{os.path.realpath(sys.executable)}")
+    try:
+        hub_user = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        hub_user = str(os.geteuid())
+    if mode == "unix-users":
+        run_as = ("separate Unix users: each learner's server runs as the Unix user of the "
+                  "same name (LocalProcessSpawner), home in "
+                  f"{paths.homes}/<user> (0700)")
+    else:
+        why = ("not root" if os.geteuid() != 0 else
+               "spawn: one-user in class.yaml" if cfg.spawn == "one-user" else
+               f"root, but no Python other users can run ({os.path.realpath(sys.executable)} "
+               "is out of their reach and there is no system python"
+               f"{sys.version_info[0]}.{sys.version_info[1]})")
+        run_as = (f"one user: {why}; every server runs as the hub's Unix user "
+                  f"'{hub_user}' (SimpleLocalProcessSpawner)")
     auth = (f"password file {cfg.passwords}" if cfg.authenticator == PASSWORD_FILE
             else cfg.authenticator)
     leaked = image.answer_material(paths.image) if paths.image.exists() else []
+    readable = [REPO / e for e in image.EXCLUDED if runtime.others_can_read(REPO / e)]
     if leaked:
         keys = f"EXPOSED: the learner image holds {leaked[0]}"
+    elif mode == "unix-users" and readable:
+        keys = (f"EXPOSED: learners can read {readable[0]} (the checkout the hub runs "
+                "from): make it unreadable to others (chmod o-rx) or run the hub from an "
+                "installation outside their reach")
     elif mode == "unix-users":
         keys = (f"not in the learner image; banks, gradebook and issuer key in "
                 f"{paths.private} (0700, learners cannot read it)")

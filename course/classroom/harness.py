@@ -84,7 +84,8 @@ class RunningClass:
     """A real class on 127.0.0.1 for the duration of a ``with`` block."""
 
     def __init__(self, folder: Path, *, learners: Sequence[str] = ("ada", "bob", "cy"),
-                 instructors: Sequence[str] = ("teacher",), spawn: str = "one-user") -> None:
+                 instructors: Sequence[str] = ("teacher",), spawn: str = "one-user",
+                 token_cache: int | None = None) -> None:
         self.folder = folder.resolve()
         self.folder.mkdir(parents=True, exist_ok=True)
         port = free_ports()
@@ -95,7 +96,9 @@ class RunningClass:
         (self.folder / "class.yaml").write_text(
             f"name: test-class\ndir: state\nport: {port}\npasswords: passwords\n"
             f"instructors: {json.dumps(list(instructors))}\n"
-            f"learners: {json.dumps(list(learners))}\nspawn: {spawn}\n", encoding="utf-8")
+            f"learners: {json.dumps(list(learners))}\nspawn: {spawn}\n"
+            + (f"token_cache_seconds: {token_cache}\n" if token_cache else ""),
+            encoding="utf-8")
         self.cfg: ClassConfig = load(self.folder / "class.yaml")
         self.paths = ClassPaths(self.cfg.dir)
         self.url = self.cfg.url
@@ -137,6 +140,46 @@ class RunningClass:
                 raise RuntimeError(f"no token for {user}: {code} {reply}")
             self._tokens[user] = reply["token"]
         return self._tokens[user]
+
+    def start_server(self, user: str, timeout: float = 120.0) -> None:
+        """Start ``user``'s server through the hub's API and wait until it is ready."""
+        code, reply = self.hub("POST", f"users/{user}/server")
+        if code not in (201, 202, 400):  # 400: already running
+            raise RuntimeError(f"{user}'s server did not start: {code} {reply}")
+        self._wait_server(user, running=True, timeout=timeout)
+
+    def stop_server(self, user: str, timeout: float = 120.0) -> None:
+        code, reply = self.hub("DELETE", f"users/{user}/server")
+        if code not in (202, 204):
+            raise RuntimeError(f"{user}'s server did not stop: {code} {reply}")
+        self._wait_server(user, running=False, timeout=timeout)
+
+    def _wait_server(self, user: str, *, running: bool, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            _, model = self.hub("GET", f"users/{user}")
+            if bool(model["server"]) == running and not model["pending"]:
+                return
+            time.sleep(0.5)
+        raise TimeoutError(f"{user}'s server did not {'start' if running else 'stop'}")
+
+    def server_pid(self, user: str) -> int:
+        """The pid of ``user``'s jupyterhub-singleuser process."""
+        for pid in _pids_with(str(self.cfg.dir)):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"jupyterhub.singleuser" in cmd and f"JUPYTERHUB_USER={user}".encode() in env:
+                return pid
+        raise LookupError(f"{user} has no running server")
+
+    def server_env(self, user: str) -> dict[str, str]:
+        """The environment of ``user``'s server: what its kernels and terminals inherit
+        (the hub's API token for this server included)."""
+        raw = Path(f"/proc/{self.server_pid(user)}/environ").read_bytes()
+        return dict(kv.decode().split("=", 1) for kv in raw.split(b"\0") if b"=" in kv)
 
     def call(self, method: str, path: str, *, token: str | None = None, body: Any = None,
              raw: bytes | None = None, headers: Mapping[str, str] | None = None,

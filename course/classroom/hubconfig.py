@@ -32,10 +32,33 @@ QUIZ_SCOPE = "access:services!service=quizzes"
 QUIZ_SERVICE = "{hub}/services/quizzes/"
 
 
+#: The hub's SQLite database in WAL mode with ``synchronous=NORMAL`` (as the gradebook).
+#: The hub writes a token's ``last_activity`` the first time the token is used: with
+#: SQLite's defaults (rollback journal, ``synchronous=FULL``) each such commit costs
+#: ~20 ms of fsyncs here, more than half of the hub's work to check a new token, and the
+#: hub checks tokens one at a time, so 300 learners arriving together waited seconds
+#: for their first answer.  WAL+NORMAL commits in ~0.1 ms; a process crash loses
+#: nothing, a power cut may lose the last commits (activity times, a new session),
+#: never the database's consistency.
+SQLITE_PRAGMAS = (
+    "from sqlalchemy import event as _event",
+    "from sqlalchemy.engine import Engine as _Engine",
+    "@_event.listens_for(_Engine, 'connect')",
+    "def _course_sqlite_pragmas(dbapi_connection, _record):",
+    "    if type(dbapi_connection).__module__ == 'sqlite3':",
+    "        cursor = dbapi_connection.cursor()",
+    "        cursor.execute('PRAGMA journal_mode=WAL')",
+    "        cursor.execute('PRAGMA synchronous=NORMAL')",
+    "        cursor.close()",
+)
+
+
 def hub_config(cfg: ClassConfig, paths: ClassPaths, *, repo: Path, uid: int | None = None,
-               python: str = sys.executable, shared: bool = True) -> str:
+               python: str = sys.executable, shared: bool = True,
+               learner_python: str | None = None) -> str:
     """The text of jupyterhub_config.py for this class (``uid``/``shared``: see
-    :meth:`ClassConfig.spawn_mode`)."""
+    :meth:`ClassConfig.spawn_mode`; ``python`` runs the quiz service, ``learner_python``
+    the learners' servers, default ``python``)."""
     mode = cfg.spawn_mode(uid, shared=shared)
     # the kernels reach the service through the proxy, from this machine
     hub_url = f"http://127.0.0.1:{cfg.port}" if cfg.ip in ("0.0.0.0", "") else cfg.url
@@ -51,6 +74,7 @@ def hub_config(cfg: ClassConfig, paths: ClassPaths, *, repo: Path, uid: int | No
         f"c.ConfigurableHTTPProxy.auth_token = open({str(paths.proxy_token)!r}).read().strip()",
         f"c.ConfigurableHTTPProxy.pid_file = {str(paths.private / 'proxy.pid')!r}",
         f"c.JupyterHub.db_url = 'sqlite:///' + {str(paths.hub_db)!r}",
+        *SQLITE_PRAGMAS,
         f"c.JupyterHub.cookie_secret_file = {str(paths.cookie_secret)!r}",
         f"c.JupyterHub.pid_file = {str(paths.hub_pid)!r}",
         "c.JupyterHub.cleanup_servers = False",
@@ -85,7 +109,7 @@ def hub_config(cfg: ClassConfig, paths: ClassPaths, *, repo: Path, uid: int | No
     spawner = "LocalProcessSpawner" if mode == "unix-users" else "SimpleLocalProcessSpawner"
     lines += [
         f"c.JupyterHub.spawner_class = 'jupyterhub.spawner.{spawner}'",
-        f"c.Spawner.cmd = [{python!r}, '-m', 'course.classroom.singleuser']",
+        f"c.Spawner.cmd = [{learner_python or python!r}, '-m', 'course.classroom.singleuser']",
         "c.Spawner.notebook_dir = '~/course'",
         "c.Spawner.default_url = '/lab'",
         "c.Spawner.start_timeout = 120",
@@ -102,7 +126,8 @@ def hub_config(cfg: ClassConfig, paths: ClassPaths, *, repo: Path, uid: int | No
     service_cmd = [python, "-m", "quizzes", "serve", "--hub", "--key", str(paths.key),
                    "--db", str(paths.gradebook), "--banks", str(paths.banks),
                    "--revocations", str(paths.revocations), "--instructors", "instructors",
-                   "--issuer", cfg.name, "--public-url", cfg.url]
+                   "--issuer", cfg.name, "--public-url", cfg.url,
+                   "--token-cache", str(cfg.token_cache_seconds)]
     lines += [
         "c.JupyterHub.services = [",
         f"    {{'name': 'quizzes', 'url': 'http://127.0.0.1:{cfg.service_port}',",

@@ -38,15 +38,17 @@ def _ignore(root: Path) -> Callable[[str, list[str]], set[str]]:
     return ignore
 
 
-def build(repo: Path, dest: Path) -> Path:
-    """(Re)build the image at ``dest`` from the repository ``repo``; returns ``dest``."""
+def build(repo: Path, dest: Path, python_prefix: Path | None = None) -> Path:
+    """(Re)build the image at ``dest`` from the repository ``repo``; returns ``dest``.
+    Its ``.venv`` links to ``python_prefix`` (the learners' Python environment,
+    default the one running this)."""
     tmp = dest.with_name(dest.name + ".new")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     for name in COPIED:
         shutil.copytree(repo / name, tmp / name, ignore=_ignore(repo), symlinks=True)
-    os.symlink(sys.prefix, tmp / ".venv")
+    os.symlink(python_prefix or sys.prefix, tmp / ".venv")
     for folder in (tmp, *tmp.rglob("*")):
         if folder.is_dir() and not folder.is_symlink():
             folder.chmod(0o755)

@@ -43,6 +43,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--no-first-run"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+#: Notebooks whose "run all" starts DDP ranks on a cluster: in the ddp_ports group.
+DDP_NOTEBOOKS = ("04-srun-ddp", "07-failures-requeue")
 SCREENSHOTS = ROOT / "build" / "screenshots"
 
 try:
@@ -361,7 +363,9 @@ def _answer_predictions(page: Page, panel: str) -> int:
     return buttons.count()
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
+@pytest.mark.parametrize("notebook", [
+    pytest.param(n, id=n.stem, marks=[pytest.mark.ddp_ports] if n.stem in DDP_NOTEBOOKS else [])
+    for n in NOTEBOOKS])
 def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[str, str],
                                                    browser: Any, shots: Path) -> None:
     module = load_manifest().by_notebook(notebook.name)

@@ -5,6 +5,7 @@ job's files in the captures' terms."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import socket
 import stat
@@ -17,8 +18,10 @@ from realslurm import HarnessUnavailable, RealSlurm, harness
 from realslurm.conf import ClusterConfig, gres_conf, slurm_conf
 from realslurm.differential import parse_env, run_batch
 from realslurm.normalize import mask_volatile, to_reference
-from realslurm.ports import REFERENCE_PORTS, choose_ports
+from realslurm.ports import BLOCK_SIZE, REFERENCE_PORTS, choose_ports, worker_range
 from realslurm.replay import case_dir, replay_case
+
+from course.ddp.wiring import master_port
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "realslurm"
 
@@ -29,6 +32,21 @@ def test_templates_render_the_reference_configuration(captures: Path) -> None:
     reference = ClusterConfig.reference()
     assert slurm_conf(reference) == (captures / "slurm.conf").read_text()
     assert gres_conf(reference) == (captures / "gres.conf").read_text()
+
+
+def test_ports_avoid_ephemeral_and_ddp_ports_and_each_xdist_worker_has_its_own() -> None:
+    """Clusters started side by side (pytest-xdist workers gw0..) draw their port blocks
+    from disjoint slices, none among the kernel's ephemeral ports or the DDP example's
+    rendezvous ports (so a job's MASTER_PORT never meets a daemon's port)."""
+    ephemeral_low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ddp = {master_port(job) for job in range(10_000)}
+    slices = [worker_range(f"gw{k}") for k in range(8)]
+    assert all(a_high <= b_low for (_, a_high), (b_low, _) in itertools.pairwise(slices))
+    for low, high in [*slices, worker_range("")]:
+        assert high - low > 100 * BLOCK_SIZE and high <= ephemeral_low
+        assert not ddp & set(range(low, high))
+    ports = choose_ports()
+    assert worker_range()[0] <= ports.ctld < ports.nodes[-1] < worker_range()[1]
 
 
 def test_without_accounting_only_the_storage_lines_change(captures: Path) -> None:

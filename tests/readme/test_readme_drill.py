@@ -27,7 +27,7 @@ import pytest
 from realslurm.procs import end_processes, pids_with_env
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ddp_ports]
 
 REPO = Path(__file__).resolve().parents[2]
 STEPS = "30"
@@ -101,13 +101,18 @@ def test_the_readme_drill_runs_as_written_and_ends_bit_identical(learner: Learne
     assert match, submit.stdout
     job = int(match.group(1))
     log = learner.work / f"slurm-{job}.out"
+
+    def job_pids() -> list[int]:  # this learner's job, not another cluster's job of that id
+        return pids_with_env([f"SLURM_JOB_ID={job}", f"MINISLURM_STATE_DIR={learner.state}"],
+                             every=True)
+
     learner.wait("the first checkpoint",
                  lambda: log.exists() and "checkpoint step=" in log.read_text())
     outputs: dict[str, str] = {}
     for line in lines[1:]:
         line = line.replace("<id>", str(job))
         if "state=down" in line:
-            ranks = pids_with_env([f"SLURM_JOB_ID={job}"])
+            ranks = job_pids()
             assert len(ranks) >= 4, ranks  # batch shell, srun and a rank on each node
         if "starttime=now" in line:
             learner.wait("the requeue", lambda: learner.field(job, "JobState") == "PENDING", 60)
@@ -119,7 +124,7 @@ def test_the_readme_drill_runs_as_written_and_ends_bit_identical(learner: Learne
             done.stdout
         if "state=down" in line:
             learner.wait("every process of the job to end",
-                         lambda: not pids_with_env([f"SLURM_JOB_ID={job}"]), 30)
+                         lambda: not job_pids(), 30)
             learner.wait("the requeue", lambda: learner.field(job, "JobState") == "PENDING", 60)
             said = log.read_text()  # what the README says the log holds before the restart
             assert "srun: error: Node failure on gpu02\n" in said, said

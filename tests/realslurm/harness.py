@@ -209,6 +209,29 @@ class CommandLineCluster(ABC):
                 raise TimeoutError("jobs still in squeue after scancel")
             time.sleep(self.poll_seconds)
 
+    def reset(self, timeout: float = 60.0) -> None:
+        """Leave the cluster as started, for the next test file of a session: no job, no
+        reservation, every node resumed and plainly ``idle`` (responding, nothing
+        completing). Raises TimeoutError with the nodes' states when it cannot."""
+        self.cancel_all(timeout=timeout)
+        shown = self.run(["scontrol", "show", "reservation", "-o"], timeout=15).stdout
+        for name in re.findall(r"^ReservationName=(\S+)", shown, re.MULTILINE):
+            self.run(["scontrol", "delete", f"reservation={name}"], timeout=15)
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = self.run(["sinfo", "-h", "-N", "-o", "%N %t"], timeout=15).stdout.split("\n")
+            states = dict(row.split() for row in rows if row.strip())
+            if states and set(states.values()) == {"idle"}:
+                return
+            stuck = sorted(n for n, st in states.items()
+                           if st.rstrip("*~#!%$@^-") in ("down", "drain", "drng", "fail", "failg"))
+            if stuck:
+                self.run(["scontrol", "update", f"nodename={','.join(stuck)}", "state=resume"],
+                         timeout=15)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nodes not idle after reset: {states}")
+            time.sleep(self.poll_seconds)
+
     def __enter__(self) -> Self:
         self.start()
         return self

@@ -4,11 +4,20 @@ The reference cluster used fixed ports (SlurmctldPort=16817, SlurmdPort=16818,
 AccountingStoragePort=16819, node ports 17001-17004). Two harness runs on the
 same host must not collide, so each run picks a block of consecutive free ports
 at random and checks that every one of them can be bound right now.
+
+The blocks come from 10000-19999: below the kernel's ephemeral ports (32768 and up
+here, where a client socket could take a port between the check and slurmctld's
+bind) and below the DDP example's rendezvous ports (``course.ddp.wiring.master_port``:
+20000-29999). Under pytest-xdist each worker (``PYTEST_XDIST_WORKER=gwN``) draws
+from its own slice of that range, so two workers starting clusters at the same
+moment cannot pick overlapping blocks.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import re
 import socket
 from dataclasses import dataclass
 
@@ -62,10 +71,37 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+#: The range harness ports are drawn from (see the module docstring).
+PORT_RANGE = (10000, 20000)
+#: How many xdist workers get a slice of their own (more share slices round-robin).
+WORKER_SLICES = 8
+
+
+def worker_range(worker: str | None = None) -> tuple[int, int]:
+    """The [low, high) ports of this process: PORT_RANGE, or under pytest-xdist the
+    worker's own slice of it (``gw0`` the first, ...)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "") if worker is None else worker
+    low, high = PORT_RANGE
+    match = re.fullmatch(r"gw(\d+)", worker)
+    if match is None:
+        return low, high
+    size = (high - low) // WORKER_SLICES
+    start = low + (int(match.group(1)) % WORKER_SLICES) * size
+    return start, start + size
+
+
 def choose_ports(
-    *, low: int = 20000, high: int = 60000, attempts: int = 200, rng: random.Random | None = None
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    attempts: int = 200,
+    rng: random.Random | None = None,
 ) -> PortPlan:
-    """Pick a random block of ``BLOCK_SIZE`` consecutive free ports in [low, high)."""
+    """Pick a random block of ``BLOCK_SIZE`` consecutive free ports in [low, high)
+    (default: :func:`worker_range`)."""
+    default_low, default_high = worker_range()
+    low = default_low if low is None else low
+    high = default_high if high is None else high
     pick = rng or random.SystemRandom()
     for _ in range(attempts):
         base = pick.randrange(low, high - BLOCK_SIZE)

@@ -28,17 +28,20 @@ def _environ(pid: int) -> bytes:
         return b""
 
 
-def pids_with_env(entries: Iterable[str]) -> list[int]:
+def pids_with_env(entries: Iterable[str], *, every: bool = False) -> list[int]:
     """Pids (other than ours) whose initial environment holds one of ``entries``
-    (each ``NAME=value``, matched as a whole entry)."""
+    (each ``NAME=value``, matched as a whole entry), or all of them with ``every``
+    (e.g. a job id AND its cluster's SLURM_CONF: clusters running side by side
+    under pytest-xdist reuse the same job ids)."""
     wanted = [e.encode() for e in entries]
+    match = all if every else any
     me = os.getpid()
     found: list[int] = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me:
             continue
         entries_of_pid = _environ(int(name)).split(b"\0")
-        if any(w in entries_of_pid for w in wanted):
+        if match(w in entries_of_pid for w in wanted):
             found.append(int(name))
     return sorted(found)
 

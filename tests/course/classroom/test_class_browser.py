@@ -1,7 +1,10 @@
 """A class in a real browser: real hub, real proxy, real quiz service, real chromium.
 
-Two learners log in through the hub's login page, take module 1's quiz in exam mode
-(ada answers right and earns a certificate, bob guesses and fails), a third
+Two learners log in through the hub's login page and take module 1's quiz in exam
+mode: ada in her own JupyterLab, in the lesson notebook's quiz cell (the widget asks
+the service for her items and verdicts; she answers right, the lab item included:
+the service plays her batch script on its own minislurm, and she earns a
+certificate), bob on the service's exam page (he guesses and fails). A third
 learner's forged submission for ada is refused, the instructor exports the Canvas
 CSV, and ada's certificate verifies on the public page with no login.
 Screenshots go to build/screenshots/class/.
@@ -11,6 +14,10 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import re
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +27,7 @@ import pytest
 from course.classroom.harness import RunningClass, correct_responses
 from quizzes.author import load_sources
 from quizzes.bank import load_banks
+from quizzes.exam import present_items
 
 pytest.importorskip("jupyterhub", reason="the 'class' extra (jupyterhub) is not installed")
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -91,15 +99,101 @@ def take_quiz(page: Any, cls: RunningClass, user: str, right: bool) -> str:
     return str(page.inner_text("#score"))
 
 
+NOTEBOOK = "01-what-is-slurm.ipynb"
+RUN_QUIZ_CELL = """async (quiz) => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const nb = panel.content;
+  const index = nb.widgets.findIndex(c => c.model.type === 'code' &&
+      c.model.sharedModel.getSource().includes('quiz("' + quiz + '")'));
+  nb.activeCellIndex = index;
+  await window.jupyterapp.commands.execute('notebook:run-cell');
+  return '#' + panel.id + ' .jp-Cell:nth-child(' + (index + 1) + ')';
+}"""
+
+
+def shown(text: str) -> re.Pattern[str]:
+    """An option's text as ipywidgets shows it (markdown marks dropped)."""
+    plain = re.sub(r"[`*]", "", text)
+    return re.compile(r"^\s*" + r"\s*".join(re.escape(w) for w in plain.split()) + r"\s*$")
+
+
+def lab_settings(home: Path) -> None:
+    """The learner's own JupyterLab settings a test needs (as tests/test_browser.py):
+    ``window.jupyterapp`` to drive it, every cell in the DOM, no news pop-up."""
+    jupyter = home / ".jupyter"
+    for name in ("jupyter_server_config.json", "jupyter_lab_config.json"):
+        (jupyter / name).parent.mkdir(parents=True, exist_ok=True)
+        (jupyter / name).write_text(json.dumps({"LabApp": {"expose_app_in_browser": True}}))
+    for plugin, value in (("@jupyterlab/apputils-extension/notification",
+                           {"fetchNews": "false", "checkForUpdates": False}),
+                          ("@jupyterlab/notebook-extension/tracker", {"windowingMode": "none"})):
+        path = jupyter / "lab" / "user-settings" / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+
+
+def take_quiz_in_notebook(page: Any, cls: RunningClass, user: str) -> str:
+    """Open the lesson notebook in ``user``'s own JupyterLab, run its quiz cell and answer
+    every item right in the widget (one item at a time, Next), then hand in."""
+    bank = load_banks()[QUIZ]
+    lab_settings(cls.paths.home(user))
+    answers = correct_responses(bank, load_sources()[QUIZ], user, 1)
+    page.goto(f"{cls.url}/hub/spawn/{user}")  # the hub starts the server, then JupyterLab
+    page.wait_for_url(f"**/user/{user}/lab**", timeout=180_000)
+    page.goto(f"{cls.url}/user/{user}/lab/tree/{NOTEBOOK}")
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const s = w && w.sessionContext; return s && s.session && s.session.kernel"
+        " && s.session.kernel.status === 'idle'; }", timeout=120_000)
+    cell = page.locator(page.evaluate(RUN_QUIZ_CELL, QUIZ))
+    out = cell.locator(".jp-OutputArea")
+    out.locator("button", has_text="Finish and hand in").wait_for(timeout=60_000)
+    for item in present_items(bank, user, 1):
+        card = out.locator(".widget-vbox").filter(has_text=item.item_id).filter(
+            has=page.locator("button", has_text="Check")).last
+        for _ in range(len(bank.items)):
+            if card.count() and card.is_visible():
+                break
+            out.locator("button", has_text="Next").first.click()
+            page.wait_for_timeout(150)
+        response = answers[item.item_id]
+        if item.options:
+            label = dict(item.options)
+            for oid in response if isinstance(response, list) else [response]:
+                card.locator(".widget-radio-box label, .widget-checkbox label").filter(
+                    has_text=shown(label[oid])).first.click()
+        else:
+            card.locator("input[type=text], textarea").first.fill(str(response))
+        card.locator("button", has_text="Check").first.click()
+        deadline = time.monotonic() + 60
+        while "quiz-feedback" not in card.inner_html():
+            assert time.monotonic() < deadline, f"no verdict for {item.item_id}"
+            page.wait_for_timeout(200)
+        assert card.locator("button", has_text="Check").first.is_disabled()
+        if item.type == "lab":
+            page.screenshot(path=str(SHOTS / f"{user}-notebook-lab-item.png"), full_page=True)
+    out.locator("button", has_text="Finish and hand in").first.click()
+    out.locator(".quiz-result").wait_for(timeout=60_000)
+    page.screenshot(path=str(SHOTS / f"{user}-notebook-handed-in.png"), full_page=True)
+    return str(out.locator(".quiz-result").inner_text())
+
+
 def test_a_class_in_the_browser(cls, browser):
     SHOTS.mkdir(parents=True, exist_ok=True)
     ada = login(browser, cls, "ada")
     ada.screenshot(path=str(SHOTS / "ada-hub-home.png"))
-    score = take_quiz(ada, cls, "ada", right=True)
-    assert "Score 100%" in score and "passed" in score and "not passed" not in score
-    cert = ada.get_attribute("#certificate", "href")
-    assert cert and "/verify/" in cert
-    cert_id = cert.rsplit("/", 1)[-1]
+    result = take_quiz_in_notebook(ada, cls, "ada")
+    assert "Graded: 100%." in result, result
+    cert_id = re.search(r"Certificate (\S+) \(verify at", result).group(1)
+    db = sqlite3.connect(cls.paths.gradebook.resolve().as_uri() + "?mode=ro", uri=True)
+    try:  # the lab was graded by the service and is in ada's record
+        labs = db.execute("SELECT r.item_id, r.score FROM item_responses r JOIN attempts a"
+                          " USING (attempt_id) WHERE a.learner_id = 'ada' AND r.item_id"
+                          " LIKE 'lab-%'").fetchall()
+    finally:
+        db.close()
+    lab_items = {it.common.id for it in load_banks()[QUIZ].items if it.common.type == "lab"}
+    assert lab_items and {i for i, _ in labs} == lab_items and all(s == 1.0 for _, s in labs)
 
     bob = login(browser, cls, "bob")
     score = take_quiz(bob, cls, "bob", right=False)

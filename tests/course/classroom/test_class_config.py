@@ -58,6 +58,8 @@ def test_config_fields_and_errors(tmp_path):
                        ({"name": "c", "dir": "d", "port": 80}, "field 'port'"),
                        ({"name": "c", "dir": "d", "spawn": "docker"}, "field 'spawn'"),
                        ({"name": "c", "dir": "d", "colour": 1}, "field 'colour': unknown"),
+                       ({"name": "c", "dir": "d", "token_cache_seconds": 0},
+                        "field 'token_cache_seconds'"),
                        ({"name": "c", "dir": "d"}, "field 'passwords': is required")):
         with pytest.raises(ClassError, match=words):
             parse(raw, "class.yaml", tmp_path)
@@ -104,6 +106,7 @@ def test_hub_config_for_both_spawn_modes_and_a_site_authenticator(tmp_path):
     text = hub_config(cfg, paths, repo=REPO, uid=0)
     assert "'name': 'quizzes', 'url': 'http://127.0.0.1:9003'" in text
     assert f"'--banks', '{paths.banks}'" in text
+    assert "'--token-cache', '30'" in text  # the default: a revoked token lives <= 30 s
     user = _settings(hub_config(cfg, paths, repo=REPO, uid=1000))
     assert user["c.JupyterHub.spawner_class"] == "jupyterhub.spawner.SimpleLocalProcessSpawner"
     site = parse({"name": "c", "dir": "d", "authenticator":
@@ -183,7 +186,7 @@ def test_exam_attempt_variants_differ_per_attempt(desk_parts):
 
 
 def test_auto_spawn_needs_a_python_other_users_can_run(tmp_path):
-    from course.classroom.deploy import shared_python
+    from course.classroom.runtime import shared_python
 
     cfg = parse({"name": "c", "dir": "d", "passwords": "pw"}, "class.yaml", tmp_path)
     assert cfg.spawn_mode(uid=0, shared=True) == "unix-users"
@@ -226,3 +229,54 @@ def test_quizzes_serve_hub_is_the_hub_service_entry_point(capsys, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     assert main(["serve", "--hub", "--key", "k", "--db", "d"]) == 1
     assert "JUPYTERHUB_SERVICE_URL is not set" in capsys.readouterr().err
+
+
+def test_status_says_separate_unix_users_or_one_user_and_why(tmp_path, monkeypatch):
+    from course.classroom import deploy, runtime
+
+    cfg = parse({"name": "c", "dir": "d", "passwords": "pw"}, "class.yaml", tmp_path)
+    monkeypatch.setattr(deploy.os, "geteuid", lambda: 1000)
+    said = deploy.status(cfg)
+    assert said.mode == "one-user" and said.run_as.startswith("one user: not root;")
+    monkeypatch.setattr(deploy.os, "geteuid", lambda: 0)
+    said = deploy.status(cfg)
+    if runtime.available():
+        assert said.mode == "unix-users" and said.run_as.startswith("separate Unix users")
+    else:
+        assert said.run_as.startswith("one user: root, but no Python other users can run")
+    fixed = parse({"name": "c", "dir": "d", "passwords": "pw", "spawn": "one-user"},
+                  "class.yaml", tmp_path)
+    assert deploy.status(fixed).run_as.startswith("one user: spawn: one-user in class.yaml")
+
+
+def test_others_can_read_needs_every_folder_on_the_way(tmp_path):
+    from course.classroom.runtime import others_can_read
+
+    folder = tmp_path / "a" / "banks"
+    folder.mkdir(parents=True)
+    (folder / "k.yaml").write_text("x")
+    tmp_path.chmod(0o755)
+    (tmp_path / "a").chmod(0o700)
+    assert not others_can_read(folder / "k.yaml")
+    (tmp_path / "a").chmod(0o755)
+    reachable = all(p.stat().st_mode & 0o001 for p in tmp_path.parents)
+    assert others_can_read(folder / "k.yaml") == reachable
+    folder.chmod(0o700)
+    assert not others_can_read(folder) and not others_can_read(folder / "k.yaml")
+
+
+def test_the_learners_python_is_a_virtualenv_over_the_hubs_packages(tmp_path):
+    from course.classroom import runtime
+
+    if runtime.shared_python() or runtime.learner_base() is None:
+        pytest.skip("the hub's Python is usable by all (or no system Python): nothing built")
+    python = runtime.learner_python(tmp_path / "python")
+    pth = next((tmp_path / "python" / "lib").glob("python3.*/site-packages/" + runtime.PTH))
+    assert str(runtime.hub_site_packages()) in pth.read_text()
+    assert runtime.others_can_run(python)
+    import subprocess
+
+    out = subprocess.run([str(python), "-c", "import jupyterhub, ipykernel; print('ok')"],
+                         capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin"})
+    assert out.stdout.strip() == "ok", out.stderr
+    assert runtime.learner_python(tmp_path / "python") == python  # kept when up to date

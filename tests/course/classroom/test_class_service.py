@@ -1,6 +1,6 @@
 """The quiz service under a real JupyterHub (real proxy, real HTTP on 127.0.0.1).
 
-One class for the module: learners ada, bob, cy, dan and the instructor teacher.
+One class for the module: learners ada, bob, cy, dan, eve and the instructor teacher.
 Identity comes from hub tokens; every bad request gets a 4xx and leaves the
 gradebook and the exam tables exactly as they were.
 """
@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("jupyterhub", reason="the 'class' extra (jupyterhub) is not installed")
 
+from course.classroom import deploy
 from course.classroom.harness import RunningClass, correct_responses
 from quizzes.author import load_sources
 from quizzes.bank import load_banks
@@ -23,7 +27,19 @@ from quizzes.grade import attempt_items
 
 pytestmark = pytest.mark.slow
 QUIZ = "01-what-is-slurm"
-CLASS_LEARNERS = ("ada", "bob", "cy", "dan")
+CLASS_LEARNERS = ("ada", "bob", "cy", "dan", "eve")
+
+
+@pytest.fixture(scope="module")
+def cls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningClass]:
+    """The conftest's class, with a 5 s token cache (the revocation test waits it out)."""
+    try:
+        deploy.proxy_bin()
+    except Exception as exc:
+        pytest.skip(str(exc))
+    with RunningClass(tmp_path_factory.mktemp("class"), learners=CLASS_LEARNERS,
+                      token_cache=5) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +86,17 @@ def test_identity_is_the_hub_user(cls):
     assert (code, me["name"], me["instructor"]) == (200, "teacher", True)
 
 
+def test_the_hubs_database_is_in_wal_mode(cls):
+    """The generated config sets WAL + synchronous=NORMAL on the hub's SQLite (a new
+    token's first check commits its last_activity: ~20 ms of fsyncs otherwise)."""
+    cls.call("GET", "api/me", token=cls.token("dan"))  # a first check: a commit
+    db = sqlite3.connect(cls.paths.hub_db)
+    try:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        db.close()
+
+
 @pytest.mark.parametrize("headers", [
     {}, {"Authorization": "token 0123456789abcdef0123456789abcdef"},
     {"Cookie": "jupyterhub-services-quizzes=forged-cookie-value"},
@@ -90,7 +117,7 @@ def test_a_revoked_token_replayed_is_refused(cls):
     token, token_id = reply["token"], reply["id"]
     assert cls.call("GET", "api/me", token=token)[0] == 200
     assert cls.hub("DELETE", f"users/dan/tokens/{token_id}")[0] == 204
-    time.sleep(6)  # the service remembers an identity for TOKEN_CACHE_SECONDS = 5
+    time.sleep(6)  # this class's service remembers an identity for 5 s (token_cache)
     before = stored(cls)
     code, reply = cls.call("POST", "api/attempts", token=token, body={"quiz_id": QUIZ})
     assert code == 403, reply
@@ -241,3 +268,65 @@ def test_instructor_gradebook_export_analysis_and_revocation(cls, bank, source):
     assert code == 200, reply
     code, page = cls.call("GET", f"verify/{cert}.json")
     assert page["status"] == "revoked" and "test of revocation" in page["reason"]
+
+
+#: Run in a learner's server's environment: the notebook's quiz cell, answered and handed in.
+WIDGET_CLIENT = """
+import json, sys
+from pathlib import Path
+import quizzes
+from quizzes.widget import quiz
+answers = json.loads(sys.argv[1])
+assert not (Path(quizzes.__file__).parent / "banks").exists(), "a bank in the learner image"
+box = quiz(%r, mode="all")
+view = box.children[0]
+out = {"items": []}
+for card in view.children[1].children:
+    item_id = card.children[0].value.split("<b>", 1)[1].split("</b>", 1)[0]
+    box_ = card.children[1]
+    kind = type(box_).__name__
+    if kind == "VBox":
+        for cb in box_.children:
+            cb.value = cb.tooltip in answers[item_id]
+    else:
+        box_.value = answers[item_id] if kind == "RadioButtons" else str(answers[item_id])
+    card.children[2].click()
+    out["items"].append([item_id, card.children[3].value, card.children[2].disabled])
+view.children[2].children[-1].click()
+out["result"] = view.children[3].value
+print(json.dumps(out))
+"""
+
+
+def test_the_notebook_widget_takes_the_exam_from_the_service(cls, bank, source):
+    """eve's own server (started by the hub): the quiz cell's code, in that server's
+    environment (its PYTHONPATH is the learner image, which has no bank; its hub API
+    token is the server's own), asks the service through the proxy for eve's items,
+    gets each verdict from it and hands in; the gradebook has eve's exam attempt."""
+    cls.start_server("eve")
+    try:
+        env = cls.server_env("eve")
+        assert env["JUPYTERHUB_USER"] == "eve" and env["JUPYTERHUB_API_TOKEN"]
+        assert env["COURSE_QUIZ_SERVICE"] == cls.service
+        answers = correct_responses(bank, source, "eve", 1)
+        run = subprocess.run([sys.executable, "-c", WIDGET_CLIENT % QUIZ, json.dumps(answers)],
+                             env=env, capture_output=True, text=True, timeout=120,
+                             cwd=cls.paths.home("eve"))
+        assert run.returncode == 0, run.stderr
+        out = json.loads(run.stdout)
+        assert [i for i, _, _ in out["items"]] == [it.common.id for it in
+                                                    attempt_items(bank, "eve", 1)]
+        assert all("quiz-feedback" in fb and locked for _, fb, locked in out["items"]), out
+        assert "Graded: 100%." in out["result"]
+        book = stored(cls)
+        mine = [r for r in book["exam_attempts"] if r[1] == "eve"]
+        assert len(mine) == 1 and mine[0][-1] is not None  # opened and submitted by the service
+        assert sum(1 for r in book["exam_answers"] if r[0] == mine[0][0]) == len(answers)
+        cert = next(r[0] for r in book["certificates"] if r[1] == "eve")
+        assert f"{cls.service}verify/{cert}" in out["result"]
+        # the same server token cannot act for another learner
+        code, reply = cls.call("POST", "api/attempts", token=env["JUPYTERHUB_API_TOKEN"],
+                               body={"quiz_id": QUIZ, "learner_id": "ada"})
+        assert code == 403 and "another learner" in reply["error"]
+    finally:
+        cls.stop_server("eve")

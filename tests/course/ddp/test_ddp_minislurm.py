@@ -43,7 +43,7 @@ from course.ddp.logfmt import parse_records
 from course.ddp.wiring import master_port
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ddp_ports]
 
 REPO = Path(__file__).resolve().parents[3]
 JOB_SH = REPO / "course" / "ddp" / "job.sh"
@@ -120,6 +120,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster]:
     finally:
         survivors = mini.stop()
         assert survivors == [], f"processes left after cluster down: {survivors}"
+
+
+def job_pids(mini: MiniCluster, job_id: int) -> list[int]:
+    """The processes of job ``job_id`` on ``mini`` (not of another cluster's job ``job_id``)."""
+    return pids_with_env([f"SLURM_JOB_ID={job_id}", f"SLURM_CONF={mini.conf_path}"], every=True)
 
 
 def submit(mini: MiniCluster, folder: str, *train_extra: str, wait: bool,
@@ -230,12 +235,12 @@ def test_a_node_down_during_the_checkpoint_write_kills_every_rank_and_resumes_el
                  "rank 0 to pause inside checkpoint 10")
         first = show_job(cluster, job_id)
         assert first["NodeList"] == "n[1-2]", first
-        procs = pids_with_env([f"SLURM_JOB_ID={job_id}"])  # batch shell, srun, both ranks
+        procs = job_pids(cluster, job_id)  # batch shell, srun, both ranks
         assert len(procs) >= 4, procs
         down = cluster.run(["scontrol", "update", f"nodename={DRILL_NODE}", "state=down",
                             "reason=drill"], timeout=30)
         assert down.rc == 0, down.stderr
-        wait_for(lambda: not pids_with_env([f"SLURM_JOB_ID={job_id}"]),
+        wait_for(lambda: not job_pids(cluster, job_id),
                  "every process of the job to end", 30)
         wait_for(lambda: show_job(cluster, job_id)["JobState"] == "PENDING", "the requeue", 60)
         assert show_job(cluster, job_id)["Restarts"] == "1"

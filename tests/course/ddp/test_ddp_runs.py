@@ -28,7 +28,7 @@ from course.ddp.logfmt import loss_curve, parse_records
 from course.ddp.wiring import master_port
 
 pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ddp_ports]
 
 PY = sys.executable
 LIMIT = 240.0  # seconds per launch: 2 cores shared by many processes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from course.ddp.wiring import master_port
 from course.lessons.concurrent_steps import StepRow, SweepRun, format_steps, run_sweep
 from course.lessons.ddp_ranks import local_cluster
@@ -22,6 +24,7 @@ def test_the_table_shows_ports_relative_to_step_0_and_compares_the_parameters() 
     assert format_steps(differ).endswith("parameters: False")
 
 
+@pytest.mark.ddp_ports
 def test_two_concurrent_steps_train_on_their_own_ports_on_the_local_cluster() -> None:
     with local_cluster() as cluster:
         run = run_sweep(cluster)

@@ -200,6 +200,7 @@ def test_loss_curves_and_figure() -> None:
     assert data[1]["line"]["dash"] == "dash"
 
 
+@pytest.mark.ddp_ports
 def test_free_first_job_id_skips_a_busy_port() -> None:
     import socket
 
@@ -216,6 +217,7 @@ def test_free_first_job_id_skips_a_busy_port() -> None:
 
 # ----- the real thing ---------------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.ddp_ports
 def test_real_srun_env_and_two_rank_ddp() -> None:
     pytest.importorskip("torch")
     t0 = time.monotonic()

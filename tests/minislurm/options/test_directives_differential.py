@@ -15,6 +15,7 @@ from minicluster import Cluster, MiniCluster, has_command, run_case, text_diff
 from realslurm import RealSlurm
 
 pytestmark = [
+    pytest.mark.spread,  # independent cases: any worker
     pytest.mark.realslurm,
     pytest.mark.skipif(not has_command("squeue"), reason="minislurm/cli/squeue.py missing"),
 ]

@@ -47,6 +47,9 @@ from minislurm.dependency import parse_dependency
 from minislurm.errors import OptionError
 from minislurm.options.srun import parse_srun
 
+#: Independent cases, each on its own cluster state: xdist may run them on any worker.
+pytestmark = pytest.mark.spread
+
 OK_SH = "#!/bin/bash\necho hi\n"
 INVALID_TIME = "sbatch: error: Invalid --time specification\n"
 INVALID_ARRAY = "sbatch: error: Batch job submission failed: Invalid job array specification\n"

@@ -17,7 +17,7 @@ import pytest
 from minicluster import CaseRun, Cluster, MiniCluster, run_case
 from realslurm import RealSlurm
 
-pytestmark = pytest.mark.realslurm
+pytestmark = [pytest.mark.realslurm, pytest.mark.spread]  # independent cases: any worker
 
 SCRIPTS = {
     "ok.sh": "#!/bin/bash\necho hi\n",

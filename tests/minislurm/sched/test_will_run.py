@@ -141,8 +141,10 @@ def test_test_only_on_minislurm_answers_like_slurm(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_test_only_on_real_slurm_gives_the_recorded_answers(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    assert _real(real_slurm, tmp_path, STEPS) == EXPECTED
+def test_test_only_on_real_slurm_gives_the_recorded_answers(  # type: ignore[no-untyped-def]
+    fresh_real_slurm, tmp_path: Path
+) -> None:
+    assert _real(fresh_real_slurm, tmp_path, STEPS) == EXPECTED
 
 
 def test_test_only_with_busy_nodes_on_minislurm_answers_like_slurm(tmp_path: Path) -> None:
@@ -150,5 +152,5 @@ def test_test_only_with_busy_nodes_on_minislurm_answers_like_slurm(tmp_path: Pat
 
 
 @pytest.mark.realslurm
-def test_test_only_with_busy_nodes_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    assert _real(real_slurm, tmp_path, BUSY_STEPS) == BUSY_EXPECTED
+def test_test_only_with_busy_nodes_on_real_slurm(fresh_real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert _real(fresh_real_slurm, tmp_path, BUSY_STEPS) == BUSY_EXPECTED

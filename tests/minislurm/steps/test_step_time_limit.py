@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from minicluster import MiniCluster
 from realslurm import RealSlurm
 from realslurm.normalize import mask_volatile
+
+#: Independent cases, each on its own cluster state: xdist may run them on any worker.
+pytestmark = pytest.mark.spread
 
 SCRIPT = """#!/bin/bash
 srun -t 1 bash -c 'echo in step; sleep 200'

@@ -22,6 +22,7 @@ reason=maint``):
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -87,9 +88,27 @@ def test_sinfo_prints_what_22_05_8_printed(tmp_path: Path, cmd: str, out: str, e
     assert (res.stdout, res.stderr, res.returncode) == (out, err, rc)
 
 
+def _settle(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every node is plainly idle, then into the next second.
+
+    ``sinfo -R`` sorts its lines by the nodes' reason time, newest first, to the second
+    (measured on 22.05.8: after ``drain`` + ``resume`` of n1 a second later than n4's
+    drain, ``none|n[1-3]`` comes before ``maint|n4``). A node an earlier test of the
+    session left changing (a DOWN node resumed, a job completing) may still get a newer
+    time than n4's drain, so n4 is drained only once the others are idle and in a later
+    second than their last change."""
+    deadline = time.monotonic() + 30
+    while set(real_slurm.run(["sinfo", "-h", "-N", "-o", "%t"], cwd=tmp_path).stdout.split()) != {
+            "idle"}:
+        assert time.monotonic() < deadline, "nodes not idle 30 s after cancel_all"
+        time.sleep(0.2)
+    time.sleep(1 - time.time() % 1 + 0.05)
+
+
 @pytest.mark.realslurm
 def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     real_slurm.cancel_all()
+    _settle(real_slurm, tmp_path)
     real_slurm.run("scontrol update nodename=n4 state=drain reason=maint", cwd=tmp_path)
     try:
         got = [real_slurm.run(cmd, cwd=tmp_path) for cmd, *_ in CASES]
