@@ -1,6 +1,9 @@
-"""``python -m course build [--out build/site] [--only ID ...]``: build the course site;
-``python -m course lab [jupyter options and files]``: open the course in JupyterLab
-(notebooks/ as root, minislurm's terminals, readings rendered; see course/lab.py)."""
+"""``python -m course build [--lang en|pt-BR|all] [--notebooks-only] [--out build/site]
+[--only ID ...]``: build the language editions' notebooks (notebooks/pt-BR/ from the English
+notebooks and course/locale/pt_BR/notebooks/, course/i18n.py) and the course site;
+``python -m course lab [--lang LANG] [jupyter options and files]``: open the course in
+JupyterLab (the edition's notebooks as root, minislurm's terminals, readings rendered,
+JupyterLab's menus in the edition's language; see course/lab.py, course/i18n_lab.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from course.build import BuildError, BuildOptions, build
+from course.i18n import EditionError, build_edition, edition_dir
+from course.i18n_lab import (
+    LANGUAGE_PACK,
+    app_settings,
+    lab_environment,
+    language_pack_installed,
+    split_lang,
+    with_settings,
+)
 from course.lab import lab_arguments, terminal_environment
 from course.manifest import ROOT, ManifestError, check_files, load_manifest
+from quizzes.i18n import DEFAULT_LANG, LANGS, resolve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,10 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--no-execute", action="store_true",
                    help="render the stored outputs without executing the notebooks")
     b.add_argument("--timeout", type=int, default=900, help="seconds for all notebooks")
+    b.add_argument("--lang", default=None, metavar="LANG",
+                   help="edition: en, pt-BR or all (default: $COURSE_LANG, else en); pt-BR "
+                   "writes notebooks/pt-BR/ and its site into OUT/pt-BR")
+    b.add_argument("--notebooks-only", action="store_true",
+                   help="write the editions' notebooks (notebooks/pt-BR/) but not the site")
     sub.add_parser("check", help="check course/manifest.yaml against the files it names")
     sub.add_parser("class", help="run a class on JupyterHub (up, down, status, passwd)")
     sub.add_parser("lab", help="open the course in JupyterLab: python -m course lab "
-                   "[--root DIR] [jupyter lab options and files] (scripts/course runs this)")
+                   "[--lang en|pt-BR] [--root DIR] [--first-lesson] [jupyter lab options and "
+                   "files] (scripts/course runs this)")
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["class"]:  # its own parser: python -m course class --help
         from course.classroom.cli import main as class_main
@@ -48,29 +67,72 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_files(manifest)
             print(f"course: {manifest.path.name}: {len(manifest.modules)} modules, all files found")
             return 0
-        opts = BuildOptions(out=args.out.resolve(), execute=not args.no_execute,
-                            validate=not args.no_validate, only=tuple(args.only),
-                            timeout=args.timeout, progress=sys.stderr.isatty())
-        report = build(opts, manifest=manifest)
-    except (BuildError, ManifestError) as exc:
+        langs = build_langs(args.lang)
+        for lang in langs:
+            written = build_edition(lang, [m.notebook_path() for m in manifest.modules
+                                           if m.notebook_path().is_file()])
+            if lang != "en":
+                print(f"course: {lang}: wrote {len(written)} notebooks to "
+                      f"{edition_dir(lang)}")
+        if args.notebooks_only:
+            return 0
+        for lang in langs:
+            opts = BuildOptions(out=args.out.resolve(), execute=not args.no_execute,
+                                validate=not args.no_validate, only=tuple(args.only),
+                                timeout=args.timeout, progress=sys.stderr.isatty(),
+                                lang=lang, langs=tuple(langs))
+            report = build(opts, manifest=manifest)
+            print(report.summary())
+    except (BuildError, ManifestError, EditionError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 1
-    print(report.summary())
     return 0
 
 
+def build_langs(arg: str | None) -> list[str]:
+    """The editions ``--lang`` names (``all``: every language, English first); without
+    ``--lang``, ``$COURSE_LANG``'s, else English.  ValueError for an unknown language."""
+    if (arg or "").strip().lower() == "all":
+        return list(LANGS)
+    return [resolve(arg, cwd=ROOT)]
+
+
 def lab(argv: Sequence[str]) -> int:
-    """``python -m course lab [--root DIR] [jupyter lab options and files]``: JupyterLab on
-    notebooks/ (or DIR) with the course's terminals and settings (course/lab.py)."""
-    rest = list(argv)
-    root = ROOT / "notebooks"
+    """``python -m course lab [--lang LANG] [--root DIR] [--first-lesson] [jupyter lab options
+    and files]``: JupyterLab on the edition's notebooks (notebooks/, notebooks/pt-BR/) or
+    DIR, with the course's terminals and settings (course/lab.py) and JupyterLab's own
+    interface in the edition's language (course/i18n_lab.py).  ``--lang`` defaults to
+    ``$COURSE_LANG``, else English; ``--first-lesson`` opens the edition's first notebook."""
+    try:
+        lang, rest = split_lang(argv, os.environ)
+    except ValueError as exc:
+        print(f"course lab: {exc}", file=sys.stderr)
+        return 2
+    root = edition_dir(lang, ROOT / "notebooks")
     if rest[:1] == ["--root"] and len(rest) >= 2:
         root, rest = Path(rest[1]), rest[2:]
-    cmd = [sys.executable, "-m", "jupyter", *lab_arguments(root.resolve(), rest)]
-    try:
-        return subprocess.call(cmd, env=terminal_environment(os.environ))
-    except KeyboardInterrupt:
-        return 130
+    if lang != DEFAULT_LANG and root == edition_dir(lang, ROOT / "notebooks"):
+        try:   # always current: the English notebooks may have changed since the last run
+            build_edition(lang, sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")))
+        except EditionError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+    if "--first-lesson" in rest:
+        rest.remove("--first-lesson")
+        first = sorted(root.glob("[0-9][0-9]-*.ipynb"))
+        rest += [str(first[0])] if first else []
+    if not language_pack_installed(lang):
+        print(f"course lab: JupyterLab's {lang} language pack ({LANGUAGE_PACK}) is not "
+              "installed (scripts/setup installs it): JupyterLab's menus stay in English",
+              file=sys.stderr)
+    env = lab_environment(terminal_environment(os.environ), lang)
+    with app_settings(lang) as settings:
+        cmd = [sys.executable, "-m", "jupyter",
+               *with_settings(lab_arguments(root.resolve(), rest), settings)]
+        try:
+            return subprocess.call(cmd, env=env)
+        except KeyboardInterrupt:
+            return 130
 
 
 if __name__ == "__main__":

@@ -14,7 +14,11 @@
    objectives, pass marks), with links between them.
 
 Site layout: ``index.html``, ``lessons/NN-name.html``, ``readings/NN-name.html``,
-``notebooks/NN-name.ipynb`` (the executed notebook), ``assets/``.
+``notebooks/NN-name.ipynb`` (the executed notebook), ``assets/``; the pt-BR edition
+(``BuildOptions.lang``) the same under ``pt-BR/``, from notebooks/pt-BR/ (written first by
+``python -m course build --lang``, course/i18n.py) and course/lessons/pt-BR/, its strict
+nbval run with the edition's sanitizer (course.i18n.nbval_sanitize).  Every page has its
+``lang`` attribute and a language menu to the same page in the other edition.
 """
 
 from __future__ import annotations
@@ -37,14 +41,18 @@ from course.build_render import (
     Pages,
     RenderError,
     copy_assets,
+    edition_prefix,
     inline_markdown,
     markdown_html,
     prepare_for_html,
+    reading_path,
     render_index,
     render_lesson,
     render_reading,
 )
-from course.manifest import ROOT, Manifest, load_manifest
+from course.i18n import edition_dir, nbval_sanitize
+from course.manifest import ROOT, Manifest, Module, load_manifest
+from quizzes.i18n import language
 
 
 class BuildError(RuntimeError):
@@ -66,6 +74,11 @@ class BuildOptions:
     only: tuple[str, ...] = ()
     timeout: int = 900
     progress: bool = True
+    #: The edition: English (the site's root) or pt-BR (``<out>/pt-BR/``, notebooks from
+    #: notebooks/pt-BR/, which ``python -m course build --lang`` writes first).
+    lang: str = "en"
+    #: Every edition built together (each page's language menu links them).
+    langs: tuple[str, ...] = ("en",)
 
 
 @dataclass(slots=True)
@@ -108,8 +121,10 @@ def _bar(total: int, enabled: bool) -> Any:
 
 
 def validate_notebooks(paths: Sequence[Path], work: Path, *, timeout: int = 900,
-                       progress: bool = True) -> dict[str, Path]:
-    """Execute and validate ``paths`` with one strict nbval run; the executed copies."""
+                       progress: bool = True, sanitize: Path | None = None) -> dict[str, Path]:
+    """Execute and validate ``paths`` with one strict nbval run; the executed copies.
+    ``sanitize``: the sanitizer file (default notebooks/sanitize.cfg; an edition's,
+    course.i18n.nbval_sanitize, for a translated one)."""
     captured = work / "executed"
     env = _kernel_env(work)
     env["COURSE_BUILD_CAPTURE"] = str(captured)
@@ -118,7 +133,7 @@ def validate_notebooks(paths: Sequence[Path], work: Path, *, timeout: int = 900,
     log = work / "nbval.log"
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
             "course.build_nbval", "--nbval", "--nbval-current-env", "--nbval-sanitize-with",
-            str(ROOT / "notebooks" / "sanitize.cfg"), *map(str, paths)]
+            str(sanitize or ROOT / "notebooks" / "sanitize.cfg"), *map(str, paths)]
     bar = _bar(sum(_code_cells(p) for p in paths), progress)
     failed: list[str] = []
     deadline = time.monotonic() + timeout
@@ -203,21 +218,34 @@ def build(options: BuildOptions | None = None, *, manifest: Manifest | None = No
     if unknown:
         raise BuildError(f"course build: no module {', '.join(unknown)} in the manifest")
     chosen = [m for m in man.modules if not opts.only or m.id in opts.only]
-    report = BuildReport(opts.out)
-    have_nb = [m for m in chosen if m.notebook_path(root).is_file()]
+    lang = language(opts.lang)
+    site = opts.out / edition_prefix(lang) if edition_prefix(lang) else opts.out
+    report = BuildReport(site)
+    folder = edition_dir(lang, root / "notebooks")
+
+    def notebook(m: Module) -> Path:
+        return folder / m.notebook_path(root).name
+
+    have_nb = [m for m in chosen if notebook(m).is_file()]
     report.missing = [m.id for m in chosen if m not in have_nb]
-    site = opts.out
     if site.exists():
-        shutil.rmtree(site)
-    site.mkdir(parents=True)
+        for sub in ("index.html", "lessons", "readings", "notebooks", "assets"):
+            target = site / sub   # never another edition's folder inside the English site
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    site.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="course-build-") as tmp:
         t = time.monotonic()
-        paths = [m.notebook_path(root) for m in have_nb]
+        paths = [notebook(m) for m in have_nb]
         if not opts.execute or not paths:
             executed = {p.name: p for p in paths}
         elif opts.validate:
-            executed = validate_notebooks(paths, Path(tmp), timeout=opts.timeout,
-                                          progress=opts.progress)
+            executed = validate_notebooks(
+                paths, Path(tmp), timeout=opts.timeout, progress=opts.progress,
+                sanitize=nbval_sanitize(lang, Path(tmp) / "sanitize.cfg",
+                                        ROOT / "notebooks" / "sanitize.cfg"))
         else:
             executed = execute_notebooks(paths, Path(tmp), timeout=opts.timeout,
                                          progress=opts.progress)
@@ -229,15 +257,17 @@ def build(options: BuildOptions | None = None, *, manifest: Manifest | None = No
         except RenderError as exc:
             raise BuildError(str(exc)) from exc
         pages = Pages(frozenset(m.id for m in have_nb),
-                       frozenset(m.id for m in chosen if m.reading_path(root).is_file()))
+                       frozenset(m.id for m in chosen if reading_path(m, lang, root).is_file()))
+        langs = tuple(dict.fromkeys([*map(language, opts.langs), lang]))
         for m in have_nb:
-            render_lesson(executed[Path(m.notebook).name], m, man, site, pages)
+            render_lesson(executed[Path(m.notebook).name], m, man, site, pages, lang, langs)
             report.lessons.append(m.id)
         for m in chosen:
             if m.id in pages.readings:
-                render_reading(m, man, site, pages, root)
+                render_reading(m, man, site, pages, root, lang, langs)
                 report.readings.append(m.id)
-        render_index(man, site, set(pages.lessons), set(pages.readings), root)
+        render_index(man, site, set(pages.lessons), set(pages.readings), root, lang, langs,
+                     {m.id: notebook(m) for m in have_nb})
         report.seconds["render"] = time.monotonic() - t
     return report
 

@@ -14,7 +14,7 @@ these texts itself: it writes ``Errno.ESLURM_INVALID_JOB_ID`` (a plain ``str``)
 or raises `RequestError` with it and the client's lead-in.
 tests/test_errors_table.py fails when a text of the table appears as a literal
 anywhere else.  This module imports nothing: a forwarded command imports it and
-must start in milliseconds (tests/test_command_start.py; ``enum`` alone costs
+must start in milliseconds (tests/minislurm/cli/test_command_start.py; ``enum`` alone costs
 more than the whole quick path).
 """
 

@@ -37,3 +37,16 @@ class UsageError(QuizError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, exit_code=2)
+
+
+class ExamError(QuizError):
+    """A refused exam request, as the service says it and as its client (the notebook's
+    exam widget) receives it: ``status`` is the HTTP status (0 when the service cannot
+    be reached), the message says why;
+    ``unreadable``: the answer could not be read (a hint: change it, the item stays open)."""
+
+    def __init__(self, status: int, message: str, *, unreadable: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = message
+        self.unreadable = unreadable

@@ -27,8 +27,9 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
-from quizzes.errors import QuizError
+from quizzes.errors import ExamError
 from quizzes.i18n import DEFAULT_LANG, tr
 from quizzes.items.base import Presented
 from quizzes.session import Feedback, NoAnswer, _empty
@@ -38,15 +39,6 @@ SERVICE_ENV = "COURSE_QUIZ_SERVICE"
 #: The single-user server's hub API token (JupyterHub sets it; kernels inherit it).
 TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 TIMEOUT = 30.0
-
-
-class ExamRefused(QuizError):
-    """The service refused a request (``status`` is its HTTP status, 0 if unreachable)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.reason = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +56,7 @@ class ExamClient:
         return cls(url, token) if url and token else None
 
     def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        """One request; the reply's JSON, or :class:`ExamRefused` with the service's words."""
+        """One request; the reply's JSON, or :class:`ExamError` with the service's words."""
         data = None if body is None and method == "GET" else json.dumps(body or {}).encode()
         req = urllib.request.Request(
             self.service_url.rstrip("/") + "/" + path.lstrip("/"), data=data, method=method,
@@ -75,26 +67,40 @@ class ExamClient:
                 return json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             raw = exc.read()
+            unreadable = False
             try:
-                reason = str(json.loads(raw).get("error") or exc.reason)
+                said = json.loads(raw)
+                reason = str(said.get("error") or exc.reason)
+                unreadable = said.get("unreadable") is True
             except (ValueError, AttributeError):
                 reason = str(exc.reason)
-            raise ExamRefused(exc.code, reason) from None
+            raise ExamError(exc.code, reason, unreadable=unreadable) from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise ExamRefused(0, f"cannot reach the quiz service at {self.service_url}: "
+            raise ExamError(0, f"cannot reach the quiz service at {self.service_url}: "
                                  f"{getattr(exc, 'reason', exc)}") from None
 
-    def quizzes(self) -> list[dict[str, Any]]:
-        """Per quiz: attempts used, allowed and left, the policy, the number of items."""
-        return list(self.call("GET", "api/quizzes"))
+    def quizzes(self, lang: str = DEFAULT_LANG) -> list[dict[str, Any]]:
+        """Per quiz: its title in ``lang``, attempts used, allowed and left, the time
+        limit, the attempt open now (``open``), the policy, the number of items.
+        Opens nothing."""
+        return list(self.call("GET", f"api/quizzes?{urlencode({'lang': lang})}"))
 
-    def start(self, quiz_id: str) -> dict[str, Any]:
-        """Open (or resume) this learner's attempt: items as shown, answered feedback."""
-        return dict(self.call("POST", "api/attempts", {"quiz_id": quiz_id}))
+    def status(self, quiz_id: str, lang: str = DEFAULT_LANG) -> dict[str, Any]:
+        """:meth:`quizzes`'s entry for one quiz (404 when the service has no such quiz)."""
+        for entry in self.quizzes(lang):
+            if entry.get("quiz_id") == quiz_id:
+                return dict(entry)
+        raise ExamError(404, f"unknown quiz '{quiz_id}'")
 
-    def answer(self, attempt_id: str, item_id: str, response: Any) -> dict[str, Any]:
+    def start(self, quiz_id: str, lang: str = DEFAULT_LANG) -> dict[str, Any]:
+        """Open (or resume) this learner's attempt: items as shown (in ``lang``),
+        answered feedback."""
+        return dict(self.call("POST", "api/attempts", {"quiz_id": quiz_id, "lang": lang}))
+
+    def answer(self, attempt_id: str, item_id: str, response: Any,
+               lang: str = DEFAULT_LANG) -> dict[str, Any]:
         return dict(self.call("POST", f"api/attempts/{attempt_id}/answers",
-                              {"item_id": item_id, "response": response}))
+                              {"item_id": item_id, "response": response, "lang": lang}))
 
     def submit(self, attempt_id: str) -> dict[str, Any]:
         return dict(self.call("POST", f"api/attempts/{attempt_id}/submit"))
@@ -135,7 +141,7 @@ class ExamSession:
 
     @classmethod
     def open(cls, client: ExamClient, quiz_id: str, lang: str = DEFAULT_LANG) -> ExamSession:
-        return cls(client, client.start(quiz_id), lang)
+        return cls(client, client.start(quiz_id, lang), lang)
 
     def items(self) -> list[Presented]:
         return list(self.shown)
@@ -168,10 +174,10 @@ class ExamSession:
         if isinstance(response, tuple):
             response = list(response)
         try:
-            reply = self.client.answer(self.attempt_id, item_id, response)
+            reply = self.client.answer(self.attempt_id, item_id, response, self.lang)
             fb = feedback(reply)
-        except ExamRefused as exc:
-            if exc.status == 400 and "could not be read" in exc.reason:
+        except ExamError as exc:
+            if exc.unreadable:  # e.g. an ambiguous number: a hint, the item stays open
                 raise NoAnswer(exc.reason) from None
             raise
         self.results[item_id] = fb

@@ -10,9 +10,9 @@ Routes under the service prefix (JSON unless stated; the API is described in
 ``docs/classroom.md``; the notebook's client is :mod:`quizzes.examclient`):
 
 learners
-  ``GET api/me``, ``GET api/quizzes``, ``POST api/attempts`` ``{"quiz_id"}``,
-  ``POST api/attempts/<id>/answers`` ``{"item_id", "response"}``,
-  ``POST api/attempts/<id>/submit``, ``GET exam/<quiz>`` (an HTML exam page),
+  ``GET api/me``, ``GET api/quizzes[?lang=]``, ``POST api/attempts`` ``{"quiz_id",
+  "lang"?}``, ``POST api/attempts/<id>/answers`` ``{"item_id", "response", "lang"?}``,
+  ``POST api/attempts/<id>/submit``, ``GET exam/<quiz>[?lang=]`` (an HTML exam page),
   ``GET`` the index page; ``POST submit`` (a ``quizzes-submission/1`` document)
   is refused: in a class only exam mode grades.
 instructors (members of the hub group, default ``instructors``)
@@ -24,7 +24,9 @@ public
 
 Bodies: at most :data:`quizzes.submission.MAX_BYTES` (413 above, 411 without a
 length), JSON objects only (400 otherwise).  Every refusal is a 4xx with
-``{"error": ...}`` and changes nothing stored.
+``{"error": ...}`` and changes nothing stored.  ``lang`` is the learner's language
+(``en``, ``pt-BR``; English when absent): the items and the feedback are given in
+it, the gradebook stays language-free (:mod:`quizzes.exam`).
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ from tornado import ioloop, web
 
 from quizzes.bank import Bank, load_banks
 from quizzes.certify import revoke
-from quizzes.errors import QuizError
-from quizzes.exam import ExamDesk, ExamError
+from quizzes.errors import ExamError, QuizError
+from quizzes.exam import ExamDesk, exam_language
 from quizzes.export import FORMATS, export_csv
 from quizzes.gradebook import Gradebook
 from quizzes.keys import load_private
@@ -230,7 +232,10 @@ class Base(HubOAuthenticated, web.RequestHandler):
         try:
             self.reply(200, call(*args))
         except ExamError as exc:
-            self.reply(exc.status, {"error": exc.reason})
+            refused: dict[str, Any] = {"error": exc.reason}
+            if exc.unreadable:  # a hint: the item stays open
+                refused["unreadable"] = True
+            self.reply(exc.status, refused)
 
 
 class Me(Base):
@@ -244,14 +249,19 @@ class Me(Base):
 class Quizzes(Base):
     def get(self) -> None:
         name = self.learner()
-        self.reply(200, [self.app.desk.attempts(name, q) for q in sorted(self.app.banks)])
+        lang = self.get_argument("lang", None)
+        try:
+            self.reply(200, [self.app.desk.attempts(name, q, lang)
+                             for q in sorted(self.app.banks)])
+        except ExamError as exc:
+            self.reply(exc.status, {"error": exc.reason})
 
 
 class Attempts(Base):
     def post(self) -> None:
         name = self.learner()
         obj = self.body()
-        self.exam(self.app.desk.start, name, name, obj.get("quiz_id"))
+        self.exam(self.app.desk.start, name, name, obj.get("quiz_id"), obj.get("lang"))
 
 
 class Answers(Base):
@@ -260,7 +270,8 @@ class Answers(Base):
         obj = self.body()
         if "item_id" not in obj or "response" not in obj:
             raise web.HTTPError(400, "the body needs 'item_id' and 'response'")
-        self.exam(self.app.desk.answer, name, attempt_id, obj["item_id"], obj["response"])
+        self.exam(self.app.desk.answer, name, attempt_id, obj["item_id"], obj["response"],
+                  obj.get("lang"))
 
 
 class Submit(Base):
@@ -422,9 +433,14 @@ class ExamPage(Base):
         self.learner()
         if quiz_id not in self.app.banks:
             raise web.HTTPError(404, f"unknown quiz '{quiz_id}'")
+        try:  # ``?lang=pt-BR``: the items and the feedback in that language
+            lang = exam_language(self.get_argument("lang", None))
+        except ExamError as exc:
+            raise web.HTTPError(400, exc.reason) from None
         page = EXAM_PAGE.replace("__PREFIX__", json.dumps(self.app.prefix)) \
             .replace("__QUIZ__", json.dumps(quiz_id)) \
-            .replace("__XSRF__", json.dumps(self.xsrf_token.decode("ascii")))
+            .replace("__XSRF__", json.dumps(self.xsrf_token.decode("ascii"))) \
+            .replace("__LANG__", json.dumps(lang))
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.finish(page)
 

@@ -20,7 +20,7 @@ messages: they are arguments, and stay in English in every language.
 Extraction keywords (Babel): ``tr`` (message = 2nd argument), ``M`` and ``N_``
 (1st).  ``python -m quizzes.i18n update`` re-extracts the messages into every
 ``.po`` (translations kept, new messages empty, gone ones dropped);
-``tests/test_i18n.py`` fails when a message lacks a pt-BR translation.
+``tests/quizzes/i18n/test_quiz_i18n.py`` fails when a message lacks a pt-BR translation.
 """
 
 from __future__ import annotations

@@ -268,16 +268,81 @@ class ExamWidget(QuizWidget):
         self.result.value = f"<span class='quiz-result'>{message}</span>"
 
 
+class ExamStart:
+    """What the quiz cell shows in a class before an attempt: running the cell opens
+    nothing, so neither the clock nor an attempt is used by it.
+
+    ``.view`` (a VBox) shows the quiz's title, the attempts left and the time limit
+    (asked of the service, :meth:`quizzes.examclient.ExamClient.status`) and a
+    "Start attempt" button; pressing it opens the attempt on the service and the
+    :class:`ExamWidget` replaces the panel (``.view.children == (widget.view,)``).
+    An attempt already open is resumed at once, without a button; with no attempt
+    left there is no button, only why.
+    """
+
+    def __init__(self, client: ExamClient, quiz_id: str, status: Mapping[str, Any], *,
+                 mode: str = "one", lang: str = DEFAULT_LANG) -> None:
+        import ipywidgets as w
+
+        self.client, self.quiz_id, self.mode, self.lang = client, quiz_id, mode, lang
+        self.status = status
+        self.widget: ExamWidget | None = None
+        self.info = w.HTML(self.describe())
+        self.button = w.Button(description=tr(lang, "Start attempt"), button_style="primary")
+        self.message = w.HTML()
+        self.button.on_click(lambda _b: self.start())
+        self.view = w.VBox([self.info, self.button, self.message])
+        if status.get("open"):
+            self.start()
+        elif status.get("left") == 0:
+            self.view.children = [self.info]
+
+    def describe(self) -> str:
+        """The panel's text: title, attempts left, time limit (and, with none left, why)."""
+        t, st = self.lang, self.status
+        title = f"<b class='quiz-title'>{html.escape(str(st.get('title') or self.quiz_id))}</b>"
+        allowed, left = st.get("allowed"), st.get("left")
+        if allowed is None:
+            attempts = tr(t, "attempts: no limit")
+        else:
+            attempts = tr(t, "attempts left: {left} of {allowed}").format(left=left,
+                                                                          allowed=allowed)
+        minutes = st.get("time_limit_minutes")
+        clock = tr(t, "no time limit") if minutes is None else \
+            tr(t, "time limit: {n} min, counted from Start attempt").format(n=f"{minutes:g}")
+        lines = [title, html.escape(attempts) + " &middot; " + html.escape(clock)]
+        if left == 0:
+            lines.append("<span style='color:#cf222e'>" + html.escape(tr(
+                t, "no attempts left at {quiz}: {used} of {limit} used").format(
+                quiz=self.quiz_id, used=st.get("used"), limit=allowed)) + "</span>")
+        elif not st.get("open"):
+            lines.append(html.escape(tr(t, "Running this cell used no attempt and started no "
+                                           "clock: press Start attempt when you are ready.")))
+        return "<br>".join(lines)
+
+    def start(self) -> None:
+        """Open (or resume) the attempt on the service and show its cards."""
+        try:
+            session = ExamSession.open(self.client, self.quiz_id, self.lang)
+        except SlurmError as exc:
+            reason = exc.message.removeprefix("quizzes: error: ")
+            self.message.value = f"<span style='color:#cf222e'>{html.escape(reason)}</span>"
+            return
+        self.widget = ExamWidget(session, mode=self.mode)  # type: ignore[arg-type]
+        self.view.children = [self.widget.view]
+
+
 def exam(quiz_id: str, client: ExamClient, *, mode: str = "one",
          lang: str = DEFAULT_LANG) -> Any:
-    """The exam-mode widget of one quiz: opens (or resumes) this learner's attempt on the
-    service; a refusal (no attempts left, the service away) is shown in its place."""
+    """The exam-mode widget of one quiz (:class:`ExamStart`): opens nothing until the
+    learner presses Start attempt, resumes an attempt already open; a refusal (an
+    unknown quiz, the service away) is shown in its place."""
     try:
-        session = ExamSession.open(client, quiz_id, lang)
+        status = client.status(quiz_id, lang)
     except SlurmError as exc:
         reason = exc.message.removeprefix("quizzes: error: ")
         return message_box(f"<span style='color:#cf222e'>{html.escape(reason)}</span>")
-    return ExamWidget(session, mode=mode).view  # type: ignore[arg-type]
+    return ExamStart(client, quiz_id, status, mode=mode, lang=lang).view
 
 
 def quiz(quiz_id: str, learner_id: str | None = None, learner_name: str = "", *,

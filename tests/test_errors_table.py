@@ -6,9 +6,8 @@ minislurm/, course/ and quizzes/ and fails on a string literal (docstrings
 excepted: they may quote what a command prints) that contains one of the
 table's texts.
 
-Extending it: minislurm/ctld/ still holds its own copies while the controller
-is being reworked (``EXEMPT_DIRS``).  Once ctld uses the table, delete
-``minislurm/ctld`` from ``EXEMPT_DIRS`` and the guard covers the whole tree.
+Since ctld switched to the table (h-ctld 86db2e2) no folder is exempt: a folder
+may be listed in ``EXEMPT_DIRS`` only while it is being moved over.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from minislurm.errors import ERRNO_TEXTS, Errno, RequestError, SlurmError
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("minislurm", "course", "quizzes")
 #: Folders whose copies are not switched yet (see the module docstring).
-EXEMPT_DIRS = ("minislurm/ctld",)
+EXEMPT_DIRS: tuple[str, ...] = ()
 #: Literals that contain a table text but are another message of Slurm's own,
 #: not ``slurm_strerror``'s: (file, literal prefix).
 NOT_ERRNO = {

@@ -36,6 +36,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from course.i18n import N_, t, widget_lang
 from minislurm.conf import SlurmConfig, load_config
 from minislurm.job import JobRecord
 from minislurm.sim import Cluster
@@ -310,16 +311,18 @@ def explorer_figure(result: SimulationResult, baseline: SimulationResult, label:
 
 
 
-def _bf_sliders(window: int, resolution: int) -> tuple[Any, Any]:
+def _bf_sliders(window: int, resolution: int, lang: str = "en") -> tuple[Any, Any]:
     """The ``bf_window`` and ``bf_resolution`` sliders both explorers show."""
 
     style, layout = {"description_width": "130px"}, {"width": "480px"}
     return (
         widgets.SelectionSlider(options=list(WINDOWS), value=window,
-                                description="bf_window (min)", continuous_update=False,
+                                description=t(lang, "bf_window (min)"),
+                                continuous_update=False,
                                 style=style, layout=widgets.Layout(**layout)),
         widgets.SelectionSlider(options=list(RESOLUTIONS), value=resolution,
-                                description="bf_resolution (s)", continuous_update=False,
+                                description=t(lang, "bf_resolution (s)"),
+                                continuous_update=False,
                                 style=style, layout=widgets.Layout(**layout)),
     )
 
@@ -336,26 +339,29 @@ class BackfillExplorer:
     check moves the slider there.
     """
 
-    def __init__(self, policy: str = "slurm", jobs: Sequence[WorkloadJob] = SCENARIO) -> None:
+    def __init__(self, policy: str = "slurm", jobs: Sequence[WorkloadJob] = SCENARIO,
+                 lang: str | None = None) -> None:
+        self.lang = lang = widget_lang(lang)
         self.jobs = tuple(jobs)
         d = scenario_config().scheduler
-        self.window, self.resolution = _bf_sliders(d.bf_window, d.bf_resolution)
+        self.window, self.resolution = _bf_sliders(d.bf_window, d.bf_resolution, lang)
         self.policy = widgets.Dropdown(options=list(POLICIES), value=policy,
-                                       description="policy")
+                                       description=t(lang, "policy"))
         for w in (self.window, self.resolution, self.policy):
             w.observe(lambda _c: self.refresh(), names="value")
         self.status = widgets.HTML()
         self.figure_view = widgets.Output()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(lang)
         body = widgets.VBox([widgets.HBox([widgets.VBox([self.window, self.resolution]),
                                            widgets.VBox([self.policy, self.busy.view])]),
                              self.status, self.figure_view])
         question = NumberQuestion(
-            f"With bf_window = {PREDICT_WINDOW} minutes ({policy}, bf_resolution "
-            f"{d.bf_resolution} s), when does the pre-training run start? Hours after "
-            "08:00 (16:00 is 8).", self.predicted_start, unit="h", tolerance=0.5,
-            low="early", high="late")
-        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+            t(lang, "With bf_window = {window} minutes ({policy}, bf_resolution {resolution} "
+              "s), when does the pre-training run start? Hours after 08:00 (16:00 is 8).")
+            .format(window=PREDICT_WINDOW, policy=policy, resolution=d.bf_resolution),
+            self.predicted_start, unit="h", tolerance=0.5, low=N_("early"), high=N_("late"))
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction,
+                                   busy=self.busy)
         self.box = widgets.VBox([self.predict.view, body])
         self._cache: dict[tuple[str, int, int], SimulationResult] = {}
         self.baseline = self.run("slurm", d.bf_window, d.bf_resolution)
@@ -385,13 +391,15 @@ class BackfillExplorer:
         """Re-simulate for the controls' values and redraw."""
         w, r, p = int(self.window.value), int(self.resolution.value), str(self.policy.value)
         label = f"{p}, bf_window={w} min, bf_resolution={r} s"
-        with self.busy.working(f"simulating {len(self.jobs)} jobs under {label}…"):
-            t = time.perf_counter()
+        with self.busy.working("simulating {n} jobs under {label}…", n=len(self.jobs),
+                               label=label):
+            t0 = time.perf_counter()
             self.result = self.run(p, w, r)
             self.figure = explorer_figure(self.result, self.baseline, label)
             self.figure_view.outputs = (plotly_output(self.figure),)
-            self.status.value = (f"simulated {len(self.jobs)} jobs under {label} in "
-                                 f"{time.perf_counter() - t:.2f} s")
+            self.status.value = t(self.lang, "simulated {n} jobs under {label} in {seconds} s"
+                                  ).format(n=len(self.jobs), label=label,
+                                           seconds=f"{time.perf_counter() - t0:.2f}")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -480,26 +488,29 @@ class WhatIf:
     """
 
     def __init__(self, size: int = WHATIF_SIZES[0], seed: int = 1, *,
-                 prefetch: bool = True) -> None:
+                 prefetch: bool = True, lang: str | None = None) -> None:
+        self.lang = lang = widget_lang(lang)
         self.seed = seed
         d = load_config(None).scheduler
         self.default = (d.bf_window, d.bf_resolution)
-        self.size = widgets.Dropdown(options=list(WHATIF_SIZES), value=size, description="jobs")
-        self.window, self.resolution = _bf_sliders(d.bf_window, d.bf_resolution)
+        self.size = widgets.Dropdown(options=list(WHATIF_SIZES), value=size,
+                                     description=t(lang, "jobs"))
+        self.window, self.resolution = _bf_sliders(d.bf_window, d.bf_resolution, lang)
         for w in (self.size, self.window, self.resolution):
             w.observe(lambda _c: self.refresh(), names="value")
         self.status = widgets.HTML()
         self.figure_view = widgets.Output()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(lang)
         body = widgets.VBox([widgets.HBox([widgets.VBox([self.size, self.busy.view]),
                                            widgets.VBox([self.window, self.resolution])]),
                              self.status, self.figure_view])
         question = ChoiceQuestion(
-            f"{size} generated jobs (training runs, evaluations, debug jobs, sweep arrays) "
-            f"under slurm.conf's settings (bf_window {d.bf_window} min, bf_resolution "
-            f"{d.bf_resolution} s): which kind of job waits longest on average?",
+            t(lang, "{size} generated jobs (training runs, evaluations, debug jobs, sweep "
+              "arrays) under slurm.conf's settings (bf_window {window} min, bf_resolution "
+              "{resolution} s): which kind of job waits longest on average?").format(
+                size=size, window=d.bf_window, resolution=d.bf_resolution),
             WHATIF_KINDS, lambda: longest_wait(self.run(size, *self.default)))
-        self.predict = PredictStep(question, body)
+        self.predict = PredictStep(question, body, busy=self.busy)
         self.box = widgets.VBox([self.predict.view, body])
         self._cache: dict[tuple[int, int, int], WhatIfResult] = {}
         self._ahead: dict[tuple[int, int, int], Future[WhatIfResult]] = {}
@@ -546,13 +557,14 @@ class WhatIf:
     def refresh(self) -> None:
         """Simulate (or fetch) the current and the default settings and redraw."""
         size = int(self.size.value)
-        with self.busy.working(f"simulating {size} jobs…"):
+        with self.busy.working("simulating {size} jobs…", size=size):
             base = self.run(size, *self.default)
             self.current = self.run(size, int(self.window.value), int(self.resolution.value))
             self.figure = whatif_figure(self.current, base)
             self.figure_view.outputs = (plotly_output(self.figure),)
-            self.status.value = (f"{size} jobs: simulated in {self.current.seconds:.2f} s "
-                                 f"(cached settings are instant)")
+            self.status.value = t(self.lang, "{size} jobs: simulated in {seconds} s (cached "
+                                  "settings are instant)").format(
+                size=size, seconds=f"{self.current.seconds:.2f}")
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from course.i18n import N_, t, widget_lang
 from minislurm.job import JobRecord
 from minislurm.sim.cluster import Cluster, CommandResult
 from minislurm.states import JobState
@@ -192,8 +193,8 @@ def node_map(cluster: Cluster) -> go.Figure:
 
 
 #: Lesson 1's prediction: asked before the node map is shown.
-FIRST_WAIT_PROMPT = ("The slider submits the first k jobs of the queue to a fresh cluster. "
-                     "From which k on does a job have to wait (PENDING, reason Resources)?")
+FIRST_WAIT_PROMPT = N_("The slider submits the first k jobs of the queue to a fresh cluster. "
+                       "From which k on does a job have to wait (PENDING, reason Resources)?")
 
 
 def _first_wait_k() -> float:
@@ -208,18 +209,20 @@ class NodeMapExplorer:
     check moves the slider to that ``k``.
     """
 
-    def __init__(self, k: int = 4) -> None:
+    def __init__(self, k: int = 4, lang: str | None = None) -> None:
         import ipywidgets as w
 
-        self.slider = w.IntSlider(value=k, min=0, max=len(QUEUE), description="jobs",
-                                  continuous_update=False)
+        self.lang = widget_lang(lang)
+        self.slider = w.IntSlider(value=k, min=0, max=len(QUEUE),
+                                  description=t(self.lang, "jobs"), continuous_update=False)
         self.out = w.Output()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(self.lang)
         self.slider.observe(lambda _c: self.redraw(), names="value")
         body = w.VBox([w.HBox([self.slider, self.busy.view]), self.out])
         question = NumberQuestion(FIRST_WAIT_PROMPT, _first_wait_k, digits=0,
-                                  low="few", high="many")
-        self.predict = PredictStep(question, body, on_checked=self._show_first_wait)
+                                  low=N_("few"), high=N_("many"))
+        self.predict = PredictStep(question, body, on_checked=self._show_first_wait,
+                                   busy=self.busy)
         self.box = w.VBox([self.predict.view, body])
         self.cluster = fill(k)
         self.figure = node_map(self.cluster)
@@ -239,7 +242,7 @@ class NodeMapExplorer:
         from course.lessons.script_builder import plotly_output
 
         k = int(self.slider.value)
-        with self.busy.working(f"submitting {k} job(s) to a fresh cluster…"):
+        with self.busy.working("submitting {k} job(s) to a fresh cluster…", k=k):
             self.cluster.close()
             self.cluster = fill(k)
             self.figure = node_map(self.cluster)

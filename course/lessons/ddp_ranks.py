@@ -482,13 +482,16 @@ class LayoutExplorer:
     """
 
     def __init__(self, nodes: int = 2, tasks_per_node: int = 2,
-                 distribution: str = "block") -> None:
+                 distribution: str = "block", lang: str | None = None) -> None:
         import ipywidgets as widgets
 
+        from course.i18n import t, widget_lang
         from course.lessons.predict import BusyIndicator, ChoiceQuestion, PredictStep
 
+        self.lang = lang = widget_lang(lang)
         style = {"description_width": "150px"}
-        self.nodes = widgets.IntSlider(nodes, min=1, max=len(NODES), description="-N (nodes)",
+        self.nodes = widgets.IntSlider(nodes, min=1, max=len(NODES),
+                                       description=t(lang, "-N (nodes)"),
                                        continuous_update=False, style=style)
         self.tasks = widgets.IntSlider(tasks_per_node, min=1, max=4, continuous_update=False,
                                        description="--ntasks-per-node", style=style)
@@ -498,17 +501,20 @@ class LayoutExplorer:
             w.observe(lambda _change: self.refresh(), names="value")
         self.figure_view = widgets.Output()
         self.table = widgets.HTML()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(lang)
         body = widgets.VBox([widgets.HBox([widgets.VBox([self.nodes, self.tasks]),
                                            self.distribution, self.busy.view]),
                              self.figure_view, self.table])
-        n, t, d = PREDICT_STEP
+        n, per_node, d = PREDICT_STEP
         question = ChoiceQuestion(
-            f"`srun -N{n} --ntasks-per-node={t} -m {d}`: on which node does rank "
-            f"{PREDICT_RANK} run, and with which LOCAL_RANK?",
-            tuple(f"{node}, LOCAL_RANK {local}" for node in NODES[:n] for local in range(t)),
+            t(lang, "`srun -N{nodes} --ntasks-per-node={tasks} -m {distribution}`: on which "
+              "node does rank {rank} run, and with which LOCAL_RANK?").format(
+                nodes=n, tasks=per_node, distribution=d, rank=PREDICT_RANK),
+            tuple(f"{node}, LOCAL_RANK {local}" for node in NODES[:n]
+                  for local in range(per_node)),
             lambda: rank_placement(step_layout(*PREDICT_STEP), PREDICT_RANK))
-        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction,
+                                   busy=self.busy)
         self.box = widgets.VBox([self.predict.view, body])
         self.layout = step_layout(nodes, tasks_per_node, distribution)
         self.figure = layout_figure(self.layout)

@@ -34,6 +34,8 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 import simpy
 
+from course import i18n
+from course.i18n import N_, widget_lang
 from minislurm.ctld.runner import JobBody, SimulatedRunner
 from minislurm.job import Allocation, JobRecord
 from minislurm.sim.cluster import Cluster, CommandResult
@@ -603,30 +605,34 @@ class GoodputExplorer:
     """
 
     def __init__(self, mtbf: float = 4, checkpoint_minutes: float = 5,
-                 restart_minutes: float = 10, seed: int = 0) -> None:
+                 restart_minutes: float = 10, seed: int = 0, lang: str | None = None) -> None:
+        self.lang = lang = widget_lang(lang)
         self.restart, self.seed = restart_minutes / 60, seed
         wide = {"description_width": "170px"}
         self.mtbf = widgets.SelectionSlider(
-            options=list(MTBF_HOURS), value=mtbf, description="job MTBF M (hours)",
+            options=list(MTBF_HOURS), value=mtbf, description=i18n.t(lang, "job MTBF M (hours)"),
             continuous_update=False, style=wide, layout=widgets.Layout(width="480px"))
         self.checkpoint = widgets.SelectionSlider(
             options=list(CHECKPOINT_MINUTES), value=checkpoint_minutes,
-            description="checkpoint write C (min)", continuous_update=False, style=wide,
-            layout=widgets.Layout(width="480px"))
+            description=i18n.t(lang, "checkpoint write C (min)"), continuous_update=False,
+            style=wide, layout=widgets.Layout(width="480px"))
         self.table = widgets.HTML()
         self.figure_view = widgets.Output()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(lang)
         for s in (self.mtbf, self.checkpoint):
             s.observe(lambda _c: self.refresh(), names="value")
         body = widgets.VBox([self.mtbf, widgets.HBox([self.checkpoint, self.busy.view]),
                              self.figure_view, self.table])
         question = NumberQuestion(
-            f"Make the checkpoint write {PREDICT_CHECKPOINT_MINUTES} minutes (job MTBF "
-            f"{mtbf:g} h, restart {restart_minutes:g} min). Which checkpoint interval τ "
-            "gives the best goodput measured on minislurm? (minutes of work)",
+            i18n.t(lang, "Make the checkpoint write {write} minutes (job MTBF {mtbf} h, restart "
+              "{restart} min). Which checkpoint interval τ gives the best goodput measured "
+              "on minislurm? (minutes of work)").format(
+                write=PREDICT_CHECKPOINT_MINUTES, mtbf=f"{mtbf:g}",
+                restart=f"{restart_minutes:g}"),
             self.predicted_interval, unit="min", rel_tolerance=0.25, digits=0,
-            low="short", high="long")
-        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+            low=N_("short"), high=N_("long"))
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction,
+                                   busy=self.busy)
         self.box = widgets.VBox([self.predict.view, body])
         self.points: tuple[Measured, ...] = ()
         self.figure = go.Figure()
@@ -651,7 +657,7 @@ class GoodputExplorer:
     def refresh(self) -> None:
         """Measure the grid of intervals for the sliders' values and redraw."""
         m = self.model
-        with self.busy.working(f"measuring {len(interval_grid(m))} runs on minislurm…"):
+        with self.busy.working("measuring {n} runs on minislurm…", n=len(interval_grid(m))):
             self.points = sweep(m, interval_grid(m), self.seed)
             self.figure = goodput_figure(m, self.points)
             self.figure_view.outputs = (plotly_output(self.figure),)

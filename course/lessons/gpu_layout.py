@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from course.i18n import N_, t, widget_lang
 from course.lessons.script_builder import plotly_output
 from minislurm.common.hostlist import compress
 from minislurm.ctld.step_mgr import plan_step
@@ -335,7 +336,7 @@ def _gpus_per_node_wanted(job: JobRecord) -> int:
 
 
 #: What pends instead of landing, as `landing` and the lab's prediction say it.
-PENDS = "none: it pends"
+PENDS = N_("none: it pends")
 
 
 def landing(cluster: Cluster, args: str) -> str:
@@ -367,20 +368,23 @@ class FragmentationLab:
     """
 
     def __init__(self, cluster: Cluster | None = None,
-                 factory: Callable[[], Cluster] = busy_cluster) -> None:
+                 factory: Callable[[], Cluster] = busy_cluster,
+                 lang: str | None = None) -> None:
+        self.lang = lang = widget_lang(lang)
         self.factory = factory
         self.cluster = cluster or factory()
-        self.busy = BusyIndicator()
-        self.want = widgets.IntSlider(4, min=1, max=8, description="GPUs per node")
-        self.nodes = widgets.IntSlider(1, min=1, max=4, description="nodes")
+        self.busy = BusyIndicator(lang)
+        self.want = widgets.IntSlider(4, min=1, max=8, description=t(lang, "GPUs per node"))
+        self.nodes = widgets.IntSlider(1, min=1, max=4, description=t(lang, "nodes"))
         self.option = widgets.Dropdown(options=["--gres=gpu:", "--gpus-per-node="],
-                                       value="--gres=gpu:", description="option")
+                                       value="--gres=gpu:", description=t(lang, "option"))
         for w in (self.want, self.nodes, self.option):
             w.style = {"description_width": "110px"}
             w.observe(self.redraw, names="value")
         self.command = widgets.HTML()
-        self.submit_button = widgets.Button(description="Submit", button_style="primary")
-        self.advance_button = widgets.Button(description="advance 30 min")
+        self.submit_button = widgets.Button(description=t(lang, "Submit"),
+                                            button_style="primary")
+        self.advance_button = widgets.Button(description=t(lang, "advance 30 min"))
         self.submit_button.on_click(self.submit_clicked)
         self.advance_button.on_click(self.advance_clicked)
         self.figure_view = widgets.Output()
@@ -397,9 +401,11 @@ class FragmentationLab:
         nodes = [n.node for n in node_gpus(self.cluster)]
         free = ", ".join(f"{n.node} {n.free}" for n in node_gpus(self.cluster))
         question = ChoiceQuestion(
-            f"Free GPUs per node now: {free}. You submit `sbatch {PREDICT_ARGS}`. "
-            "Which node does the job get?", (*nodes, PENDS), self.predicted_landing)
-        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+            t(lang, "Free GPUs per node now: {free}. You submit `sbatch {args}`. Which node "
+              "does the job get?").format(free=free, args=PREDICT_ARGS),
+            (*nodes, PENDS), self.predicted_landing)
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction,
+                                   busy=self.busy)
         self.view = widgets.VBox([self.predict.view, body])
 
     def predicted_landing(self) -> str:
@@ -449,4 +455,4 @@ class FragmentationLab:
         with self.busy.working("30 simulated minutes pass…"):
             self.cluster.advance(1800)
             self.redraw()
-            self._report("(30 minutes later)")
+            self._report(t(self.lang, "(30 minutes later)"))

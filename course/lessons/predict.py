@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 
+from course.i18n import N_, t, widget_lang
+
 __all__ = ["BusyIndicator", "ChoiceQuestion", "NumberQuestion", "PredictStep", "Question",
            "Score", "score_choice", "score_number"]
 
@@ -44,19 +46,24 @@ class Score:
     relative: float | None = None
 
 
-def _number(value: float, unit: str, digits: int) -> str:
+def _number(value: float, unit: str, digits: int, lang: str = "en") -> str:
     text = f"{value:,.{digits}f}"
+    if lang != "en":   # pt-BR: 1.234,5
+        text = text.replace(",", "\0").replace(".", ",").replace("\0", ".")
+        unit = t(lang, unit) if unit else unit
     return f"{text} {unit}" if unit else text
 
 
 def score_number(guess: float, truth: float, *, unit: str = "", tolerance: float = 0.0,
-                 rel_tolerance: float = 0.0, digits: int = 2, low: str = "low",
-                 high: str = "high") -> Score:
+                 rel_tolerance: float = 0.0, digits: int = 2, low: str = N_("low"),
+                 high: str = N_("high"), lang: str = "en") -> Score:
     """Score a numeric prediction: the error in ``unit`` and relative to the truth.
 
     ``tolerance`` (absolute, in ``unit``) or ``rel_tolerance`` (a share of the truth):
     within the larger of the two the guess counts as right.
     ``low``/``high``: the words for a guess under/over the truth ("early"/"late").
+    ``lang``: the language of the message (the ``course`` catalogue; units and the
+    low/high words are messages too).
     """
     if not (math.isfinite(guess) and math.isfinite(truth)):
         raise ValueError("a prediction and its truth must be finite numbers")
@@ -65,24 +72,34 @@ def score_number(guess: float, truth: float, *, unit: str = "", tolerance: float
     tolerance = max(tolerance, rel_tolerance * abs(truth))
     error = guess - truth
     relative = abs(error) / abs(truth) if truth else None
-    said = f"You predicted {_number(guess, unit, digits)}; the simulation says " \
-           f"{_number(truth, unit, digits)}"
+    said = t(lang, "You predicted {guess}; the simulation says {truth}").format(
+        guess=_number(guess, unit, digits, lang), truth=_number(truth, unit, digits, lang))
     if round(abs(error), digits) == 0:
-        return Score(True, f"{said}: exactly right.", error, relative)
-    how = f"{_number(abs(error), unit, digits)} too {low if error < 0 else high}"
+        return Score(True, t(lang, "{said}: exactly right.").format(said=said), error,
+                     relative)
+    how = t(lang, "{amount} too {direction}").format(
+        amount=_number(abs(error), unit, digits, lang),
+        direction=t(lang, low if error < 0 else high))
     if relative is not None:
-        how += f" ({relative:.0%} of the true value)"
+        share = f"{relative:.0%}".replace(".", ",") if lang != "en" else f"{relative:.0%}"
+        how += t(lang, " ({share} of the true value)").format(share=share)
     if abs(error) <= tolerance:
-        verdict = f"close enough (within ±{_number(tolerance, unit, digits)})"
-        return Score(True, f"{said}: {how}, {verdict}.", error, relative)
-    return Score(False, f"{said}: {how}.", error, relative)
+        verdict = t(lang, "close enough (within ±{tolerance})").format(
+            tolerance=_number(tolerance, unit, digits, lang))
+        return Score(True, t(lang, "{said}: {how}, {verdict}.").format(
+            said=said, how=how, verdict=verdict), error, relative)
+    return Score(False, t(lang, "{said}: {how}.").format(said=said, how=how), error,
+                 relative)
 
 
-def score_choice(guess: str, truth: str) -> Score:
-    """Score a choice: right, or wrong with the true answer."""
+def score_choice(guess: str, truth: str, lang: str = "en") -> Score:
+    """Score a choice: right, or wrong with the true answer (in ``lang``; the options are
+    messages too, shown translated when the catalogue has them)."""
+    shown_guess, shown_truth = t(lang, guess), t(lang, truth)
     if guess == truth:
-        return Score(True, f"Right: {truth}.")
-    return Score(False, f"Not this time: you picked {guess}; the simulation says {truth}.")
+        return Score(True, t(lang, "Right: {truth}.").format(truth=shown_truth))
+    return Score(False, t(lang, "Not this time: you picked {guess}; the simulation says "
+                         "{truth}.").format(guess=shown_guess, truth=shown_truth))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +112,15 @@ class NumberQuestion:
     tolerance: float = 0.0
     rel_tolerance: float = 0.0
     digits: int = 2
-    low: str = "low"
-    high: str = "high"
+    low: str = N_("low")
+    high: str = N_("high")
 
-    def score(self, guess: float) -> Score:
+    def score(self, guess: float, lang: str = "en") -> Score:
         """`score_number` of ``guess`` against the simulation's answer."""
         return score_number(float(guess), float(self.truth()), unit=self.unit,
                             tolerance=self.tolerance, rel_tolerance=self.rel_tolerance,
                             digits=self.digits, low=self.low,
-                            high=self.high)
+                            high=self.high, lang=lang)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,14 +131,14 @@ class ChoiceQuestion:
     options: tuple[str, ...]
     truth: Callable[[], str]
 
-    def score(self, guess: str) -> Score:
+    def score(self, guess: str, lang: str = "en") -> Score:
         """`score_choice` of ``guess`` against the simulation's answer."""
         if guess not in self.options:
             raise ValueError(f"{guess!r} is not one of the options")
         truth = self.truth()
         if truth not in self.options:
             raise ValueError(f"the simulation's answer {truth!r} is not one of the options")
-        return score_choice(guess, truth)
+        return score_choice(guess, truth, lang)
 
 
 Question = NumberQuestion | ChoiceQuestion
@@ -137,7 +154,8 @@ class BusyIndicator:
     outermost one ends, then restore the outer text.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, lang: str | None = None) -> None:
+        self.lang = widget_lang(lang)
         self.view = widgets.HTML("")
         self._texts: list[str] = []
 
@@ -155,9 +173,10 @@ class BusyIndicator:
         self.view.value = _BUSY_HTML.format(text=self.text) if self._texts else ""
 
     @contextmanager
-    def working(self, text: str = "working…") -> Iterator[None]:
-        """Show ``text`` for the duration of the ``with`` block, even if it raises."""
-        self._texts.append(text)
+    def working(self, text: str = N_("working…"), **args: object) -> Iterator[None]:
+        """Show ``text`` (a ``course`` message, formatted with ``args``, in the widget's
+        language) for the duration of the ``with`` block, even if it raises."""
+        self._texts.append(t(self.lang, text).format(**args) if args else t(self.lang, text))
         self._show()
         try:
             yield
@@ -187,29 +206,35 @@ class PredictStep:
 
     def __init__(self, question: Question, body: widgets.Widget,
                  on_checked: Callable[[], None] | None = None,
-                 busy: BusyIndicator | None = None) -> None:
+                 busy: BusyIndicator | None = None, lang: str | None = None) -> None:
+        self.lang = widget_lang(lang) if lang or busy is None else busy.lang
+        lang = self.lang
         self.question = question
         self.body = body
         self.on_checked = on_checked
-        self.busy = busy or BusyIndicator()
+        self.busy = busy or BusyIndicator(lang)
         self.answer: widgets.ValueWidget
+        your_answer = t(lang, "your answer")
         if isinstance(question, ChoiceQuestion):
-            self.answer = widgets.Dropdown(options=list(question.options), value=None,
-                                           description="your answer",
+            # shown in the learner's language, the value stays the option itself
+            self.answer = widgets.Dropdown(options=[(t(lang, o), o) for o in question.options],
+                                           value=None, description=your_answer,
+                                           style={"description_width": "initial"},
                                            layout=widgets.Layout(width="420px"))
         else:
-            self.answer = widgets.FloatText(value=0.0, description=f"your answer "
-                                            f"({question.unit})" if question.unit
-                                            else "your answer",
+            unit = t(lang, question.unit) if question.unit else ""
+            self.answer = widgets.FloatText(value=0.0, description=f"{your_answer} ({unit})"
+                                            if unit else your_answer,
                                             style={"description_width": "initial"})
-        self.button = widgets.Button(description="Check", button_style="primary",
+        self.button = widgets.Button(description=t(lang, "Check"), button_style="primary",
                                      icon="check")
         self.button.on_click(lambda _b: self.check())
         self.feedback = widgets.HTML("")
         self.score: Score | None = None
         body.layout.display = "none"
+        predict_first = t(lang, "Predict first:")
         self.view = widgets.VBox([
-            widgets.HTML(f"<b>Predict first:</b> {_prose(question.prompt)}"),
+            widgets.HTML(f"<b>{predict_first}</b> {_prose(t(lang, question.prompt))}"),
             widgets.HBox([self.answer, self.button, self.busy.view]), self.feedback])
 
     @property
@@ -227,22 +252,25 @@ class PredictStep:
             return self.score
         value = self.answer.value if guess is None else guess
         if value is None:
-            self.feedback.value = "<span style='color:#cf222e'>Pick an answer first.</span>"
+            pick = t(self.lang, "Pick an answer first.")
+            self.feedback.value = f"<span style='color:#cf222e'>{pick}</span>"
             return None
         if isinstance(self.question, NumberQuestion) and not math.isfinite(float(value)):
-            self.feedback.value = "<span style='color:#cf222e'>Type a number first.</span>"
+            typed = t(self.lang, "Type a number first.")
+            self.feedback.value = f"<span style='color:#cf222e'>{typed}</span>"
             return None
         with self.busy.working("computing the answer…"):
             if isinstance(self.question, ChoiceQuestion):
-                score = self.question.score(str(value))
+                score = self.question.score(str(value), self.lang)
             else:
-                score = self.question.score(float(value))
+                score = self.question.score(float(value), self.lang)
             self.score = score
             self.answer.disabled = True
             self.button.disabled = True
             colour = "#1a7f37" if score.correct else "#cf222e"
+            explore = t(self.lang, "Now explore: the widget below is yours.")
             self.feedback.value = (f"<span style='color:{colour}'>{_html(score.message)}"
-                                   "</span> Now explore: the widget below is yours.")
+                                   f"</span> {explore}")
             self.body.layout.display = None
             if self.on_checked is not None:
                 self.on_checked()

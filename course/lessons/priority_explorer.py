@@ -28,6 +28,8 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from course import i18n
+from course.i18n import N_, widget_lang
 from minislurm.common.accounts import QOS, Association, AssociationSet, AssocKey
 from minislurm.ctld.accounting import tres_seconds
 from minislurm.job import JobRecord
@@ -302,7 +304,9 @@ class PriorityExplorer:
     (`first_in_line`); the check sets that weight.
     """
 
-    def __init__(self, snap: QueueSnapshot, account: str = "llm") -> None:
+    def __init__(self, snap: QueueSnapshot, account: str = "llm",
+                 lang: str | None = None) -> None:
+        self.lang = lang = widget_lang(lang)
         self.snap, self.account = snap, account
         k = Knobs.from_params(snap.params)
         self.baseline = rank_queue(snap, k)
@@ -321,21 +325,23 @@ class PriorityExplorer:
             "qos": weight(k.qos, "PriorityWeightQOS"),
             "half_life_days": widgets.FloatSlider(
                 k.half_life_days, min=0.25, max=28, step=0.25, continuous_update=False,
-                description="PriorityDecayHalfLife (days)",
+                description=i18n.t(lang, "PriorityDecayHalfLife (days)"),
                 style={"description_width": "160px"}, layout=widgets.Layout(width="460px")),
             "usage": widgets.FloatSlider(
                 1.0, min=0.0, max=4.0, step=0.25, continuous_update=False,
-                description=f"usage of {account} (x)", style={"description_width": "160px"},
+                description=i18n.t(lang, "usage of {account} (x)").format(account=account),
+                style={"description_width": "160px"},
                 layout=widgets.Layout(width="460px")),
-            "fair_tree": widgets.Checkbox(k.fair_tree, description="Fair Tree (off: classic)"),
+            "fair_tree": widgets.Checkbox(k.fair_tree,
+                                          description=i18n.t(lang, "Fair Tree (off: classic)")),
         }
         for w in self.controls.values():
             w.observe(lambda _change: self.refresh(), names="value")
-        self.reset_button = widgets.Button(description="Reset to slurm.conf")
+        self.reset_button = widgets.Button(description=i18n.t(lang, "Reset to slurm.conf"))
         self.reset_button.on_click(lambda _b: self.reset())
         self.figure_view = widgets.Output()
         self.table = widgets.HTML()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(lang)
         body = widgets.VBox([
             widgets.HBox([widgets.VBox(list(self.controls.values())[:4]),
                           widgets.VBox([*list(self.controls.values())[4:], self.reset_button,
@@ -343,11 +349,12 @@ class PriorityExplorer:
             self.figure_view, self.table])
         labels = tuple(r.label for r in sorted(self.baseline, key=lambda r: r.job.job_id))
         question = ChoiceQuestion(
-            "Set PriorityWeightFairshare to 0 and keep every other setting of slurm.conf. "
-            "Which job does the scheduler consider first?", labels,
+            N_("Set PriorityWeightFairshare to 0 and keep every other setting of slurm.conf. "
+               "Which job does the scheduler consider first?"), labels,
             lambda: first_in_line(self.snap, replace(Knobs.from_params(self.snap.params),
                                                      fairshare=0)))
-        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction,
+                                   busy=self.busy)
         self.box = widgets.VBox([self.predict.view, body])
         self.ranked: list[RankedJob] = []
         self.figure = go.Figure()
@@ -478,7 +485,7 @@ def classic_figure(rows: Sequence[ClassicRow]) -> go.Figure:
 #: The classic explorer's prediction: this user's usage changes, that user's factor moves.
 PREDICT_USAGE = ("user3", 0.2)
 PREDICT_WATCH = "user1"
-CHANGES = ("falls", "stays the same", "rises")
+CHANGES = (N_("falls"), N_("stays the same"), N_("rises"))
 
 
 def factor_change(user: str, usage: Mapping[str, float]) -> str:
@@ -503,26 +510,30 @@ class ClassicExplorer:
     `PREDICT_USAGE` changes (`factor_change`); the check moves that slider.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, lang: str | None = None) -> None:
+        self.lang = lang = widget_lang(lang)
         self.sliders = {
             u: widgets.FloatSlider(v, min=0.0, max=0.6, step=0.05, continuous_update=False,
-                                   description=f"{u} usage")
+                                   description=i18n.t(lang, "{user} usage").format(user=u))
             for u, v in CLASSIC_USAGE.items()}
         for s in self.sliders.values():
             s.observe(lambda _c: self.refresh(), names="value")
         self.figure_view = widgets.Output()
         self.table = widgets.HTML()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(lang)
         body = widgets.VBox([widgets.HBox([widgets.VBox([*self.sliders.values(),
                                                          self.busy.view]),
                                            self.table]), self.figure_view])
         user, usage = PREDICT_USAGE
         question = ChoiceQuestion(
-            f"Give {user} (account {_CLASSIC_ACCOUNT[user]}) a usage of {usage}. "
-            f"{PREDICT_WATCH} is in account {_CLASSIC_ACCOUNT[PREDICT_WATCH]} and its usage "
-            f"does not change. What happens to {PREDICT_WATCH}'s fair-share factor?",
+            i18n.t(lang, "Give {user} (account {account}) a usage of {usage}. {watch} is in "
+              "account {watch_account} and its usage does not change. What happens to "
+              "{watch}'s fair-share factor?").format(
+                user=user, account=_CLASSIC_ACCOUNT[user], usage=usage, watch=PREDICT_WATCH,
+                watch_account=_CLASSIC_ACCOUNT[PREDICT_WATCH]),
             CHANGES, lambda: factor_change(PREDICT_WATCH, {user: usage}))
-        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction,
+                                   busy=self.busy)
         self.box = widgets.VBox([self.predict.view, body])
         self.rows: list[ClassicRow] = []
         self.figure = go.Figure()

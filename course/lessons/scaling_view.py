@@ -16,6 +16,8 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from course.i18n import t, widget_lang
+
 from .predict import BusyIndicator, NumberQuestion, PredictStep
 from .scaling import ScaleParams, StudyPoint, expected_run, simulate_run
 
@@ -124,9 +126,11 @@ class ScalingExplorer:
     """
 
     def __init__(self, work: float = 24.0, sims: Sequence[StudyPoint] = (),
-                 base: ScaleParams | None = None, seed: int = 0) -> None:
+                 base: ScaleParams | None = None, seed: int = 0,
+                 lang: str | None = None) -> None:
         import ipywidgets as w
 
+        self.lang = lang = widget_lang(lang)
         self.work, self.seed = work, seed
         self.sims: list[StudyPoint] = list(sims)
         b = base or ScaleParams(GPU_STEPS[0])
@@ -135,16 +139,17 @@ class ScalingExplorer:
                                       layout=w.Layout(width="520px"))
         wide = {"description_width": "initial"}
         self.checkpoint = w.FloatSlider(value=b.checkpoint * 60, min=0.5, max=30, step=0.5,
-                                        description="checkpoint write (min)", style=wide,
+                                        description=t(lang, "checkpoint write (min)"),
+                                        style=wide,
                                         continuous_update=False)
         self.restart = w.FloatSlider(value=b.restart * 60, min=1, max=60, step=1,
-                                     description="restart (min)", style=wide,
+                                     description=t(lang, "restart (min)"), style=wide,
                                      continuous_update=False)
-        self.button = w.Button(description="Simulate on minislurm", icon="play",
+        self.button = w.Button(description=t(lang, "Simulate on minislurm"), icon="play",
                                layout=w.Layout(width="220px"))
         self.status = w.HTML()
         self.out = w.Output()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(lang)
         for s in (self.gpus, self.checkpoint, self.restart):
             s.observe(lambda _c: self.redraw(), names="value")
         self.button.on_click(lambda _b: self.simulate())
@@ -154,14 +159,16 @@ class ScalingExplorer:
         big = replace(self.params, gpus=PREDICT_GPUS,
                       checkpoint=PREDICT_CHECKPOINT_MINUTES / 60)
         question = NumberQuestion(
-            f"Asynchronous checkpointing cuts the checkpoint write from "
-            f"{b.checkpoint * 60:g} min to {PREDICT_CHECKPOINT_MINUTES * 60:g} s. A run of "
-            f"{work:g} hours of work on {PREDICT_GPUS:,} GPUs ({big.nodes:,} nodes: a "
-            f"failure every {_fmt_hours(big.job_mtbf)}), checkpoints at Young's interval, "
-            f"restart {b.restart * 60:g} min: what share of the wall time is useful work "
-            "now (goodput, %)?", lambda: goodput_percent(big, self.work), unit="%",
-            tolerance=5, digits=0)
-        self.predict = PredictStep(question, body, on_checked=self._show_prediction)
+            t(lang, "Asynchronous checkpointing cuts the checkpoint write from {before} min "
+              "to {after} s. A run of {work} hours of work on {gpus} GPUs ({nodes} nodes: a "
+              "failure every {mtbf}), checkpoints at Young's interval, restart {restart} "
+              "min: what share of the wall time is useful work now (goodput, %)?").format(
+                before=f"{b.checkpoint * 60:g}", after=f"{PREDICT_CHECKPOINT_MINUTES * 60:g}",
+                work=f"{work:g}", gpus=f"{PREDICT_GPUS:,}", nodes=f"{big.nodes:,}",
+                mtbf=_fmt_hours(big.job_mtbf), restart=f"{b.restart * 60:g}"),
+            lambda: goodput_percent(big, self.work), unit="%", tolerance=5, digits=0)
+        self.predict = PredictStep(question, body, on_checked=self._show_prediction,
+                                   busy=self.busy)
         self.box = w.VBox([self.predict.view, body])
         self.redraw()
 
@@ -190,15 +197,17 @@ class ScalingExplorer:
     def simulate(self) -> StudyPoint:
         """Run the selected size on minislurm (the busy label says so meanwhile)."""
         p = self.params
-        with self.busy.working(f"simulating {p.gpus:,} GPUs on minislurm…"):
+        gpus = f"{p.gpus:,}"
+        with self.busy.working("simulating {gpus} GPUs on minislurm…", gpus=gpus):
             self.status.value = ""
             self.seed += 1
             run = StudyPoint((simulate_run(p, self.work, seed=self.seed),))
             self.sims.append(run)
             b = run.breakdown
-            self.status.value = (f"minislurm: {b.failures:.0f} interruptions, goodput "
-                                 f"{b.goodput:.0%} (model "
-                                 f"{expected_run(p, self.work).goodput:.0%})")
+            self.status.value = t(self.lang, "minislurm: {failures} interruptions, goodput "
+                                  "{goodput} (model {model})").format(
+                failures=f"{b.failures:.0f}", goodput=f"{b.goodput:.0%}",
+                model=f"{expected_run(p, self.work).goodput:.0%}")
             self.redraw()
         return run
 

@@ -34,6 +34,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from course.i18n import N_, t, widget_lang
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation
 from minislurm.node import NodeRecord, PartitionRecord
@@ -137,17 +138,20 @@ class Verdict:
         """sbatch prints ``Submitted batch job N`` (exit 0)."""
         return self.exit_code == 0
 
-    def summary(self) -> str:
-        """One or two lines for the learner."""
+    def summary(self, lang: str = "en") -> str:
+        """One or two lines for the learner (in ``lang``; Slurm's own message as it is)."""
         if self.stage == "runs":
             assert self.allocation is not None
-            gpus = self.allocation.num_gpus
-            return (f"OK: sbatch accepts it; on an empty cluster it starts at once on "
-                    f"{len(self.allocation.nodes)} node(s), {self.allocation.num_cpus} CPUs, "
-                    f"{gpus} GPUs; job 1 would write {self.output_file}")
+            return t(lang, "OK: sbatch accepts it; on an empty cluster it starts at once on "
+                           "{nodes} node(s), {cpus} CPUs, {gpus} GPUs; job 1 would write "
+                           "{output}").format(nodes=len(self.allocation.nodes),
+                                              cpus=self.allocation.num_cpus,
+                                              gpus=self.allocation.num_gpus,
+                                              output=self.output_file)
         if self.stage == "pends":
-            return (f"Accepted ({self.message.strip()}) but it never starts, even on an "
-                    f"empty cluster: squeue shows ({self.reason})")
+            return t(lang, "Accepted ({message}) but it never starts, even on an empty "
+                           "cluster: squeue shows ({reason})").format(
+                message=self.message.strip(), reason=self.reason)
         return self.message.rstrip("\n")
 
 
@@ -191,10 +195,10 @@ def check_changes(cluster: Cluster, spec: ScriptSpec, changes: Sequence[Mapping[
 
 #: A `Verdict`'s stage as the builder's prediction offers it.
 STAGE_LABELS: dict[str, str] = {
-    "sbatch": "sbatch refuses it (sbatch: error: ...)",
-    "slurmctld": "slurmctld refuses the submission",
-    "pends": "accepted, but it never starts",
-    "runs": "accepted, and it starts at once on an empty cluster",
+    "sbatch": N_("sbatch refuses it (sbatch: error: ...)"),
+    "slurmctld": N_("slurmctld refuses the submission"),
+    "pends": N_("accepted, but it never starts"),
+    "runs": N_("accepted, and it starts at once on an empty cluster"),
 }
 
 
@@ -270,7 +274,9 @@ class ScriptBuilder:
     `refresh` (script, verdict, figure); the Submit button calls `submit_clicked`.
     """
 
-    def __init__(self, cluster: Cluster, spec: ScriptSpec | None = None) -> None:
+    def __init__(self, cluster: Cluster, spec: ScriptSpec | None = None,
+                 lang: str | None = None) -> None:
+        self.lang = lang = widget_lang(lang)
         self.cluster = cluster
         spec = spec or ScriptSpec()
         parts = [p.name for p in cluster.controller.partitions()]
@@ -281,17 +287,19 @@ class ScriptBuilder:
             "cpus_per_task": widgets.IntSlider(spec.cpus_per_task, min=1, max=70,
                                                description="--cpus-per-task"),
             "gpus_per_node": widgets.IntSlider(spec.gpus_per_node, min=0, max=10,
-                                               description="GPUs per node"),
+                                               description=t(lang, "GPUs per node")),
             "gpu_option": widgets.Dropdown(options=list(GPU_OPTIONS), value=spec.gpu_option,
-                                           description="GPU option"),
+                                           description=t(lang, "GPU option")),
             "gpu_type": widgets.Combobox(value=spec.gpu_type, options=["a100", "h100"],
-                                         description="GPU type", placeholder="(any)"),
+                                         description=t(lang, "GPU type"),
+                                         placeholder=t(lang, "(any)")),
             "time": widgets.Text(spec.time, description="--time"),
             "partition": widgets.Combobox(value=spec.partition, options=parts,
-                                          description="--partition", placeholder="(default)"),
+                                          description="--partition",
+                                          placeholder=t(lang, "(default)")),
             "job_name": widgets.Text(spec.job_name, description="--job-name"),
             "output": widgets.Text(spec.output, description="--output"),
-            "command": widgets.Text(spec.command, description="command"),
+            "command": widgets.Text(spec.command, description=t(lang, "command")),
         }  # fmt: skip
         style = {"description_width": "120px"}
         for w in self.controls.values():
@@ -301,10 +309,11 @@ class ScriptBuilder:
         self.script_view = widgets.HTML()
         self.verdict_view = widgets.HTML()
         self.figure_view = widgets.Output()
-        self.submit_button = widgets.Button(description="Submit (sbatch)", button_style="primary")
+        self.submit_button = widgets.Button(description=t(lang, "Submit (sbatch)"),
+                                            button_style="primary")
         self.submit_button.on_click(self.submit_clicked)
         self.queue_view = widgets.HTML()
-        self.busy = BusyIndicator()
+        self.busy = BusyIndicator(lang)
         self.spec = spec
         self.script = ""
         self.verdict: Verdict | None = None
@@ -318,11 +327,13 @@ class ScriptBuilder:
                              self.submit_button, self.queue_view])  # fmt: skip
         part = _partition(cluster, spec.partition)
         question = ChoiceQuestion(
-            f"Set --nodes to {len(part.nodes) + 1}, one more than partition {part.name} has, "
-            "the rest as above. What does Slurm do with the script?",
+            t(lang, "Set --nodes to {nodes}, one more than partition {partition} has, the rest "
+              "as above. What does Slurm do with the script?").format(
+                nodes=len(part.nodes) + 1, partition=part.name),
             tuple(STAGE_LABELS.values()),
             lambda: STAGE_LABELS[nodes_verdict(self.cluster, self.spec)[1].stage])
-        self.predict = PredictStep(question, body, on_checked=self._show_nodes)
+        self.predict = PredictStep(question, body, on_checked=self._show_nodes,
+                                   busy=self.busy)
         self.view = widgets.VBox([self.predict.view, body])
 
     def _show_nodes(self) -> None:
@@ -341,8 +352,9 @@ class ScriptBuilder:
             self.verdict = validate(self.script, self.cluster)
             colour = {"runs": "#1a7f37", "pends": "#9a6700"}.get(self.verdict.stage, "#cf222e")
             self.script_view.value = f"<b>job.sh</b><pre>{_html(self.script)}</pre>"
-            summary = _html(self.verdict.summary())
-            self.verdict_view.value = (f"<b>what Slurm says</b><pre style='color:{colour};"
+            summary = _html(self.verdict.summary(self.lang))
+            says = t(self.lang, "what Slurm says")
+            self.verdict_view.value = (f"<b>{says}</b><pre style='color:{colour};"
                                        f"white-space:pre-wrap'>{summary}</pre>")
             self.figure = request_figure(self.verdict, self.cluster, self.spec.partition)
             self.figure_view.outputs = (plotly_output(self.figure),)

@@ -16,7 +16,6 @@ from minislurm.cli.common import Context, fail
 from minislurm.cli.transport import run_command
 from minislurm.common.rpc import unavailable
 from minislurm.common.timespec import format_timestamp
-from minislurm.ctld.will_run import will_run
 from minislurm.errors import ControllerUnavailable, SlurmError
 from minislurm.options import SbatchInvocation
 from minislurm.options.gres_names import check_command_gres
@@ -52,7 +51,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     except ControllerUnavailable:
         controller = None
     # sbatch's own GRES check; in the controller's process, with its slurm.conf
-    served = getattr(controller.config, "gres_types", None) if controller is not None else None
+    served = controller.config.gres_types if controller is not None else None
     try:
         check_command_gres(opts.gres, PROG, ctx.env, served)
     except SlurmError as exc:
@@ -82,8 +81,8 @@ def run(argv: Sequence[str], ctx: Context) -> int:
 def _test_only(inv: SbatchInvocation, controller: Controller, ctx: Context) -> int:
     """``--test-only``: slurm_job_will_run's answer, or its ``allocation failure:`` line."""
     try:
-        est = will_run(controller, inv.options, name=inv.job_name, user=ctx.user,
-                       uid=ctx.uid, cwd=ctx.cwd)
+        est = controller.will_run(inv.options, name=inv.job_name, user=ctx.user,
+                                  uid=ctx.uid, cwd=ctx.cwd, prog=PROG)
     except SlurmError as exc:
         lines = exc.message.splitlines()
         lead = f"{PROG}: error: Batch job submission failed: "

@@ -167,8 +167,7 @@ def factor_rows(controller: Controller, plugin: MultifactorPriority,
 
 
 def _tres_spec(controller: Controller) -> str:
-    weights = getattr(getattr(getattr(controller, "config", None), "priority", None),
-                      "weight_tres", {}) or {}
+    weights = controller.config.priority.weight_tres
     return ",".join(f"{k}={v:g}" for k, v in weights.items())
 
 
@@ -184,7 +183,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     if not isinstance(plugin, MultifactorPriority):  # sprio.c checks PriorityType first
         return fail(ctx, SlurmError(
             "You are not running a supported priority plugin\n"
-            f"({getattr(plugin, 'name', 'priority/basic')}).\n"
+            f"({plugin.name}).\n"
             "Only 'priority/multifactor' is supported.", 1))
     try:
         rows = factor_rows(controller, plugin, o)

@@ -218,8 +218,7 @@ def parse_states(text: str, prog: str = PROG) -> frozenset[JobState] | None:
 
 def min_job_age(controller: Controller) -> int:
     """``MinJobAge`` (default 300 s): how long slurmctld keeps an ended job."""
-    value = getattr(getattr(controller, "config", None), "min_job_age", 300)
-    return int(value if value is not None else 300)
+    return controller.config.min_job_age
 
 
 def is_remembered(job: JobRecord, now: int, age: int) -> bool:
@@ -503,7 +502,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     ctx.stdout.write(format_squeue(
         jobs, fmt=o.fmt, Format=o.Format, long=o.long, start=o.start, noheader=o.noheader,
         now=int(controller.now), array_unpack=o.array, sort=o.sort,
-        cluster_name=str(getattr(getattr(controller, "config", None), "cluster_name", "")),
+        cluster_name=controller.config.cluster_name,
     ))
     return 0
 
@@ -524,7 +523,7 @@ def _run_steps(ctx: Context, o: SqueueOptions) -> int:
     ctx.stdout.write(format_steps(
         rows, fmt=o.fmt, Format=o.Format, noheader=o.noheader, long=o.long,
         now=int(controller.now),
-        cluster_name=str(getattr(getattr(controller, "config", None), "cluster_name", ""))))
+        cluster_name=controller.config.cluster_name))
     return 0
 
 

@@ -26,6 +26,7 @@ from minislurm.cli.transport import run_command
 from minislurm.errors import SlurmError
 from minislurm.options.getopt import HasArg
 from minislurm.priority.fairshare import ShareRow
+from minislurm.priority.multifactor import MultifactorPriority
 from minislurm.priority.report import SSHARE_FIELDS, format_sshare
 
 PROG = "sshare"
@@ -177,15 +178,15 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     if isinstance(controller, int):
         return controller
     plugin = controller.priority_plugin
-    if not hasattr(plugin, "share_rows"):
+    if not isinstance(plugin, MultifactorPriority):
         return fail(ctx, SlurmError(  # 22.05's sshare would print shares without usage
             f"{PROG}: error: minislurm: fair-share data need "
             "PriorityType=priority/multifactor", 1))
     rows = list(plugin.share_rows(int(controller.now)).values())
     chosen = select_rows(rows, o, ctx.user)
-    cluster = str(getattr(getattr(controller, "config", None), "cluster_name", "") or "")
+    cluster = controller.config.cluster_name or ""
     try:
-        fair_tree = bool(getattr(getattr(plugin, "params", None), "fair_tree", True))
+        fair_tree = plugin.params.fair_tree
         text = format_sshare(chosen, o.long, fair_tree=fair_tree,
                              fields=o.fields, noheader=o.noheader, parsable=o.parsable,
                              parsable2=o.parsable2, users_only=o.users_only, cluster=cluster)

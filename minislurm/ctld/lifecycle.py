@@ -458,10 +458,10 @@ def kill_on_nodes(ctl: CtldState, node_indices: list[int], *, admin_down: bool) 
         else:
             job.end_time = ctl.now
             # its srun steps were stopped with SIGTERM: CANCELLED 0:15 (a standalone
-            # srun's step measured on 22.05.8, tests/test_fidelity_node_failure_lines.py)
+            # srun's step measured on 22.05.8, tests/minislurm/ctld/nodes/test_node_failure.py)
             end_steps(job, job.end_time, SIGTERM)
             # ExitCode=0:0 whether slurmd died or an admin set the node DOWN (22.05.8,
-            # tests/test_scenarios_realslurm.py: --no-requeue job, state=down)
+            # tests/minislurm/ctld/test_scenarios_realslurm.py: --no-requeue job, state=down)
             finish(ctl, job, JobState.NODE_FAIL, 0, 0)
             job.reason = Reason.NODE_DOWN
 

@@ -7,7 +7,8 @@ with reason ``Reservation`` until it starts); other jobs may use those nodes onl
 if they end before the reservation starts, which backfill respects because the
 reservation's nodes leave the map for that window.
 
-What 22.05.8 does, measured on the reference cluster (tests/test_fidelity_resv_*.py):
+What 22.05.8 does, measured on the reference cluster
+(tests/minislurm/ctld/reservations/test_resv_*.py):
 
 * a start more than 600 s in the past (``MAX_RESV_DELAY``) is ``Invalid time
   specified``; an unknown node ``Invalid node name specified``;

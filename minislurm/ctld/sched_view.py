@@ -231,7 +231,7 @@ class SchedView:
         The main scheduler does; the backfill pass does not (its ``allowed`` is only
         the nodes its map found free, so preempting there would pick other victims
         than Slurm, whose main scheduler makes room at submission on all the job's
-        nodes, as measured on 22.05.8 in tests/test_fidelity_preemption.py).
+        nodes, as measured on 22.05.8 in tests/minislurm/ctld/test_preemption.py).
         """
         res = select(job.request, self.state.table, allowed)
         if isinstance(res, Allocation):
@@ -243,7 +243,7 @@ class SchedView:
 
     def _why_not(self, job: Job) -> Reason:
         """The reason of a job that does not fit now, as 22.05.8's select_nodes gives it
-        (measured on the reference cluster, tests/test_fidelity_resv_reasons.py):
+        (measured on the reference cluster, tests/minislurm/ctld/reservations/test_resv_reasons.py):
 
         * a ``-w`` node DOWN/DRAINED: ``ReqNodeNotAvail, UnavailableNodes:<down nodes>``;
           a ``-w`` node in another reservation: ``ReqNodeNotAvail, May be reserved for

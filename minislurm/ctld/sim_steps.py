@@ -1,6 +1,6 @@
 """srun steps of a batch script on the simulated clock (what sacct shows as ``JOBID.0``).
 
-On the wall clock a script's ``srun`` asks slurmctld for a step (`step_service`) and
+On the wall clock a script's ``srun`` asks slurmctld for a step (`daemon/step_service.py`) and
 sacct lists it when it ends.  On the simulated clock no script runs, so
 `minislurm.sim.simscript` reads the ``srun`` lines of the script (``JobBody.steps``, `SimStep`:
 when each starts after the job, how long it sleeps, srun's arguments) and this module plays

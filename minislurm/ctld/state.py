@@ -173,7 +173,7 @@ class CtldState:
 
     @property
     def _prio_period(self) -> int:
-        """``prio_period`` under its former name (tests/test_ctld_fixes.py reads it)."""
+        """``prio_period`` under its former name (tests/minislurm/ctld/test_idle.py reads it)."""
         return self.prio_period
 
     def is_operator(self, uid: int) -> bool:

@@ -18,7 +18,6 @@ id even though no job is created, except when the partition does not exist; sbat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
@@ -72,17 +71,4 @@ def will_run_test(state: CtldState, view: SchedView, options: JobOptions, *,
     return WillRun(job_id, start, alloc.num_cpus, compress(alloc.node_names), job.partition)
 
 
-class _WillRunner(Protocol):
-    def will_run(self, options: JobOptions, *, name: str = "sbatch", user: str = "root",
-                 uid: int = 0, cwd: str = "/tmp", prog: str = "sbatch") -> WillRun: ...
-
-
-def will_run(ctl: _WillRunner, options: JobOptions, *, name: str = "sbatch",
-             user: str = "root", uid: int = 0, cwd: str = "/tmp",
-             prog: str = "sbatch") -> WillRun:
-    """``Controller.will_run`` under its former name (cli/sbatch.py calls it until it
-    asks the controller; docs: /work/tools/notes/ctld-api.md)."""
-    return ctl.will_run(options, name=name, user=user, uid=uid, cwd=cwd, prog=prog)
-
-
-__all__ = ["NOT_AVAILABLE", "WillRun", "will_run", "will_run_test"]
+__all__ = ["NOT_AVAILABLE", "WillRun", "will_run_test"]

@@ -44,8 +44,8 @@ from minislurm.conf import SlurmConfig, load_config
 from minislurm.ctld import WALL_CLOCK, Controller
 from minislurm.ctld.state_files import StateFiles
 from minislurm.ctld.state_save import dump_state, load_state
-from minislurm.ctld.step_service import StepService
 from minislurm.daemon.realtime import RealtimeDriver, realtime_environment
+from minislurm.daemon.step_service import StepService
 from minislurm.errors import SlurmError
 from minislurm.slurmd.process_runner import ProcessBody, ProcessRunner
 from minislurm.slurmd.spool import JobSpool, read_json

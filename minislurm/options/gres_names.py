@@ -5,7 +5,8 @@ directive or ``SBATCH_GRES``/``SLURM_GRES``/``SALLOC_GRES``) naming a resource t
 ``GresTypes`` does not list, with ``<cmd>: error: Invalid generic resource (gres)
 specification`` and exit 1; no job id is used. The same happens to a name given both
 with and without a type (``gpu:a100:1,gpu:1``): ``Invalid GRES specification (with and
-without type identification)``. Measured on 22.05.8 (tests/test_differential_gres_frontend.py):
+without type identification)``. Measured on 22.05.8
+(tests/minislurm/options/test_gres_frontend_differential.py):
 
 - names are compared case-sensitively and as written: ``GPU``, ``gres/gpu`` and an
   empty name (``:1``) are refused as well as ``foo``, ``shard`` or ``mps`` when not

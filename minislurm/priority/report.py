@@ -14,7 +14,7 @@ space per tree level (``slurmdb_tree_name_get``); a user row shows its account,
 indented one more (``-U`` prints it bare).
 
 Where the man pages and the source we could read disagree with a real 22.05.8, the
-real output wins: tests/test_priority_realslurm_capture.py compares these functions
+real output wins: tests/minislurm/priority/test_sprio_sshare_realslurm.py compares these functions
 with sprio/sshare captured from the real-Slurm harness, byte for byte.
 """
 

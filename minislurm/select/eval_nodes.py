@@ -7,7 +7,7 @@ are then taken one after the other and each gets what it can use
 by ``_cpus_to_use`` so that every node still to come keeps at least one CPU.
 Finally ``_set_task_dist`` deals the tasks out (one per node, then round robin)
 and each node keeps ``tasks x -c`` CPUs.  Measured on real 22.05.8 with 4-CPU
-nodes (tests/test_fidelity_select.py): ``-N2 -n4`` -> 3,1; ``-N3 -n4 -c2`` ->
+nodes (tests/minislurm/select/test_cpu_shares.py): ``-N2 -n4`` -> 3,1; ``-N3 -n4 -c2`` ->
 4,2,2; ``-N2-3 -n4`` -> 2,1,1 (a node range aims at its maximum).
 
 A ``--gpus=N`` total is `minislurm.select.gpu_shares` (same CPU shares, nodes picked

@@ -5,7 +5,7 @@ shares of `minislurm.select.eval_nodes`, nodes with partly used GPUs passed over
 and then deals the GPUs out with ``_set_job_bits1`` (:func:`job_gpu_shares`): each node
 in order takes what it can while leaving one GPU for every node still to come, so
 ``-N2 --gpus=3`` gets 2 + 1 GPUs, ``--gpus=5`` 4 + 1 (measured on 22.05.8,
-tests/test_fidelity_gpus.py).
+tests/minislurm/select/test_gpu_placement.py).
 """
 
 from __future__ import annotations
@@ -126,7 +126,8 @@ def eval_nodes_gpus(
 ) -> Allocation | Reason:
     """Nodes, CPUs and GPUs of a ``--gpus=N`` job (Slurm's ``gres_per_job``).
 
-    Measured on real 22.05.8 (4 nodes of 4 CPUs and 4 GPUs, tests/test_fidelity_gpus.py):
+    Measured on real 22.05.8 (4 nodes of 4 CPUs and 4 GPUs,
+    tests/minislurm/select/test_gpu_placement.py):
 
     1. First only the nodes `gpus_roomy` keeps (all GPUs free, or as many free as the
        job wants) are considered, in ``_eval_nodes``'s sets of consecutive nodes,

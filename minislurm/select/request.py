@@ -191,7 +191,7 @@ def node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> Nod
 def gpus_roomy(req: ResourceRequest, table: NodeTable) -> BoolArray:
     """Nodes select/cons_tres tries first for a ``--gpus``/``--gpus-per-task`` job.
 
-    Measured on real 22.05.8 (tests/test_fidelity_gpus.py): a node whose GPUs are
+    Measured on real 22.05.8 (tests/minislurm/select/test_gpu_placement.py): a node whose GPUs are
     partly in use is passed over while other nodes can host the job, unless it has
     as many GPUs free as the whole job asks for.  With one GPU job holding 2 of n1's
     4, ``-N2 --gpus=3`` gets n2 + n3 (not n1 + n2) and ``-N2 --ntasks-per-node=2

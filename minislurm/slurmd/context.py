@@ -60,7 +60,7 @@ def array_step(spec: str | None) -> int:
 
     slurmctld does not derive it from the indices: real Slurm 22.05 exports 3
     for ``0-6:3`` but 1 for ``1,3,5`` and for ``0-7%2`` (capture f3;
-    tests/test_env_realslurm.py checks the others against the real cluster).
+    tests/minislurm/slurmd/env/test_env_realslurm.py checks the others against the real cluster).
 
     >>> [array_step(s) for s in ("0-7%2", "0-6:3", "1,3,5", "0-10:3%2", None)]
     [1, 3, 1, 3, 1]

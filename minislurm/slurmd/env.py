@@ -192,7 +192,7 @@ def _node_variables(node: str) -> dict[str, str]:
 def _memory_variables(job: JobContext, *, given_only: bool) -> dict[str, str]:
     """``SLURM_MEM_PER_CPU`` / ``SLURM_MEM_PER_NODE``: the batch step shows the
     effective value (DefMemPerCPU included, capture a2), salloc only a value
-    the user gave (tests/test_env_realslurm.py)."""
+    the user gave (tests/minislurm/slurmd/env/test_env_realslurm.py)."""
     if job.mem_per_cpu is not None and (job.mem_per_cpu_given or not given_only):
         return {"SLURM_MEM_PER_CPU": str(job.mem_per_cpu)}
     if job.mem_per_node is not None:
@@ -288,7 +288,7 @@ def _srun_job_variables(job: JobContext, allocation: Allocation) -> dict[str, st
     """What an srun that created its own job sets (``env_array_for_job``, capture a1).
 
     No ``SLURM_MEM_PER_CPU``, even with ``--mem-per-cpu`` (real Slurm, see
-    tests/test_env_realslurm.py), no ``SLURM_DISTRIBUTION`` unless ``-m``
+    tests/minislurm/slurmd/env/test_env_realslurm.py), no ``SLURM_DISTRIBUTION`` unless ``-m``
     was given, and no ``SLURM_GPUS``/``SLURM_GPUS_PER_NODE``/``SLURM_GPUS_PER_TASK``.
     """
     env = _client_variables(job)
@@ -309,7 +309,8 @@ def allocation_environment(
     option variables; *no* per-task, per-node or GPU variables (the shell is
     not a task), no ``SLURM_JOB_UID``, no ``SLURM_PRIO_PROCESS``; the default
     job name is ``interactive``.  srun steps inside get it as their base
-    environment.  Checked against real ``salloc`` in tests/test_env_realslurm.py.
+    environment.  Checked against real ``salloc`` in
+    tests/minislurm/slurmd/env/test_env_realslurm.py.
     """
     env = dict(base_env)
     env.update(_option_variables(job))

@@ -23,7 +23,7 @@ with ``--gpu-bind``; ``--gpus-per-task=N`` implies ``--gpu-bind=per_task:N``):
 :func:`bind_task_gpus` picks them and :func:`task_gpu_environment` shows only
 those in the four visibility variables and ``SLURM_STEP_GPUS``, while
 ``SLURM_GPUS_ON_NODE`` still counts the step's GPUs on the node.  Measured on
-real 22.05.8 (tests/test_fidelity_gpus.py): ``srun -n4 --gpus-per-task=1`` gives
+real 22.05.8 (tests/minislurm/select/test_gpu_placement.py): ``srun -n4 --gpus-per-task=1`` gives
 task *k* ``CUDA_VISIBLE_DEVICES=k`` and ``SLURM_GPUS_ON_NODE=4``;
 ``--gpu-bind=none`` removes the visibility variables and ``SLURM_STEP_GPUS``
 altogether (even those srun inherited from the batch step).

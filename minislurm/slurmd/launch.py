@@ -4,7 +4,7 @@ Several logical nodes share this host: every task of every node is a local
 process with its own environment (built by `minislurm.slurmd.env`), its own
 working directory and its streams wired to the ``-o/-e/-i`` files
 (`minislurm.slurmd.stdio`).  What slurmstepd does, and so does `launch_step`
-(every message checked against real Slurm in tests/test_launch_realslurm.py):
+(every message checked against real Slurm in tests/minislurm/slurmd/test_launch_realslurm.py):
 
 * the command is looked up in the *task's* ``PATH`` (`minislurm.slurmd.execve`);
   when ``execve`` fails the task's stderr gets

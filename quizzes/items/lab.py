@@ -50,12 +50,25 @@ class LabItem:
         return cls(common, lab_id)
 
     def present(self, params: Mapping[str, Any], seed: int = 0) -> Presented:
+        """The task as prose, the lab's files and starting file as fenced code (so
+        :mod:`quizzes.prose` keeps their lines), and a diagnose lab's minislurm output
+        in ``exhibit``: the widgets and the exam page show it as preformatted text,
+        squeue's columns and line breaks intact (``lab show`` prints the same parts,
+        `quizzes.labs.cli.show_text`)."""
         from quizzes.labs import lab
-        from quizzes.labs.cli import show_text
+        from quizzes.labs.diagnose import exhibit
 
-        # the task, minislurm's output (diagnose), the lab's files and the skeleton
-        lines = [fill(self.common.prompt, params), "", show_text(lab(self.lab_id))]
-        return Presented(self.common.id, "lab", "\n".join(lines), points=self.common.points)
+        item = lab(self.lab_id)
+        lines = [fill(self.common.prompt, params), "",
+                 f"{item.id}: {item.title} ({item.lesson})", "", item.task]
+        for name, content in item.files:
+            lines += ["", f"`{name}` (in the lab's folder):", "", *_fenced(content)]
+        if item.skeleton:
+            lines += ["", f"`{item.answer_file}` (start from this):", "",
+                      *_fenced(item.skeleton)]
+        shown = exhibit(item.scenario).text.rstrip("\n") if item.kind == "diagnose" else ""
+        return Presented(self.common.id, "lab", "\n".join(lines), points=self.common.points,
+                         exhibit=shown)
 
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
         from quizzes.labs import check
@@ -69,6 +82,11 @@ class LabItem:
         if verdict.slurm:  # Slurm's own words are part of the feedback the gradebook keeps
             feedback += " Slurm said: " + " ".join(verdict.slurm.split())
         return Outcome(1.0 if verdict.passed else 0.0, feedback, verdict.details)
+
+
+def _fenced(text: str) -> list[str]:
+    """``text`` as a fenced code block (:mod:`quizzes.prose` shows it preformatted)."""
+    return ["```", *text.rstrip("\n").split("\n"), "```"]
 
 
 def author_key(source: Mapping[str, Any], salt: str, item_id: str, variants: Sequence[str],

@@ -186,7 +186,8 @@ def squeue_sort(records: Sequence[JobRecord], sort: str, now: int) -> list[JobRe
     then ``sort_job_list``: the ``--sort`` keys right to left (default ``P,t,-p``), each
     a stable ``list_sort``.  So among pending jobs equal in every key the newest comes
     first: 22.05.8 lists the held array ``arr`` before the held ``unlimited`` submitted
-    before it, both priority 0 (tests/test_differential_queue.py), and a held job 53
+    before it, both priority 0
+    (tests/minislurm/cli/squeue/test_queue_differential.py), and a held job 53
     before a held job 52 (capture c2 01b).
     """
     groups = _by_start(_loaded_groups(job_list_order(records)), 0, reverse=True)

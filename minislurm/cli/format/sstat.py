@@ -1,7 +1,7 @@
 """What ``sstat`` (and sacct's usage columns) print for a step's gathered usage.
 
 Field names and widths are sstat.c's ``fields[]`` (22.05.8); values follow what
-real sstat printed for ``srun -n2`` tasks of a running job (tests/test_sstat.py):
+real sstat printed for ``srun -n2`` tasks of a running job (tests/minislurm/cli/test_sstat.py):
 memory in KB with Slurm's exact unit conversion (``64648K``; ``--noconvert``: bytes),
 CPU times as ``00:00:05``, disk bytes raw, the ``TRESUsageIn*`` strings
 ``cpu=00:00:05,energy=0,fs/disk=1685855,mem=64554K,pages=0,vmem=67772K`` (their

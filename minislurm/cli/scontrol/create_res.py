@@ -144,7 +144,7 @@ def _parse_resv(s: Session, pairs: list[tuple[str, str]], now: int, suffix: str
 
 def create_reservation(s: Session, args: Sequence[str]) -> None:
     """``scontrol_create_res``: parse, then what is missing is reported as create_res.c
-    does (measured on 22.05.8, see tests/test_fidelity_resv_cli.py); without
+    does (measured on 22.05.8, see tests/minislurm/cli/scontrol/test_reservation_cli.py); without
     ``ReservationName=`` slurmctld names it.  ``Requested nodes are busy`` comes with
     scontrol's note about partitions on stdout."""
     if args and "=" not in args[0]:  # "create reservation key=value ..."

@@ -118,7 +118,8 @@ def shown(text: str) -> re.Pattern[str]:
 
 
 def lab_settings(home: Path) -> None:
-    """The learner's own JupyterLab settings a test needs (as tests/test_browser.py):
+    """The learner's own JupyterLab settings a test needs (as
+    tests/browser/test_lessons_in_browser.py):
     ``window.jupyterapp`` to drive it, every cell in the DOM, no news pop-up."""
     jupyter = home / ".jupyter"
     for name in ("jupyter_server_config.json", "jupyter_lab_config.json"):
@@ -147,6 +148,11 @@ def take_quiz_in_notebook(page: Any, cls: RunningClass, user: str) -> str:
         " && s.session.kernel.status === 'idle'; }", timeout=120_000)
     cell = page.locator(page.evaluate(RUN_QUIZ_CELL, QUIZ))
     out = cell.locator(".jp-OutputArea")
+    start = out.locator("button", has_text="Start attempt").first
+    start.wait_for(timeout=60_000)  # running the cell opened nothing: the quiz's panel
+    assert "attempts left" in out.inner_text()
+    page.screenshot(path=str(SHOTS / f"{user}-notebook-start.png"), full_page=True)
+    start.click()
     out.locator("button", has_text="Finish and hand in").wait_for(timeout=60_000)
     for item in present_items(bank, user, 1):
         card = out.locator(".widget-vbox").filter(has_text=item.item_id).filter(

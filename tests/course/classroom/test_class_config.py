@@ -18,7 +18,8 @@ from course.classroom.hubconfig import hub_config
 from course.classroom.paths import ClassPaths
 from quizzes.author import load_sources
 from quizzes.bank import load_banks
-from quizzes.exam import ExamDesk, ExamError
+from quizzes.errors import ExamError
+from quizzes.exam import ExamDesk
 from quizzes.keys import generate, load_private
 
 REPO = Path(__file__).resolve().parents[3]

@@ -27,7 +27,7 @@ from quizzes.grade import attempt_items
 
 pytestmark = pytest.mark.slow
 QUIZ = "01-what-is-slurm"
-CLASS_LEARNERS = ("ada", "bob", "cy", "dan", "eve")
+CLASS_LEARNERS = ("ada", "bob", "cy", "dan", "eve", "gil", "hal")
 
 
 @pytest.fixture(scope="module")
@@ -241,6 +241,71 @@ def test_no_attempt_after_the_limit(cls, bank):
     assert stored(cls) == before
 
 
+def test_a_pt_br_learner_gets_portuguese_and_shares_the_items_rows(cls, bank, source):
+    """gil asks in pt-BR (what the kernel's quizzes.i18n.resolve says), hal in English:
+    gil's title, prompts, options, feedback and explanations are the bank's Portuguese;
+    the gradebook keeps one row per item whatever the language (English feedback), the
+    item analysis counts both learners on the same item, and gil's certificate records
+    pt-BR."""
+    from quizzes import translations
+    from quizzes.exam import explain, present_items
+
+    words = translations.load(bank, "pt-BR")
+    assert words is not None
+    gil, teacher = cls.token("gil"), cls.token("teacher")
+    code, quizzes = cls.call("GET", "api/quizzes?lang=pt-BR", token=gil)
+    mine = next(q for q in quizzes if q["quiz_id"] == QUIZ)
+    assert code == 200 and mine["title"] == words.title and mine["open"] is None
+    assert not [r for r in stored(cls)["exam_attempts"] if r[1] == "gil"]  # asking opens none
+    before = stored(cls)
+    code, reply = cls.call("POST", "api/attempts", token=gil,
+                           body={"quiz_id": QUIZ, "lang": "fr"})
+    assert code == 400 and "unknown language 'fr'" in reply["error"]
+    assert stored(cls) == before
+    code, att = cls.call("POST", "api/attempts", token=gil,
+                         body={"quiz_id": QUIZ, "lang": "pt-BR"})
+    assert code == 200 and att["lang"] == "pt-BR" and att["title"] == words.title
+    expected = present_items(bank, "gil", 1, words)
+    assert [(i["item_id"], i["prompt"], [list(o) for o in i["options"]]) for i in att["items"]] \
+        == [(p.item_id, p.prompt, [list(o) for o in p.options]) for p in expected]
+    english = {p.item_id: p.prompt for p in present_items(bank, "gil", 1)}
+    assert sum(p.prompt != english[p.item_id] for p in expected) >= len(expected) // 2
+    answers = correct_responses(bank, source, "gil", 1)
+    choice = next(p for p in expected if p.options and not p.multiple)
+    wrong = next(o for o, _ in choice.options if o != answers[choice.item_id])
+    code, fb = cls.call("POST", f"api/attempts/{att['attempt_id']}/answers", token=gil,
+                        body={"item_id": choice.item_id, "response": wrong, "lang": "pt-BR"})
+    assert code == 200 and fb["feedback"].startswith("Incorreto"), fb
+    assert fb["explanation"] == explain(bank, "gil", choice.item_id, 1, words)
+    assert fb["explanation"] != explain(bank, "gil", choice.item_id, 1)  # Portuguese
+    for item_id, response in answers.items():
+        if item_id != choice.item_id:
+            code, fb = cls.call("POST", f"api/attempts/{att['attempt_id']}/answers", token=gil,
+                                body={"item_id": item_id, "response": response,
+                                      "lang": "pt-BR"})
+            assert code == 200, fb
+    code, result = cls.call("POST", f"api/attempts/{att['attempt_id']}/submit", token=gil)
+    assert code == 200 and result["lang"] == "pt-BR" and result["certificate_id"], result
+    code, page = cls.call("GET", f"verify/{result['certificate_id']}.json")
+    assert page["status"] == "valid" and page["record"]["lang"] == "pt-BR"
+    assert page["record"]["assessment"] == "exam"
+    hal = take(cls, "hal", correct_responses(bank, source, "hal", 1))  # English
+    code, page = cls.call("GET", f"verify/{hal['certificate_id']}.json")
+    assert page["record"]["lang"] == "en"
+    book = stored(cls)
+    counted = {r[0]: r[2] for r in book["attempts"]}  # attempt id -> learner
+    rows = [(counted[r[0]], r[1], r[6]) for r in book["item_responses"]
+            if counted[r[0]] in ("gil", "hal")]
+    shared = {i for w, i, _ in rows if w == "gil"} & {i for w, i, _ in rows if w == "hal"}
+    assert choice.item_id in {i for _, i, _ in rows} and shared
+    assert not any(fb.startswith(("Correto", "Incorreto")) for _, _, fb in rows), rows
+    wrong_row = next(fb for w, i, fb in rows if (w, i) == ("gil", choice.item_id))
+    assert wrong_row.startswith("Incorrect")
+    code, stats = cls.call("GET", f"analysis/{QUIZ}.json", token=teacher)
+    ids = [i["item_id"] for i in stats["items"]]
+    assert code == 200 and len(ids) == len(set(ids)) == len(bank.items)
+
+
 def test_instructor_routes_are_for_instructors_only(cls):
     ada = cls.token("ada")
     for path in ("api/gradebook", "export/canvas.csv", f"analysis/{QUIZ}.json"):
@@ -279,8 +344,11 @@ from quizzes.widget import quiz
 answers = json.loads(sys.argv[1])
 assert not (Path(quizzes.__file__).parent / "banks").exists(), "a bank in the learner image"
 box = quiz(%r, mode="all")
-view = box.children[0]
-out = {"items": []}
+panel = box.children[0]
+out = {"panel": panel.children[0].value, "button": panel.children[1].description}
+panel.children[1].click()  # Start attempt: only now is an attempt opened
+view = panel.children[0]
+out["items"] = []
 for card in view.children[1].children:
     item_id = card.children[0].value.split("<b>", 1)[1].split("</b>", 1)[0]
     box_ = card.children[1]
@@ -318,9 +386,11 @@ def test_the_notebook_widget_takes_the_exam_from_the_service(cls, bank, source):
                                                     attempt_items(bank, "eve", 1)]
         assert all("quiz-feedback" in fb and locked for _, fb, locked in out["items"]), out
         assert "Graded: 100%." in out["result"]
+        assert bank.title in out["panel"] and out["button"] == "Start attempt"
         book = stored(cls)
         mine = [r for r in book["exam_attempts"] if r[1] == "eve"]
-        assert len(mine) == 1 and mine[0][-1] is not None  # opened and submitted by the service
+        assert len(mine) == 1 and mine[0][9] is not None  # opened and submitted by the service
+        assert mine[0][10] == "en"  # the language it was taken in
         assert sum(1 for r in book["exam_answers"] if r[0] == mine[0][0]) == len(answers)
         cert = next(r[0] for r in book["certificates"] if r[1] == "eve")
         assert f"{cls.service}verify/{cert}" in out["result"]

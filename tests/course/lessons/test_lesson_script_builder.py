@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from busy_probe import assert_busy_while
+from captures import capture_root
 
 from course.lessons.script_builder import (
     REAL_SLURM_CAPTURE,
@@ -27,7 +28,8 @@ from course.lessons.script_builder import (
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.sim import Cluster
 
-REFERENCE = Path("/work/shared/slurm-reference/a3_sbatch_env_cpus_per_task")
+_ROOT = capture_root()
+REFERENCE = (_ROOT / "a3_sbatch_env_cpus_per_task") if _ROOT else Path("/nonexistent")
 
 
 @pytest.fixture

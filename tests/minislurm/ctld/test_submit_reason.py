@@ -77,7 +77,13 @@ def test_reason_at_submission_on_real_slurm(real_slurm, tmp_path: Path) -> None:
 
     _cleanup(run)
     try:
-        got = _scenario(run, lambda: time.sleep(6))
+        at_once, later = _scenario(run, lambda: time.sleep(6))
     finally:
         _cleanup(run)
-    assert got == (AT_ONCE, LATER)
+    assert later == LATER
+    # The race: sbatch's accepted job queues a scheduler pass that slurmctld runs in its
+    # own thread (sched_min_interval=0, bf_interval=1 on the reference cluster); the
+    # squeue right after sbatch sees the reason set at acceptance, or -- when the pass
+    # got in first (seen on a loaded machine) -- the one the pass set. Those two only.
+    assert all(got in (first, then) for got, first, then in zip(at_once, AT_ONCE, LATER,
+                                                                   strict=True)), at_once

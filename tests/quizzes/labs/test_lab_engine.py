@@ -175,7 +175,7 @@ def test_lab_item_grades_by_replay_and_refuses_practice_labs() -> None:
     miss = item.grade(FIRST.replace("-o train-%j.out", ""), {}, "salt", "")
     assert miss.score == 0.0 and "StdOut=slurm-" in miss.feedback
     assert "train.sh" in item.present({}).prompt
-    assert "$ squeue" in _item("diagnose-queue").present({}).prompt
+    assert "$ squeue" in _item("diagnose-queue").present({}).exhibit  # shown preformatted
     from quizzes.errors import BankError
     with pytest.raises(BankError, match="practice lab"):
         _item("ddp-drill")

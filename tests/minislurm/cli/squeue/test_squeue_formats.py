@@ -216,7 +216,8 @@ def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ig
             res = real_slurm.run(cmd, cwd=work)
             ours = cluster.run(cmd)
             # the order of equal-priority started tasks varies on real Slurm: lines
-            # are compared as a multiset (the order is tests/test_fidelity_squeue_order's)
+            # are compared as a multiset (the order is
+            # tests/minislurm/cli/squeue/test_squeue_order.py's)
             assert (sorted(ids_relative(res.stdout, first).splitlines()), res.stderr,
                     res.rc) == (sorted(ids_relative(ours.stdout, FIRST).splitlines()),
                                 ours.stderr, ours.returncode), cmd

@@ -43,6 +43,14 @@ STEP_ENV = (
 )
 
 
+@pytest.fixture(scope="module")
+def real_slurm(fresh_real_slurm: RealSlurm) -> RealSlurm:
+    """This module's own real cluster: which node an array task lands on depends on what
+    the session's cluster ran before (22.05.8 put task 0 on n2, not n1, after other
+    files), and these cases compare SLURMD_NODENAME & co. with a fresh minislurm's."""
+    return fresh_real_slurm
+
+
 def both(
     real: RealSlurm, mini: MiniCluster, args: str, script: str, folder: str
 ) -> tuple[CaseRun, CaseRun]:

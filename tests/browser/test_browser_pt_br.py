@@ -1,0 +1,229 @@
+"""Both editions in a real JupyterLab, driven by a real chromium (Playwright).
+
+JupyterLab is started as ``scripts/course --lang LANG`` starts it (``python -m course lab
+--lang LANG``) on a copy of the edition (notebooks/ for English, notebooks/pt-BR/ built
+by course/i18n.py from the English notebooks and course/locale/pt_BR/notebooks/), with
+JupyterLab's own interface in that language (course/i18n_lab.py).  Each lesson of each
+edition is opened, its outputs cleared, all its cells run; no cell may error; each
+experiment's prediction is committed through its (translated) Check button; a screenshot
+goes to build/screenshots/<lang>/NN-name.png.  In pt-BR, JupyterLab's menu bar says
+"Arquivo" (not "File"), its launcher and file browser speak Portuguese, and the course's
+widgets too ("Preveja primeiro:", "Verificar"), while the code cells are the English
+ones.  Skipped, with the reason, only when chromium or playwright is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_lessons_in_browser import (  # the same JupyterLab drill as the English test
+    CHROMIUM,
+    FLAGS,
+    HOSTILE_PROFILE,
+    QUIZ_LEARNER,
+    _errors,
+    _free_port,
+    _open_and_run,
+    _settings,
+    _wait_idle,
+)
+
+from course.i18n import build_edition
+from course.manifest import ROOT
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
+SCREENSHOTS = ROOT / "build" / "screenshots"
+#: What the interface says in each edition: the File menu, the predict step's words.
+WORDS = {
+    "en": {"menu": "File", "predict": "Predict first:", "check": "Check",
+           "explore": "Now explore"},
+    "pt-BR": {"menu": "Arquivo", "predict": "Preveja primeiro:", "check": "Verificar",
+              "explore": "Agora explore"},
+}
+
+try:
+    from playwright.sync_api import Page, sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    sync_playwright = None  # type: ignore[assignment]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.is_file(),
+                       reason="chromium is not installed at /usr/bin/chromium "
+                              "(scripts/install-system-packages installs it)"),
+    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed"),
+]
+
+
+def _start(tmp: Path, lang: str) -> Iterator[tuple[str, str]]:
+    """JupyterLab for one edition, on a copy of notebooks/ (the pt-BR edition built into
+    it; its readings/ links resolve through the copy's course/lessons link)."""
+    root = tmp / "notebooks"
+    shutil.copytree(ROOT / "notebooks", root, symlinks=True,
+                    ignore=shutil.ignore_patterns("pt-BR"))
+    (tmp / "course").mkdir()
+    (tmp / "course" / "lessons").symlink_to(ROOT / "course" / "lessons")
+    if lang != "en":
+        build_edition(lang, sorted(root.glob("[0-9][0-9]-*.ipynb")), root / lang,
+                      lessons=tmp / "course" / "lessons")
+        root = root / lang
+    home = tmp / "home"
+    home.mkdir()
+    for name in (".profile", ".bashrc"):
+        (home / name).write_text(HOSTILE_PROFILE)
+    env = dict(os.environ)
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[var] = str(tmp / var.lower())
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "settings")
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
+    env["XDG_CACHE_HOME"] = str(tmp / "cache")
+    env["HOME"] = str(home)
+    env["MINISLURM_STATE_DIR"] = str(tmp / "state")
+    env["PYTHONPATH"] = str(ROOT)
+    env["JUPYTERHUB_USER"] = QUIZ_LEARNER
+    env.pop("SLURM_CONF", None)
+    env.pop("COURSE_LANG", None)        # the switch is --lang, as scripts/course passes it
+    _settings(tmp / "settings")
+    port, token = _free_port(), secrets.token_hex(16)
+    log = (tmp / "lab.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "course", "lab", "--lang", lang, "--root", str(root),
+         "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
+         "--allow-root", f"--IdentityProvider.token={token}",
+         "--LabApp.expose_app_in_browser=True"],
+        cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text())
+                time.sleep(0.3)
+        yield base, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="module", params=["en", "pt-BR"])
+def edition(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+    """(language, base url, token) of a JupyterLab serving that edition."""
+    lang = str(request.param)
+    for base, token in _start(tmp_path_factory.mktemp(f"lab-{lang}"), lang):
+        yield lang, base, token
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    assert sync_playwright is not None
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield b
+        b.close()
+
+
+def _predict_checks(words: dict[str, str]) -> str:
+    """Every predict step's Check button, found by the edition's words."""
+    return ("xpath=//div[contains(concat(' ', @class, ' '), ' widget-html ')]"
+            f"[.//b[normalize-space()='{words['predict']}']]"
+            "/following-sibling::div[contains(concat(' ', @class, ' '), ' widget-hbox ')][1]"
+            f"//button[normalize-space()='{words['check']}']")
+
+
+def _answer_predictions(page: Page, panel: str, words: dict[str, str]) -> int:
+    buttons = page.locator(f"{panel} >> {_predict_checks(words)}")
+    for i in range(buttons.count()):
+        button = buttons.nth(i)
+        row = button.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
+                             " ' widget-hbox ')][1]")
+        button.scroll_into_view_if_needed()
+        if row.locator("select").count():
+            row.locator("select").first.select_option(index=0)
+        else:
+            row.locator("input").first.fill("1")
+        button.click()
+        row.locator("xpath=following-sibling::div[1]").filter(
+            has_text=words["explore"]).wait_for(timeout=60_000)
+    return buttons.count()
+
+
+def _menu_bar(page: Page) -> list[str]:
+    page.wait_for_selector("#jp-MainMenu .lm-MenuBar-itemLabel", timeout=60_000)
+    return page.eval_on_selector_all("#jp-MainMenu .lm-MenuBar-itemLabel",
+                                     "els => els.map(e => e.textContent)")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
+def test_each_lesson_runs_in_each_edition_in_its_language(
+        notebook: Path, edition: tuple[str, str, str], browser: Any) -> None:
+    lang, base, token = edition
+    words = WORDS[lang]
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        panel = _open_and_run(page, (base, token), notebook, f"{lang}-{notebook.stem}")
+        menus = _menu_bar(page)
+        assert menus[0] == words["menu"], f"{lang}: JupyterLab's menu bar says {menus}"
+        if lang == "pt-BR":
+            assert "Arquivo" in menus and "File" not in menus and "Ajuda" in menus
+            # a menu's items come from the language pack: the File menu opens in Portuguese
+            page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text="Arquivo").click()
+            items = page.locator(".lm-Menu-itemLabel").all_inner_texts()
+            page.keyboard.press("Escape")
+            assert any(i.startswith("Salvar") for i in items), items
+        answered = _answer_predictions(page, panel, words)
+        other = WORDS["en" if lang == "pt-BR" else "pt-BR"]
+        text = page.locator(panel).inner_text()
+        if answered:
+            assert words["predict"] in text and other["predict"] not in text
+        _wait_idle(page, 120)
+        assert _errors(page) == [], f"{lang} {notebook.name}: cells errored"
+        page.wait_for_timeout(800)
+        folder = SCREENSHOTS / lang
+        folder.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(folder / f"{notebook.stem}.png"))
+        print(f"\n{lang} {notebook.stem}: {answered} prediction(s), menus {menus[:3]}, "
+              f"screenshot {folder / notebook.name.replace('.ipynb', '.png')}")
+    finally:
+        page.close()
+
+
+def test_the_pt_br_edition_has_the_english_code_cells(edition: tuple[str, str, str],
+                                                      browser: Any) -> None:
+    """What JupyterLab serves as the pt-BR notebook holds the English code cells."""
+    import json
+
+    import nbformat
+
+    lang, base, token = edition
+    if lang != "pt-BR":
+        pytest.skip("the English edition is the source")
+    for notebook in NOTEBOOKS:
+        url = f"{base}/api/contents/{notebook.name}?token={token}&content=1"
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            served = json.load(resp)["content"]
+        english = nbformat.reads(notebook.read_text(encoding="utf-8"), as_version=4)
+        code = [json.dumps([c.source, c.outputs], sort_keys=True) for c in english.cells
+                if c.cell_type == "code"]
+        assert [json.dumps([c["source"], c["outputs"]], sort_keys=True)
+                for c in served["cells"] if c["cell_type"] == "code"] == code, notebook.name
+        assert served["metadata"]["lang"] == "pt-BR"
