@@ -17,7 +17,7 @@ machine of ``procs`` identical processors, at one-second resolution, event-drive
 - a job runs ``min(runtime, requested)`` seconds (killed at its limit).
 
 Small and slow on purpose (it sorts the running jobs at each event): it is read, not run
-for speed.  Waits and bounded slowdowns are computed here as in ``minislurm.metrics``.
+for speed.  Waits and bounded slowdowns are computed here as in ``minislurm.sim.metrics``.
 
 Two knobs, off by default, model where Slurm's sched/backfill differs from the textbook,
 so that a test can show *which* difference explains a gap: ``limit_unit=60`` rounds each
@@ -34,7 +34,7 @@ import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-#: Feitelson's threshold of bounded slowdown (seconds), as minislurm.metrics.TAU.
+#: Feitelson's threshold of bounded slowdown (seconds), as minislurm.sim.metrics.TAU.
 TAU = 10
 
 

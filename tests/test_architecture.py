@@ -208,6 +208,19 @@ def unnamed_modules(package: Path, text: str) -> list[str]:
     return missing
 
 
+def stale_names(package: Path, text: str) -> list[str]:
+    """The modules and folders a table row of ``text`` starts with (``| `ctld/x.py` |``)
+    that ``package`` no longer has."""
+    stale = []
+    for line in text.splitlines():
+        if not line.startswith("| `"):
+            continue
+        name = line[3:].split("`", 1)[0]
+        if name.endswith((".py", "/")) and not (package / name).exists():
+            stale.append(name)
+    return stale
+
+
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
     return import_graph(REPO, ROOTS)
@@ -244,6 +257,11 @@ def test_minislurm_never_imports_quizzes_or_course(graph: dict[str, set[str]]) -
 def test_architecture_doc_names_every_module() -> None:
     missing = unnamed_modules(REPO / "minislurm", ARCHITECTURE.read_text(encoding="utf-8"))
     assert not missing, f"docs/ARCHITECTURE.md does not name: {missing}"
+
+
+def test_architecture_doc_names_no_module_that_is_gone() -> None:
+    stale = stale_names(REPO / "minislurm", ARCHITECTURE.read_text(encoding="utf-8"))
+    assert not stale, f"docs/ARCHITECTURE.md names modules that do not exist: {stale}"
 
 
 # ---- self-tests: the checks can fail ---------------------------------------------------
@@ -306,10 +324,12 @@ def test_import_graph_reads_every_kind_of_import(tmp_path: Path) -> None:
     assert circles(graph) == [["pkg.other", "pkg.sub.leaf", "pkg.top"]]
 
 
-def test_unnamed_modules_lists_what_the_document_lacks(tmp_path: Path) -> None:
+def test_the_document_checks_find_a_missing_and_a_stale_module(tmp_path: Path) -> None:
     package = tmp_path / "pkg"
     (package / "conf").mkdir(parents=True)
     for name in ("__init__.py", "top.py", "conf/__init__.py", "conf/read.py"):
         (package / name).write_text("")
     assert unnamed_modules(package, "`top.py` and `conf/` and `conf/read.py`") == []
     assert unnamed_modules(package, "top.py, `conf/read.py`") == ["conf/", "top.py"]
+    table = "| module | concept |\n| `top.py` | here |\n| `gone.py` | moved |\n| `conf/` | here |\n"
+    assert stale_names(package, table) == ["gone.py"]

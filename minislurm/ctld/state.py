@@ -99,7 +99,7 @@ class CtldState:
         self.started_at = int(wall.started_at) if wall is not None else self.clock_offset
         self.runner: JobRunner = runner if runner is not None else SimulatedRunner(self.env)
         self.seed = seed
-        # ---- settings (slurm.conf; defaults live in minislurm.config's records) ----
+        # ---- settings (slurm.conf; defaults live in minislurm.conf's records) ----
         sched = config.scheduler
         self.bf = BackfillParams.from_config(sched)
         self.queue_depth = sched.default_queue_depth or 100

@@ -53,7 +53,7 @@ POLICIES = ("fifo", "easy", "conservative", "slurm")
 @dataclass(frozen=True, slots=True)
 class BackfillParams:
     """The ``SchedulerParameters=`` backfill knobs (``from_config``; Slurm 22.05's
-    defaults are those of ``minislurm.config.SchedulerParameters``)."""
+    defaults are those of ``minislurm.conf.SchedulerParameters``)."""
 
     bf_interval: int  # seconds between passes
     bf_window: int  # minutes of future the map covers

@@ -7,6 +7,7 @@
   controller on a SimPy clock (the notebooks' and the labs' cluster);
 * `minislurm.sim.simscript` -- how a simulated node "runs" a batch script (its sleeps);
 * `minislurm.sim.simulate` -- an experiment: a workload through the controller;
+* `minislurm.sim.command` -- ``python -m minislurm simulate``, the experiment's command;
 * `minislurm.sim.workload` -- workloads: the seeded AI-cluster generator, SWF traces;
 * `minislurm.sim.metrics` -- utilisation, waits, slowdown over accounting records;
 * `minislurm.sim.plots` -- plotly figures of a schedule, one helper per chart.
