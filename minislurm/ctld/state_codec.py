@@ -12,8 +12,9 @@ learner can read, with just enough tags to rebuild the same Python values:
 
 Only classes of the ``minislurm`` package are rebuilt (a state file is data, never
 code). A field the class no longer has is dropped and a new field takes its
-default, so state saved by an older minislurm still loads; anything else that does
-not fit raises `StateFormatError`.
+default, so state saved by an older minislurm still loads; so does a class whose
+module has moved since (`MOVED`); anything else that does not fit raises
+`StateFormatError`.
 """
 
 from __future__ import annotations
@@ -24,9 +25,41 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["StateFormatError", "decode", "encode"]
+__all__ = ["MOVED", "MOVED_CLASSES", "StateFormatError", "current_name", "decode", "encode"]
 
 _PACKAGE = "minislurm."
+
+#: Where the modules of an older minislurm went (the package layout of issue 20):
+#: a state file names a class by its module, and a learner's saved cluster must load
+#: after an upgrade. The longest matching old module wins.
+MOVED: dict[str, str] = {
+    **{f"minislurm.{m}": f"minislurm.common.{m}" for m in (
+        "accounts", "billing", "filenames", "gres", "hostlist", "jobacct", "jobarray",
+        "layout", "rpc", "timespec")},
+    **{f"minislurm.{m}": f"minislurm.sim.{m}" for m in (
+        "cluster", "metrics", "plots", "simscript", "simulate", "workload")},
+    "minislurm.realtime": "minislurm.daemon.realtime",
+    "minislurm.slurmctld": "minislurm.daemon.slurmctld",
+    "minislurm.ctld.step_service": "minislurm.daemon.step_service",
+    "minislurm.cgroup_conf": "minislurm.conf.cgroup_conf",
+    "minislurm.conf_parse": "minislurm.conf.parse_config",
+    "minislurm.conf_records": "minislurm.conf.records",
+    "minislurm.cli.simulate": "minislurm.sim.command",
+}
+
+#: Classes that moved to another module on their own.
+MOVED_CLASSES: dict[str, str] = {
+    "minislurm.gres.GresConfLine": "minislurm.conf.gres_conf.GresConfLine",
+    "minislurm.select.cons_tres.ResourceRequest": "minislurm.select.request.ResourceRequest",
+}
+
+
+def current_name(name: str) -> str:
+    """``name`` (``module.Class``) as this minislurm spells it (`MOVED`, `MOVED_CLASSES`)."""
+    if name in MOVED_CLASSES:
+        return MOVED_CLASSES[name]
+    old = max((m for m in MOVED if name.startswith(m + ".")), key=len, default=None)
+    return name if old is None else MOVED[old] + name[len(old):]
 
 
 class StateFormatError(ValueError):
@@ -82,6 +115,7 @@ def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
 def _class(name: str) -> type:
     if not isinstance(name, str) or not name.startswith(_PACKAGE):
         raise StateFormatError(f"refusing to rebuild {name!r}: not a minislurm class")
+    name = current_name(name)
     module, _, qual = name.rpartition(".")
     try:
         obj: Any = importlib.import_module(module)

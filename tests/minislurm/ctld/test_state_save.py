@@ -20,10 +20,20 @@ import pytest
 import simpy
 from ctld_helpers import REF_CONF, sub
 
+from minislurm.common.accounts import QOS
+from minislurm.common.gres import parse_gres_request
+from minislurm.common.jobarray import parse_array
 from minislurm.conf import parse_config
 from minislurm.ctld import Controller, JobBody
 from minislurm.ctld.runner import SIGKILL, SIGTERM
-from minislurm.ctld.state_codec import StateFormatError, decode, encode
+from minislurm.ctld.state_codec import (
+    MOVED,
+    MOVED_CLASSES,
+    StateFormatError,
+    _class,
+    decode,
+    encode,
+)
 from minislurm.ctld.state_files import PARTS, StateFiles, StateRecoveryError
 from minislurm.ctld.state_save import dump_state, load_state
 from minislurm.job import Allocation, JobRecord
@@ -228,6 +238,63 @@ def test_the_codec_rebuilds_only_minislurm_classes() -> None:
         decode({"__dc__": "os.system", "command": "true"})
     with pytest.raises(StateFormatError, match="unknown class"):
         decode({"__enum__": "minislurm.states.NoSuchEnum", "v": 1})
+
+
+def _old_names(data: object, renamed: list[str]) -> object:
+    """``data`` (a state part) as an older minislurm wrote it: every class named by the
+    module it had before it moved (the inverse of ``MOVED``/``MOVED_CLASSES``)."""
+    back_classes = {new: old for old, new in MOVED_CLASSES.items()}
+    back = {new: old for old, new in MOVED.items()}
+    if isinstance(data, list):
+        return [_old_names(v, renamed) for v in data]
+    if not isinstance(data, dict):
+        return data
+    out = {}
+    for key, value in data.items():
+        if key in ("__dc__", "__enum__") and isinstance(value, str):
+            module = max((m for m in back if value.startswith(m + ".")), key=len, default=None)
+            if value in back_classes:
+                value = back_classes[value]
+            elif module is not None:
+                value = back[module] + value[len(module):]
+            if value != data[key]:
+                renamed.append(value)
+        out[key] = _old_names(value, renamed)
+    return out
+
+
+def test_state_saved_before_the_modules_moved_still_loads(tmp_path: Path) -> None:
+    """A learner's saved cluster outlives an upgrade that moved minislurm's modules
+    (minislurm.gres -> minislurm.common.gres, ...): the classes are found again."""
+    original = controller()
+    busy_day(original)
+    StateFiles(tmp_path / "ctld").save(dump_state(original))
+    renamed: list[str] = []
+    parts = {name: _old_names(part, renamed)
+             for name, part in StateFiles(tmp_path / "ctld").load().parts.items()}
+    assert renamed  # the state really names a moved class (select's ResourceRequest)
+    fresh = controller(simpy.Environment(initial_time=original.env.now))
+    load_state(fresh, parts)
+    assert fresh.jobs() == original.jobs()
+    assert fresh.accounting() == original.accounting()
+    assert fresh.nodes() == original.nodes()
+
+
+def test_values_of_moved_modules_decode_from_their_old_names() -> None:
+    values = [parse_array("0-15%4"), parse_gres_request("gpu:a100:2,nic:1"),
+              QOS(name="debug", priority=10)]
+    for value in values:
+        renamed: list[str] = []
+        old = _old_names(json.loads(json.dumps(encode(value))), renamed)
+        assert renamed and renamed[0].split(".")[1] in ("jobarray", "gres", "accounts")
+        assert decode(old) == value
+
+
+def test_every_moved_name_points_at_a_class_that_exists() -> None:
+    for old, new in MOVED_CLASSES.items():
+        assert _class(old) is _class(new)
+    for new in MOVED.values():
+        __import__(new)
 
 
 # ---- the files --------------------------------------------------------------------------
