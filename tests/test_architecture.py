@@ -51,6 +51,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("daemon", ("minislurm.daemon",)),
     ("sim", ("minislurm.sim",)),
     ("entry point", ("minislurm.__main__",)),
+    # the DDP example (a program run under Slurm) is below the quizzes: the labs grade
+    # a job's tasks by the wiring it derives from SLURM_* (course.ddp.wiring)
+    ("the DDP example", ("course.ddp",)),
     ("quizzes", ("quizzes",)),
     ("course", ("course",)),
 )
