@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import simpy
 
@@ -53,8 +54,14 @@ class CommandResult:
     def __str__(self) -> str:
         return self.stdout + self.stderr
 
-    def _repr_pretty_(self, printer: object, cycle: bool) -> None:  # IPython display
-        printer.text(str(self).rstrip("\n"))  # type: ignore[attr-defined]
+    def _repr_pretty_(self, printer: _PrettyPrinter, cycle: bool) -> None:  # IPython display
+        printer.text(str(self).rstrip("\n"))
+
+
+class _PrettyPrinter(Protocol):
+    """What IPython's pretty printer offers ``_repr_pretty_`` (IPython.lib.pretty)."""
+
+    def text(self, obj: str) -> None: ...
 
 
 class Cluster:

@@ -99,9 +99,9 @@ def classes_for(procs: int) -> tuple[LublinClass, LublinClass]:
     if procs < 2:
         raise ValueError(f"the Lublin model needs at least 2 processors, not {procs}")
     shift = math.log2(procs) - BATCH_128.uhi
-    return tuple(  # type: ignore[return-value]
-        replace(c, umed=c.umed + shift, uhi=c.uhi + shift) for c in (INTERACTIVE_128, BATCH_128)
-    )
+    interactive, batch = (replace(c, umed=c.umed + shift, uhi=c.uhi + shift)
+                          for c in (INTERACTIVE_128, BATCH_128))
+    return interactive, batch
 
 
 @dataclass(frozen=True, slots=True)
