@@ -179,11 +179,9 @@ def _recheck_partition_limits(ctl: CtldState, job: Job) -> None:
     if job.static_reason is not None and job.static_reason not in _PART_REASONS:
         return  # PartitionConfig and the like stay
     reason: Reason | None = None
-    if part.max_time is not None and (job.time_limit is None or job.time_limit > part.max_time):
+    if part.over_time(job.time_limit):
         reason = Reason.PARTITION_TIME_LIMIT
-    part_nodes = int(part.mask.sum())
-    max_nodes = part.max_nodes if part.max_nodes is not None else part_nodes
-    if job.num_nodes > max_nodes or job.num_nodes > part_nodes or job.num_nodes < part.min_nodes:
+    if part.outside_nodes(job.num_nodes):
         reason = reason or Reason.PARTITION_NODE_LIMIT
     job.static_reason = reason
     if reason is None and job.reason in _PART_REASONS:

@@ -80,6 +80,18 @@ class PartView:
     min_nodes: int
     state: str
 
+    def over_time(self, time_limit: int | None) -> bool:
+        """A limit above ``MaxTime`` (UNLIMITED is above any): PartitionTimeLimit, or a
+        rejection under ``EnforcePartLimits`` (job_limits_check in job_mgr.c)."""
+        return self.max_time is not None and (time_limit is None or time_limit > self.max_time)
+
+    def outside_nodes(self, nodes: int) -> bool:
+        """A node count outside ``MinNodes``..``MaxNodes`` (or above the partition's
+        size): PartitionNodeLimit, or a rejection under ``EnforcePartLimits``."""
+        size = int(self.mask.sum())
+        most = self.max_nodes if self.max_nodes is not None else size
+        return nodes > most or nodes > size or nodes < self.min_nodes
+
 
 @dataclass(frozen=True, slots=True)
 class Checked:
@@ -251,15 +263,12 @@ def check_request(
     time_limit = opts.time_limit if opts.time_limit_set else part.default_time
     if not opts.time_limit_set and part.default_time is None:
         time_limit = part.max_time
-    if time_limit == INVALID_TIME or (
-        part.max_time is not None and (time_limit is None or time_limit > part.max_time)
-    ):
+    if time_limit == INVALID_TIME or part.over_time(time_limit):
         if enforce:
             raise reject(prog, INVALID_TIME_LIMIT)
         static = Reason.PARTITION_TIME_LIMIT
-    max_nodes = part.max_nodes if part.max_nodes is not None else part_nodes
     asked = req.min_nodes if spread else nodes  # -n alone asks for no node count
-    if asked > max_nodes or asked > part_nodes or asked < part.min_nodes:
+    if part.outside_nodes(asked):
         if enforce:
             raise reject(prog, NODE_COUNT)
         static = static or Reason.PARTITION_NODE_LIMIT
