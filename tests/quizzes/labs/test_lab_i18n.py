@@ -1,0 +1,120 @@
+"""The labs in pt-BR: every lab has a current translation keeping Slurm's words; a stale
+one falls back to English; the widget and ``quizzes lab show`` speak the resolved language."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from quizzes.labs.catalog import LABS, lab
+from quizzes.labs.i18n import FORMAT, current, fingerprint, load, localise, parse, path_for, report
+
+CODE = re.compile(r"`[^`]+`")
+#: Slurm's words and names a translation must keep byte for byte: options, #SBATCH-style
+#: lines, file names and patterns, environment variables and Slurm's CamelCase keys
+#: (MASTER_ADDR, Preempt=scavenger, PreemptMode=REQUEUE), squeue/sacct column names.
+SLURM_TOKEN = re.compile(
+    r"(?<![\w-])(?:--?[a-zA-Z][\w-]*(?:=\S+)?"          # -o, --parsable, --start
+    r"|#[A-Z]+"                                         # #SBATCH, #MINISLURM
+    r"|[\w<>%-]+\.(?:sh|py|out|err)"                    # train.sh, train-<jobid>.out
+    r"|[A-Z][A-Z0-9]*_[A-Z_/]+"                         # CUDA_VISIBLE_DEVICES, RANK/...
+    r"|[A-Z][a-z]+[A-Z]\w*(?:=\w+)?|[A-Z][a-z]+=\w+"    # PreemptMode=REQUEUE, Priority=50
+    r"|Elapsed|Timelimit|State|HH:MM:SS|\$\(\.\.\.\))")
+COMMANDS = ("sbatch", "srun", "squeue", "sacct", "sprio", "scontrol", "gloo", "minislurm")
+#: Lab names and users the tasks mention (words of the cluster, not of the prose).
+NAMES = re.compile(r"\b(?:train|prep|preprocess|finetune|ddp|big|wide|alice|gpu04|"
+                   r"scavenger|normal|debug|high|gpu|cpu)\b")
+
+
+def _fields(item):
+    return [("title", item.title), ("task", item.task),
+            *((f"hint {i}", h) for i, h in enumerate(item.hints))]
+
+
+def test_every_lab_has_a_current_pt_br_translation():
+    assert report("pt-BR") == []
+    texts = load("pt-BR")
+    assert set(texts) == {x.id for x in LABS}
+    for item in LABS:
+        shown = localise(item, "pt-BR")
+        assert current(item, "pt-BR") is not None, item.id
+        for (name, english), (_, portuguese) in zip(_fields(item), _fields(shown), strict=True):
+            assert portuguese != english, f"{item.id} {name} is still English"
+
+
+@pytest.mark.parametrize("item", LABS, ids=lambda x: x.id)
+def test_translations_keep_code_spans_and_slurms_words(item):
+    shown = localise(item, "pt-BR")
+    for (name, english), (_, portuguese) in zip(_fields(item), _fields(shown), strict=True):
+        where = f"{item.id} {name}"
+        assert sorted(CODE.findall(portuguese)) == sorted(CODE.findall(english)), where
+        prose = CODE.sub("", english)
+        for token in SLURM_TOKEN.findall(prose):
+            assert token in portuguese, f"{where}: lost {token!r}"
+        for word in COMMANDS:
+            assert (word in prose) <= (word in portuguese), f"{where}: lost {word!r}"
+        for name_ in set(NAMES.findall(prose)):
+            assert re.search(rf"\b{name_}\b", portuguese), f"{where}: lost {name_!r}"
+
+
+def test_the_tokens_the_check_relies_on_are_found():
+    """The Slurm-word check is not vacuous: it sees the words of a few statements."""
+    tokens = set(SLURM_TOKEN.findall(lab("survive-preemption").task))
+    assert {"scavenge.sh", "#MINISLURM", "Preempt=scavenger"} <= tokens
+    tokens = set(SLURM_TOKEN.findall(lab("ddp-2x4").task))
+    assert {"ddp.sh", "SLURM_PROCID", "MASTER_ADDR"} <= tokens
+    tokens = set(SLURM_TOKEN.findall(lab("after-preprocess").hints[1]))
+    assert {"--parsable", "$(...)"} <= tokens
+
+
+def test_only_words_are_translated_never_the_checks():
+    item = lab("first-job")
+    shown = localise(item, "pt-BR")
+    assert shown.title == "Seu primeiro job com GPU"
+    assert (shown.id, shown.checker, shown.skeleton, shown.files, shown.docs, shown.kind,
+            shown.answer_file) == (item.id, item.checker, item.skeleton, item.files,
+                                   item.docs, item.kind, item.answer_file)
+    assert localise(item, "en") is item
+    data = yaml.safe_load(path_for("pt-BR").read_text(encoding="utf-8"))
+    bad = {**data, "labs": {"first-job": {**data["labs"]["first-job"], "checker": "x"}}}
+    with pytest.raises(ValueError, match="only words are translated, not checker"):
+        parse(bad, "pt-BR.yaml")
+
+
+def _write(folder: Path, labs: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "pt-BR.yaml"
+    path.write_text(yaml.safe_dump({"format": FORMAT, "lang": "pt-BR", "labs": labs},
+                                   allow_unicode=True), encoding="utf-8")
+    return folder
+
+
+def test_a_stale_translation_falls_back_to_english(tmp_path):
+    item = lab("diagnose-queue")
+    entry = {"source": fingerprint(item), "title": "Por que meu job espera?",
+             "task": "Tarefa.", "hints": ["Dica."]}
+    folder = _write(tmp_path / "a", {item.id: entry})
+    assert localise(item, "pt-BR", folder).title == "Por que meu job espera?"
+    changed = replace(item, task=item.task + " Two reasons are possible.")
+    assert fingerprint(changed) != fingerprint(item)
+    assert localise(changed, "pt-BR", folder) is changed      # the English, whole
+    stale = _write(tmp_path / "b", {item.id: {**entry, "source": "0123456789abcdef"}})
+    assert localise(item, "pt-BR", stale) is item
+    lines = report("pt-BR", stale)
+    assert (f"diagnose-queue: stale, the English changed (source: {fingerprint(item)})"
+            in lines)
+    assert f"first-job: missing (source: {fingerprint(lab('first-job'))})" in lines
+
+
+def test_a_field_without_translation_stays_english(tmp_path):
+    item = lab("first-job")
+    folder = _write(tmp_path, {item.id: {"source": fingerprint(item), "title": "Só o título",
+                                         "hints": ["uma dica a menos"]}})
+    shown = localise(item, "pt-BR", folder)
+    assert shown.title == "Só o título"
+    assert shown.task == item.task and shown.hints == item.hints
+    assert "first-job: 1 hint(s) for 2" in report("pt-BR", folder)
