@@ -118,3 +118,99 @@ def test_a_field_without_translation_stays_english(tmp_path):
     assert shown.title == "Só o título"
     assert shown.task == item.task and shown.hints == item.hints
     assert "first-job: 1 hint(s) for 2" in report("pt-BR", folder)
+
+
+# ---- the widget and ``quizzes lab`` in the resolved language -------------------------------
+
+FIRST = ("#!/bin/bash\n#SBATCH -p gpu -J train --gres=gpu:1 -t 30 -o train-%j.out\n"
+         "srun python train.py\n")
+
+
+def test_the_widget_speaks_pt_br_and_keeps_slurms_bytes(monkeypatch):
+    from quizzes.labs.widget import LabWidget
+    from quizzes.policy import Policy
+
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    english = LabWidget("first-job", policy=Policy(attempts=2), lang="en")
+    wdg = LabWidget("first-job", policy=Policy(attempts=2, penalty_per_retry=0.1),
+                    lang="pt-BR")
+    assert "Seu primeiro job com GPU" in wdg.header.value
+    assert "2 verificação(ões) restante(s)" in wdg.header.value
+    assert "<p>Escreva um batch script (script de lote) train.sh" in wdg.task.value
+    assert "<code>python train.py</code>" in wdg.task.value
+    assert "(comece por este):" in wdg.task.value
+    # the skeleton (and so the answer box) is the English bytes
+    assert wdg.answer.value == english.answer.value == lab("first-job").skeleton
+    assert wdg.task.value.split("<pre", 1)[1] == english.task.value.split("<pre", 1)[1]
+    assert (wdg.check_button.description, wdg.hint_button.description,
+            wdg.answer.placeholder) == ("Verificar", "Dica", "sua resposta")
+    assert wdg.on_hint() == "Verifique uma resposta primeiro: as dicas vêm depois de um erro."
+    wdg.answer.value = FIRST.replace("-J train", "-J demo")
+    verdict = wdg.on_check()
+    assert not verdict.passed and "JobName=demo" in wdg.feedback.value  # checker: English
+    assert wdg.on_hint() == "Dica: " + localise(lab("first-job"), "pt-BR").hints[0]
+    wdg.answer.value = FIRST
+    assert wdg.on_check().passed
+    assert "aprovado na verificação 2 (nota 0,9)" in wdg.header.value
+    assert wdg.check_button.disabled
+
+
+def test_the_ladder_quotes_slurms_documentation_in_english_under_a_pt_br_label():
+    from quizzes.labs.feedback import ladder
+
+    rungs = ladder(localise(lab("diagnose-queue"), "pt-BR"), "pt-BR")
+    assert rungs[0].startswith("Dica: Para um job pendente")
+    assert rungs[1] == "Da documentação: " + lab("diagnose-queue").docs[0]
+
+
+def test_the_widget_language_follows_course_lang_then_the_edition_marker(tmp_path,
+                                                                         monkeypatch):
+    from quizzes.labs.widget import LabWidget, lab_widget
+
+    monkeypatch.setenv("COURSE_LANG", "pt_BR")
+    assert "Treino de DDP" in lab_widget("ddp-drill").children[0].value
+    assert "prática, não conta pontos" in lab_widget("ddp-drill").children[0].value
+    monkeypatch.delenv("COURSE_LANG")
+    monkeypatch.chdir(tmp_path)
+    assert LabWidget("diagnose-queue").lang == "en"
+    (tmp_path / ".course-lang").write_text("pt-BR\n", encoding="utf-8")
+    wdg = LabWidget("diagnose-queue", file=tmp_path / "answer.txt")
+    assert "Por que meu job espera?" in wdg.header.value and "$ squeue" in wdg.task.value
+    assert "no editor do JupyterLab" in wdg.link.value
+    (tmp_path / "answer.txt").unlink(missing_ok=True)
+    assert wdg.on_check().feedback.startswith("não foi possível ler")
+
+
+def test_a_stale_translation_shows_the_english_task_in_the_widget(tmp_path, monkeypatch):
+    import quizzes.labs.i18n as labs_i18n
+    from quizzes.labs.widget import LabWidget
+
+    item = lab("diagnose-timeout")
+    folder = _write(tmp_path, {item.id: {"source": "0" * 16, "title": "Antigo",
+                                         "task": "Enunciado antigo.", "hints": ["x"]}})
+    monkeypatch.setattr(labs_i18n, "LOCALE_DIR", folder)
+    wdg = LabWidget(item.id, lang="pt-BR")
+    assert item.title in wdg.header.value and "Antigo" not in wdg.header.value
+    assert "sacct record" in wdg.task.value
+    assert wdg.check_button.description == "Verificar"  # the widget's words stay pt-BR
+
+
+def test_lab_show_and_list_in_pt_br(capsys, monkeypatch):
+    from quizzes.cli import run
+
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    assert run(["lab", "show", "after-preprocess", "--lang", "pt-BR"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("after-preprocess: Treinar só depois do pré-processamento "
+                          "(02-sbatch)\n")
+    assert "Guarde o id do primeiro job" in out and "`sbatch --parsable`" in out
+    assert "--- preprocess.sh (na pasta do lab) ---" in out
+    assert "--- submit.sh (comece por este) ---\njid=$(sbatch --parsable preprocess.sh)" in out
+    assert run(["--lang", "pt-BR", "lab", "show", "ddp-drill"]) == 0
+    assert "PRÁTICA: precisa de execução real" in capsys.readouterr().out
+    monkeypatch.setenv("COURSE_LANG", "pt-BR")
+    assert run(["lab", "list"]) == 0
+    listing = capsys.readouterr().out
+    assert "Sobreviver a uma preempção" in listing and "[prática, não conta pontos]" in listing
+    assert run(["lab", "show", "first-job", "--lang", "en"]) == 0
+    assert capsys.readouterr().out.startswith("first-job: Your first GPU job (01-what-is-slurm)")
