@@ -5,10 +5,11 @@
     quizzes lab check first-job train.sh
     quizzes lab show first-job --lang pt-BR   # or quizzes --lang pt-BR lab ..., COURSE_LANG
 
-``list`` and ``show`` speak the language `quizzes.i18n.resolve` picks (``--lang`` after
-the action, else ``quizzes --lang``, else ``$COURSE_LANG``, else the ``.course-lang``
-marker, else English): the titles, the task and the fixed words; a lab whose translation
-is stale is shown in English (`quizzes.labs.i18n`).
+``list``, ``show`` and ``check`` speak the language `quizzes.i18n.resolve` picks
+(``--lang`` after the action, else ``quizzes --lang``, else ``$COURSE_LANG``, else the
+``.course-lang`` marker, else English): the titles, the task, the fixed words and the
+verdict's frame (``APROVADO:``/``AINDA NÃO:``); a lab whose translation is stale is shown
+in English (`quizzes.labs.i18n`); the checkers' sentences stay English.
 
 ``check`` prints the feedback and exits 0 (pass), 1 (not yet) or 2 (usage: an
 unknown lab, a file that cannot be read).  The answer file is read as bytes (at
@@ -88,7 +89,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"{args.file}: cannot read: {exc.strerror}") from None
     verdict = check(item.id, data)
-    print(verdict.text())
+    print(verdict.text(lang))
     sys.stdout.flush()
     return 0 if verdict.passed else 1
 

@@ -122,7 +122,7 @@ class LabWidget:
         verdict = Verdict(False, error) if error else self.session.check(text)
         colour = "#1a7f37" if verdict.passed else "#b35900"
         self.feedback.value = (f"<div style='color: {colour}'>"
-                               f"{_lines(verdict.text(), 'lab-feedback')}</div>")
+                               f"{_lines(verdict.text(self.lang), 'lab-feedback')}</div>")
         self._refresh()
         return verdict
 

@@ -148,10 +148,12 @@ def test_the_widget_speaks_pt_br_and_keeps_slurms_bytes(monkeypatch):
     wdg.answer.value = FIRST.replace("-J train", "-J demo")
     verdict = wdg.on_check()
     assert not verdict.passed and "JobName=demo" in wdg.feedback.value  # checker: English
+    assert "AINDA NÃO: " in wdg.feedback.value and "NOT YET" not in wdg.feedback.value
     assert wdg.on_hint() == "Dica: " + localise(lab("first-job"), "pt-BR").hints[0]
     wdg.answer.value = FIRST
     assert wdg.on_check().passed
     assert "aprovado na verificação 2 (nota 0,9)" in wdg.header.value
+    assert "APROVADO: " in wdg.feedback.value
     assert wdg.check_button.disabled
 
 
@@ -214,3 +216,26 @@ def test_lab_show_and_list_in_pt_br(capsys, monkeypatch):
     assert "Sobreviver a uma preempção" in listing and "[prática, não conta pontos]" in listing
     assert run(["lab", "show", "first-job", "--lang", "en"]) == 0
     assert capsys.readouterr().out.startswith("first-job: Your first GPU job (01-what-is-slurm)")
+
+
+def test_the_verdict_frame_is_pt_br_and_slurms_words_are_its_bytes(tmp_path, capsys,
+                                                                    monkeypatch):
+    from quizzes.cli import run
+    from quizzes.labs.model import Verdict
+
+    said = "sbatch: error: Batch job submission failed: Invalid generic resource (gres) " \
+           "specification\n"
+    verdict = Verdict(False, "Slurm refused the script.", ("one detail",), said)
+    assert verdict.text("pt-BR") == ("AINDA NÃO: Slurm refused the script.\n  - one detail\n"
+                                     "O Slurm disse:\n  " + said.rstrip())
+    assert verdict.text() == ("NOT YET: Slurm refused the script.\n  - one detail\n"
+                              "Slurm said:\n  " + said.rstrip())
+    monkeypatch.delenv("COURSE_LANG", raising=False)
+    answer = tmp_path / "train.sh"
+    answer.write_text(FIRST)
+    assert run(["lab", "check", "first-job", str(answer), "--lang", "pt-BR"]) == 0
+    assert capsys.readouterr().out.startswith("APROVADO: ")
+    answer.write_text(FIRST.replace("-J train", "-J test"))
+    assert run(["lab", "check", "first-job", str(answer), "--lang", "pt-BR"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("AINDA NÃO: ") and "JobName=test" in out
