@@ -171,7 +171,7 @@ def test_the_widget_language_follows_course_lang_then_the_edition_marker(tmp_pat
 
     monkeypatch.setenv("COURSE_LANG", "pt_BR")
     assert "Treino de DDP" in lab_widget("ddp-drill").children[0].value
-    assert "prática, não conta pontos" in lab_widget("ddp-drill").children[0].value
+    assert "prática, não conta para a nota" in lab_widget("ddp-drill").children[0].value
     monkeypatch.delenv("COURSE_LANG")
     monkeypatch.chdir(tmp_path)
     assert LabWidget("diagnose-queue").lang == "en"
@@ -198,7 +198,7 @@ def test_a_stale_translation_shows_the_english_task_in_the_widget(tmp_path, monk
 
 
 def test_lab_show_and_list_in_pt_br(capsys, monkeypatch):
-    from quizzes.cli import run
+    from quizzes.cli import main, run
 
     monkeypatch.delenv("COURSE_LANG", raising=False)
     assert run(["lab", "show", "after-preprocess", "--lang", "pt-BR"]) == 0
@@ -213,9 +213,12 @@ def test_lab_show_and_list_in_pt_br(capsys, monkeypatch):
     monkeypatch.setenv("COURSE_LANG", "pt-BR")
     assert run(["lab", "list"]) == 0
     listing = capsys.readouterr().out
-    assert "Sobreviver a uma preempção" in listing and "[prática, não conta pontos]" in listing
+    assert "Sobreviver a uma preempção" in listing
+    assert "[prática, não conta para a nota]" in listing
     assert run(["lab", "show", "first-job", "--lang", "en"]) == 0
     assert capsys.readouterr().out.startswith("first-job: Your first GPU job (01-what-is-slurm)")
+    assert main(["lab", "show", "first-job", "--lang", "fr"]) == 2
+    assert "unknown language 'fr'" in capsys.readouterr().err
 
 
 def test_the_verdict_frame_is_pt_br_and_slurms_words_are_its_bytes(tmp_path, capsys,
