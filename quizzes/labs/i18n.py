@@ -111,6 +111,28 @@ def localise(lab: Lab, lang: str, folder: str | Path | None = None) -> Lab:
                    hints=hints)
 
 
+def statement_markdown(lab: Lab, lang: str = DEFAULT_LANG) -> str:
+    """The lab as a quiz item shows it after the item's prompt, in ``lang``: the title
+    line, the task (localised when current), the lab's files and starting file as fenced
+    code under their (translated) labels.  For ``en`` it is the text
+    `quizzes.items.lab.LabItem.present` builds, so a bank's translation can swap one for
+    the other (tests/quizzes/labs/test_lab_i18n.py checks that equality)."""
+    from quizzes.i18n import tr
+
+    def fenced(text: str) -> list[str]:
+        return ["```", *text.rstrip("\n").split("\n"), "```"]
+
+    item = localise(lab, lang)
+    lines = [f"{item.id}: {item.title} ({item.lesson})", "", item.task]
+    for name, content in item.files:
+        lines += ["", tr(lang, "{name} (in the lab's folder):").format(name=f"`{name}`"),
+                  "", *fenced(content)]
+    if item.skeleton:
+        lines += ["", tr(lang, "{name} (start from this):").format(
+            name=f"`{item.answer_file}`"), "", *fenced(item.skeleton)]
+    return "\n".join(lines)
+
+
 def report(lang: str, folder: str | Path | None = None) -> list[str]:
     """One line per lab without a current translation in ``lang``: missing or stale
     (with the fingerprint of the English words to translate), and unknown ids."""

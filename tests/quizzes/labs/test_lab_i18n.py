@@ -242,3 +242,22 @@ def test_the_verdict_frame_is_pt_br_and_slurms_words_are_its_bytes(tmp_path, cap
     assert run(["lab", "check", "first-job", str(answer), "--lang", "pt-BR"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("AINDA NÃO: ") and "JobName=test" in out
+
+
+@pytest.mark.parametrize("lab_id", ["first-job", "after-preprocess", "diagnose-queue"])
+def test_a_quiz_items_lab_statement_has_a_pt_br_twin(lab_id):
+    """statement_markdown("en") is what a bank's lab item shows after its prompt, so a
+    bank translation can put the pt-BR one in its place."""
+    from quizzes.items.base import Common
+    from quizzes.items.lab import LabItem
+    from quizzes.labs.i18n import statement_markdown
+
+    item = LabItem(Common(f"lab-{lab_id}", "lab", "Lab prompt.", "explained", ("L.1",)),
+                   lab_id)
+    shown = item.present({}).prompt
+    assert shown == "Lab prompt.\n\n" + statement_markdown(lab(lab_id), "en")
+    portuguese = statement_markdown(lab(lab_id), "pt-BR")
+    assert localise(lab(lab_id), "pt-BR").task in portuguese
+    fences = re.compile(r"^```\n(.*?)\n```$", re.S | re.M)
+    assert fences.findall(portuguese) == fences.findall(statement_markdown(lab(lab_id)))
+    assert ("```" in portuguese) == bool(lab(lab_id).skeleton or lab(lab_id).files)
