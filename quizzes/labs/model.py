@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from quizzes.i18n import DEFAULT_LANG, tr
+
 #: What a lab answer may be: a batch script (or command lines that submit one),
 #: a shell snippet, or a diagnosis (a word or a sentence).
 KINDS = ("script", "snippet", "diagnose")
@@ -81,10 +83,17 @@ class Verdict:
     details: tuple[str, ...] = ()
     slurm: str = ""
 
-    def text(self) -> str:
-        """Feedback, details and Slurm's own words, as the CLI and the widget print them."""
-        lines = [("PASS: " if self.passed else "NOT YET: ") + self.feedback]
+    def text(self, lang: str = DEFAULT_LANG) -> str:
+        """Feedback, details and Slurm's own words, as the CLI and the widget print them.
+
+        The frame (the pass/not-yet lead-in, the line before Slurm's words) is in
+        ``lang``; the checkers' sentences (``feedback``, ``details``) are English, and
+        what Slurm printed (``slurm``) is Slurm's bytes."""
+        lead = tr(lang, "PASS: {feedback}") if self.passed \
+            else tr(lang, "NOT YET: {feedback}")
+        lines = [lead.format(feedback=self.feedback)]
         lines += [f"  - {d}" for d in self.details]
         if self.slurm:
-            lines += ["Slurm said:", *("  " + s for s in self.slurm.rstrip().splitlines())]
+            lines += [tr(lang, "Slurm said:"),
+                      *("  " + s for s in self.slurm.rstrip().splitlines())]
         return "\n".join(lines)
