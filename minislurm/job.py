@@ -46,29 +46,35 @@ class NodeAlloc:
 
 @dataclass(frozen=True, slots=True)
 class Allocation:
-    """The resources a job holds: one ``NodeAlloc`` per node, in node (config) order."""
+    """The resources a job holds: one ``NodeAlloc`` per node, in node (config) order.
+
+    The totals are summed once, when the allocation is made: the scheduler, the
+    snapshots and the node accounting read them for every job, and a ``--procs`` job
+    is one entry per processor (hundreds of nodes).  They are not part of equality.
+    """
 
     nodes: tuple[NodeAlloc, ...]
+    #: Total CPUs (``NumCPUs`` / ``AllocCPUS``).
+    num_cpus: int = field(init=False, repr=False, compare=False)
+    #: Total memory in MB.
+    mem_mb: int = field(init=False, repr=False, compare=False)
+    #: Total GPUs (``gres/gpu`` in AllocTRES).
+    num_gpus: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        cpus = mem = gpus = 0
+        for n in self.nodes:
+            cpus += n.cpus
+            mem += n.mem_mb
+            gpus += len(n.gpus)
+        object.__setattr__(self, "num_cpus", cpus)
+        object.__setattr__(self, "mem_mb", mem)
+        object.__setattr__(self, "num_gpus", gpus)
 
     @property
     def node_names(self) -> tuple[str, ...]:
         """The allocated node names, in order (``SLURM_JOB_NODELIST`` compresses them)."""
         return tuple(n.node for n in self.nodes)
-
-    @property
-    def num_cpus(self) -> int:
-        """Total CPUs (``NumCPUs`` / ``AllocCPUS``)."""
-        return sum(n.cpus for n in self.nodes)
-
-    @property
-    def mem_mb(self) -> int:
-        """Total memory in MB."""
-        return sum(n.mem_mb for n in self.nodes)
-
-    @property
-    def num_gpus(self) -> int:
-        """Total GPUs (``gres/gpu`` in AllocTRES)."""
-        return sum(len(n.gpus) for n in self.nodes)
 
     @property
     def cpus_per_node(self) -> tuple[int, ...]:

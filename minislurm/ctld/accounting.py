@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Protocol
 
-from minislurm.job import JobRecord, StepRecord
+from minislurm.job import Allocation, JobRecord, StepRecord
 from minislurm.states import LAUNCH_FAILED_STATUS, JobState
 
 #: What the batch step of an ended job shows (sacct, capture c2 25_sacct_default).
@@ -26,11 +27,27 @@ _BATCH_STATE = {
 }
 
 
+class Attempt(Protocol):
+    """What `batch_step` reads of an attempt: a ``JobRecord``, or the controller's
+    ``Job`` itself (its attributes of these names mean the same for a started job)."""
+
+    @property
+    def state(self) -> JobState: ...
+    @property
+    def start_time(self) -> int | None: ...
+    @property
+    def allocation(self) -> Allocation | None: ...
+    @property
+    def batch_flag(self) -> bool: ...
+
+
 def batch_step(
-    job: JobRecord, end: int | None, exit_code: int, signal: int
+    job: Attempt, end: int | None, exit_code: int, signal: int
 ) -> StepRecord | None:
     """The ``JOBID.batch`` step of an attempt (``None`` if it never started); ``end=None``:
-    the attempt still runs, and so does its batch step (sacct lists it ``RUNNING``)."""
+    the attempt still runs, and so does its batch step (sacct lists it ``RUNNING``).
+    The ending job is read directly, without a snapshot of it (a whole ``JobRecord``
+    per job end only for these four fields)."""
     if job.start_time is None or job.allocation is None or not job.batch_flag:
         return None
     first = job.allocation.nodes[0]
@@ -104,4 +121,4 @@ class Accounting:
         return sum(u.get(tres, 0.0) for u in self.usage.values())
 
 
-__all__ = ["Accounting", "batch_step", "tres_seconds"]
+__all__ = ["Accounting", "Attempt", "batch_step", "tres_seconds"]

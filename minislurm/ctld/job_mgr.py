@@ -71,6 +71,17 @@ SAME_FIELDS = tuple(f.name for f in dataclasses.fields(JobRecord)
 _same_values = operator.attrgetter(*SAME_FIELDS)
 
 
+@dataclass(frozen=True, slots=True)
+class _AllocDerived:
+    """A job's values computed from one allocation under one ``TRESBillingWeights``."""
+
+    allocation: Allocation
+    weights: TresWeights | None
+    tres_alloc: dict[str, int]
+    billable: float
+    nodelist: str
+
+
 class Job:
     """One job as slurmctld holds it (``struct job_record``).
 
@@ -189,7 +200,9 @@ class Job:
         #: A COMPLETING job to put back to PENDING once its processes are gone:
         #: (BeginTime delay, hold 'user'|'admin'|None) -- scontrol requeue, preemption
         self.requeue_after: tuple[int, str | None] | None = None
-        self._nodelist_cache: tuple[Allocation, str] | None = None
+        #: What a snapshot computes from the allocation (see `_alloc_derived`), kept
+        #: with the allocation and billing weights it was computed from.
+        self._alloc_cache: _AllocDerived | None = None
 
     @property
     def reason(self) -> Reason:
@@ -295,25 +308,36 @@ class Job:
 
     def tres_alloc(self) -> dict[str, int]:
         """``AllocTRES`` of the current allocation (empty while pending)."""
-        a = self.allocation
-        if a is None:
-            return {}
-        tres = {"cpu": a.num_cpus, "mem": a.mem_mb, "node": len(a.nodes)}
-        if a.num_gpus:
-            tres["gres/gpu"] = a.num_gpus
-        tres["billing"] = int(self.billable_tres() or 0)  # tres_alloc_cnt is uint64
-        return _tres_ordered(tres)
+        derived = self._alloc_derived()
+        return dict(derived.tres_alloc) if derived is not None else {}
 
     def billable_tres(self) -> float | None:
         """``calc_job_billable_tres``: the allocation's billing value (a double; the
         CPU count without ``TRESBillingWeights``), None while nothing is allocated."""
+        derived = self._alloc_derived()
+        return derived.billable if derived is not None else None
+
+    def _alloc_derived(self) -> _AllocDerived | None:
+        """What the snapshots compute from the allocation (``AllocTRES``, the billing
+        value, ``NodeList``), once per allocation and ``TRESBillingWeights``: a job's
+        start and end records share them instead of summing the nodes again."""
         a = self.allocation
         if a is None:
             return None
+        weights = self.billing_weights
+        cached = self._alloc_cache
+        if cached is not None and cached.allocation is a and cached.weights is weights:
+            return cached
         tres = {"cpu": a.num_cpus, "mem": a.mem_mb, "node": len(a.nodes)}
         if a.num_gpus:
             tres["gres/gpu"] = a.num_gpus
-        return billable_tres(tres, self.billing_weights)
+        billable = billable_tres(tres, weights)
+        tres["billing"] = int(billable)  # tres_alloc_cnt is uint64
+        nodelist = cached.nodelist if cached is not None and cached.allocation is a else (
+            compress(a.node_names))
+        derived = _AllocDerived(a, weights, _tres_ordered(tres), billable, nodelist)
+        self._alloc_cache = derived
+        return derived
 
     def shown_times(self) -> tuple[int | None, int | None, int | None]:
         """(EligibleTime, StartTime, EndTime) as slurmctld reports an active job.
@@ -340,17 +364,6 @@ class Job:
             end = start + (365 * 86400 if limit is None or limit < 0 else time_limit_secs(limit))
         return eligible, start, end
 
-    def _nodelist(self, a: Allocation | None) -> str:
-        """``NodeList`` of allocation ``a`` (compressed once per allocation)."""
-        if a is None:
-            return ""
-        cached = self._nodelist_cache
-        if cached is not None and cached[0] is a:
-            return cached[1]
-        text = compress(a.node_names)
-        self._nodelist_cache = (a, text)
-        return text
-
     def snapshot(self, *, task_index: int | None = None, accounting: bool = False) -> JobRecord:
         """The frozen ``JobRecord`` of this job (``task_index``: one pending array task).
 
@@ -374,6 +387,7 @@ class Job:
 
     def _snapshot(self, task_index: int | None, accounting: bool) -> JobRecord:
         a = self.allocation
+        derived = self._alloc_derived()
         signal = self.signal
         if accounting:
             eligible, start, end = self.eligible_time, self.start_time, self.end_time
@@ -405,9 +419,9 @@ class Job:
             num_nodes=len(a.nodes) if a is not None else self.num_nodes,
             num_cpus=a.num_cpus if a is not None else self.num_cpus,
             tres_req=self.tres_req(),
-            tres_alloc=self.tres_alloc(),
-            billable_tres=self.billable_tres(),
-            nodelist=self._nodelist(a),
+            tres_alloc=dict(derived.tres_alloc) if derived is not None else {},
+            billable_tres=derived.billable if derived is not None else None,
+            nodelist=derived.nodelist if derived is not None else "",
             batch_host=a.nodes[0].node if a is not None and a.nodes else "",
             signal=signal,
             dependency=self.dep_text,

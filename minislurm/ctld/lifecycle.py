@@ -313,7 +313,7 @@ def finish(ctl: CtldState, job: Job, state: JobState, code: int, sig: int) -> No
     if job.end_time is None or state in (JobState.COMPLETED, JobState.FAILED):
         job.end_time = now
     end_steps(job, job.end_time, sig)
-    step = batch_step(job.snapshot(), job.end_time, code, sig)
+    step = batch_step(job, job.end_time, code, sig)
     gather = getattr(ctl.runner, "jobacct", None)  # jobacct_gather on the wall clock
     if step is not None and gather is not None:
         usage = gather.forget(job.job_id, "batch")

@@ -49,7 +49,7 @@ _ACTIVE = (JobState.RUNNING, JobState.COMPLETING, JobState.CONFIGURING)
 
 
 #: Job attributes that are caches of others (rebuilt on demand, never saved).
-_CACHES = ("_snap", "_nodelist_cache")
+_CACHES = ("_snap", "_alloc_cache", "_nodelist_cache")  # _nodelist_cache: older saves
 
 
 def _attrs(job: Job) -> dict[str, Any]:
