@@ -14,6 +14,7 @@ state files (slurmctld ``-i``). The configuration is ``--conf``, else
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -95,12 +96,17 @@ def status(env: dict[str, str]) -> int:
 def down(env: dict[str, str], *, keep_jobs: bool = False) -> int:
     state = state_dir(env)
     sock = state / "slurmctld.sock"
-    answer = _ping(sock)
-    if answer is None:
+    try:  # a busy daemon is slow to answer, not gone: only "nothing listens" means down
+        answer = rpc.call(sock, {"op": "ping"}, timeout=DOWN_TIMEOUT)
+    except ControllerUnavailable:
         print("minislurm: no cluster is running")
         return 0
+    except TimeoutError:
+        print(f"minislurm: slurmctld did not answer in {DOWN_TIMEOUT:.0f} s", file=sys.stderr)
+        return 1
     pid = int(answer["pid"])
-    rpc.call(sock, {"op": "shutdown", "kill_jobs": not keep_jobs}, timeout=10)
+    with contextlib.suppress(ControllerUnavailable):  # it may close as it goes down
+        rpc.call(sock, {"op": "shutdown", "kill_jobs": not keep_jobs}, timeout=DOWN_TIMEOUT)
     deadline = time.monotonic() + DOWN_TIMEOUT
     while time.monotonic() < deadline and (sock.exists() or _alive(pid)):
         time.sleep(0.05)

@@ -709,3 +709,30 @@ def test_cluster_usage_errors(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=TIMEOUT)
         assert (done.returncode, done.stderr) == (
             1, "usage: python -m minislurm cluster up|status|down [--conf slurm.conf]\n")
+
+
+def test_cluster_down_waits_for_a_busy_daemon_instead_of_calling_it_gone(
+        tmp_path: Path, reference: Path) -> None:
+    """A daemon too busy to answer a ping within seconds (a loaded machine) is still
+    running: ``cluster down`` waits for it and stops it. It used to say "no cluster is
+    running" after 5 s and leave the daemon and its socket behind (seen in CI)."""
+    own = _start(tmp_path / "busy", reference)
+    pid = int((own.state / "slurmctld.pid").read_text().split()[0])
+    try:
+        os.kill(pid, signal.SIGSTOP)  # as busy as can be: it answers nothing
+        down = subprocess.Popen([sys.executable, "-m", "minislurm", "cluster", "down"],
+                                env=own.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            down.wait(timeout=8)  # longer than the old 5 s ping
+        still_waiting = down.poll() is None
+        os.kill(pid, signal.SIGCONT)
+        out, err = down.communicate(timeout=120)
+        assert still_waiting, out + err
+        assert down.returncode == 0 and "cluster is down" in out, out + err
+        assert not (own.state / "slurmctld.sock").exists()
+        assert _wait_until(lambda: not _alive(pid), 10)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+        _stop(own)
