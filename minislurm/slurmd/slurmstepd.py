@@ -96,7 +96,7 @@ class BatchStepd:
         base = {"restart_count": rec["restart_count"], "job_id": rec["job_id"], "pid": me,
                 "start_ticks": process_start_ticks(me)}
         write_json(self.dir / "slurmstepd.json", base)
-        sock_path = str(listening.getsockname())
+        sock_path = str(rec.get("socket") or listening.getsockname())
         server = rpc.Server(sock_path, self.handle, listening=listening)
         server.serve_in_thread()
         task = rec["task"]

@@ -39,7 +39,13 @@ from typing import Any
 
 from minislurm.common import rpc
 from minislurm.errors import SlurmError
-from minislurm.slurmd.spool import JobSpool, process_start_ticks, read_json, write_json
+from minislurm.slurmd.spool import (
+    JobSpool,
+    process_start_ticks,
+    read_json,
+    socket_address,
+    write_json,
+)
 
 __all__ = ["Outcome", "SpareStepd", "StepdHandle"]
 
@@ -126,8 +132,11 @@ class StepdHandle:
         ``spare`` if it takes the launch, else a new process."""
         spool.clear()
         spool.dir.mkdir(parents=True, exist_ok=True)
-        write_json(spool.launch, record)
-        listening = rpc.listening_socket(spool.socket)
+        # the step daemon's socket path (``getsockname`` may be a /proc/self/fd/ alias)
+        write_json(spool.launch, {**record, "socket": str(spool.socket)})
+        spool.socket.parent.mkdir(parents=True, exist_ok=True)
+        with socket_address(spool.socket) as address:
+            listening = rpc.listening_socket(address)
         try:
             with open(log_path, "ab") as log:
                 if spare is not None and spare.hand_over(str(spool.dir), listening.fileno(),
@@ -175,7 +184,8 @@ class StepdHandle:
 
     def _request(self, request: dict[str, Any]) -> bool:
         try:
-            rpc.call(self.spool.socket, request, timeout=REQUEST_TIMEOUT)
+            with socket_address(self.spool.socket) as address:
+                rpc.call(address, request, timeout=REQUEST_TIMEOUT)
             return True
         except (SlurmError, OSError, ValueError):
             return False  # the step daemon is gone (or hung)

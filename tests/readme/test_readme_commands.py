@@ -18,6 +18,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from minislurm.cli.cluster import DOWN_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -48,6 +50,8 @@ def test_course_command_opens_lesson_one_with_a_cluster(tmp_path: Path) -> None:
          "--ServerApp.port_retries=0", "--allow-root", f"--IdentityProvider.token={token}"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
     )
+    pid_file, sock = tmp_path / "state" / "slurmctld.pid", tmp_path / "state" / "slurmctld.sock"
+    daemon, output = None, ""
     try:
         url = (f"http://127.0.0.1:{port}/api/contents/01-what-is-slurm.ipynb"
                f"?content=0&token={token}")
@@ -64,11 +68,31 @@ def test_course_command_opens_lesson_one_with_a_cluster(tmp_path: Path) -> None:
         status = subprocess.run([str(ROOT / ".venv/bin/python"), "-m", "minislurm", "cluster",
                                  "status"], env=env, capture_output=True, text=True, timeout=30)
         assert status.returncode == 0, status.stdout + status.stderr
+        daemon = int(pid_file.read_text())
     finally:
+        # Ctrl-C, then let the command finish its own clean-up (`cluster down`, which
+        # waits up to its DOWN_TIMEOUT for the daemon to exit): killing the command
+        # before that would kill `cluster down` too and leave the daemon running.
         os.killpg(proc.pid, signal.SIGINT)
         try:
-            proc.wait(timeout=30)
+            output = proc.communicate(timeout=DOWN_TIMEOUT + 60)[0].decode(errors="replace")
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    assert not (tmp_path / "state" / "slurmctld.sock").exists(), "the cluster kept running"
+            output = proc.communicate(timeout=10)[0].decode(errors="replace")
+            output += "\n[scripts/course did not stop within its clean-up time]"
+        survived = sock.exists() or (daemon is not None and _alive(daemon))
+        if survived:  # never leave a daemon behind on the machine
+            subprocess.run([str(ROOT / ".venv/bin/python"), "-m", "minislurm", "cluster", "down"],
+                           env=env, capture_output=True, timeout=DOWN_TIMEOUT + 30)
+            if daemon is not None and _alive(daemon):  # it did not answer `cluster down` either
+                os.kill(daemon, signal.SIGKILL)
+    assert not survived, f"the cluster kept running (slurmctld pid {daemon}):\n{output}"
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie has exited)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

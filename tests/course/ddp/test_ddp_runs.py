@@ -382,9 +382,12 @@ def test_job_sh_wires_the_ranks_alike_on_real_slurm_and_minislurm(
         assert done.rc == 0, done.stderr
         job_id = int(done.stdout.strip().split(";")[0])
         state = cluster.wait_job(job_id, timeout=LIMIT)
-        log = (work / f"slurm-{job_id}.out").read_text()
-        assert state == "COMPLETED", log
-        return job_id, log
+        out = work / f"slurm-{job_id}.out"
+        # the state first: a job that never started has no output file to show
+        assert state == "COMPLETED", (
+            out.read_text() if out.exists() else f"{out.name} missing; "
+            f"{cluster.job_records(job_id)}\n{getattr(cluster, 'log_tail', str)()}")
+        return job_id, out.read_text()
 
     def wiring(log: str) -> list[tuple[str, ...]]:
         starts = [f for kind, f in parse_records(log.splitlines()) if kind == "start"]
