@@ -138,6 +138,27 @@ def ctld_pid(cls: RunningClass, user: str) -> int | None:
         return None
 
 
+def wait_running(cls: RunningClass, user: str, job: str, limit: float = 30.0) -> None:
+    """Wait for the event that starts ``job`` and require that it started.
+
+    slurmctld starts a job at the main scheduler's pass that its submission triggers (an
+    empty cluster: at once); the controller's ``wait_start`` request returns as soon as
+    the job leaves PENDING, so nothing here races a poll of ``squeue`` against a clock.
+    ``limit`` is only the bound for a job that the submission's pass did not start (the
+    next chance, sched/backfill, comes ``bf_interval`` = 30 s later): such a job, or one
+    that ended instead of running, fails with its record and the controller's log.
+    """
+    sock = Path(learner_env(cls, user)["MINISLURM_STATE_DIR"]) / "slurmctld.sock"
+    answer = rpc.call(sock, {"op": "wait_start", "job_id": int(job), "timeout": limit},
+                      timeout=limit + 30)
+    shown = slurm(cls, user, "squeue", "-h", "-j", job, "-o", "%T %r").strip()
+    if answer["state"] != "RUNNING" or not shown.startswith("RUNNING"):
+        record = slurm(cls, user, "scontrol", "show", "job", job)
+        logs = [sock.parent / "slurmctld.log", sock.parent / "spool" / "slurmd.log"]
+        pytest.fail(f"job {job} is {answer['state']} (squeue: {shown!r}), not RUNNING\n"
+                    f"{record}\n" + "\n".join(p.read_text() for p in logs if p.exists()))
+
+
 def start_server(cls: RunningClass, user: str) -> None:
     code, reply = cls.hub("POST", f"users/{user}/server")
     assert code in (201, 202), reply
@@ -191,10 +212,7 @@ def test_hub_restart_leaves_servers_and_clusters_running(cls):
     ctld = ctld_pid(cls, "ada")
     assert server and ctld
     job = slurm(cls, "ada", "sbatch", "--parsable", "--wrap", "sleep 600").strip()
-    deadline = time.monotonic() + 30
-    while "RUNNING" not in slurm(cls, "ada", "squeue", "-h", "-j", job, "-o", "%T"):
-        assert time.monotonic() < deadline
-        time.sleep(0.3)
+    wait_running(cls, "ada", job)
     assert deploy.stop_hub(cls.paths)
     assert deploy.hub_pid(cls.paths) is None
     assert pids(cls, "jupyterhub.singleuser") == server  # the server goes on
