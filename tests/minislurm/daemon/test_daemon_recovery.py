@@ -15,6 +15,7 @@ of it ended, even on failure.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -83,6 +84,17 @@ def kill_controller(mini: MiniCluster) -> int:
 def restart(mini: MiniCluster, *flags: str) -> None:
     res = mini.run([python(), "-m", "minislurm", "cluster", "up", *flags], timeout=45)
     assert res.rc == 0, res.stdout + res.stderr + mini.log_tail()
+
+
+def saved_srun_ports(mini: MiniCluster, job_id: int) -> dict[str, int]:
+    """The ports of ``job_id``'s sruns in slurmctld's last saved state (``job_state``,
+    what slurmd keeps: written after srun's ``step_pids`` request, before its answer)."""
+    try:
+        saved = json.loads((mini.state_dir / "job_state").read_text())
+        ports = saved["data"]["slurmd"]["step_ports"].get(str(job_id), {})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    return {str(step): int(port) for step, port in dict(ports).items()}
 
 
 def seconds(elapsed: str) -> int:
@@ -162,6 +174,9 @@ def test_srun_steps_are_still_reached_after_a_restart(mini: MiniCluster) -> None
     limited = submit(mini, "-o", "limit.out", "limit.sh")
     cancelled = submit(mini, "-o", "cancel.out", "cancel.sh")
     until(lambda: all((work / f"{j}.on").exists() for j in (limited, cancelled)), 30)
+    # a task runs before its srun tells slurmctld the port it listens on (step_pids):
+    # kill slurmctld only once both ports are in its saved state
+    until(lambda: all(saved_srun_ports(mini, j) for j in (limited, cancelled)), 30)
     kill_controller(mini)
     restart(mini)
     assert mini.run(["scancel", str(cancelled)]).rc == 0
