@@ -59,13 +59,13 @@ class Controller(CtldState):
         runner: JobRunner | None = None,
         policy: str | None = None,
         priority: PriorityPlugin | None = None,
-        associations: object | None = None,
+        associations: AssociationSet | None = None,
         clock: str | None = None,
         epoch: int = DEFAULT_EPOCH,
         seed: int = 0,
     ) -> None:
         super().__init__(config, env, runner=runner, policy=policy, priority=priority,
-                         associations=_association_set(associations), clock=clock,
+                         associations=associations, clock=clock,
                          epoch=epoch, seed=seed)
         #: the schedulers' view of this controller (``SchedulerContext``)
         self.view = SchedView(self)
@@ -327,14 +327,6 @@ class Controller(CtldState):
     def pending(self) -> Iterable[JobRecord]:
         """Pending jobs in scheduling order."""
         return [j.snapshot() for j in self.pending_in_order()]
-
-
-def _association_set(associations: object | None) -> AssociationSet | None:
-    """sacctmgr's associations (``AssociationSet``) or None.  (``minislurm.sim.simulate``
-    still annotates them as ``object``: this check is where that type is narrowed.)"""
-    if associations is None or isinstance(associations, AssociationSet):
-        return associations
-    raise TypeError(f"associations must be an AssociationSet, not {type(associations)!r}")
 
 
 def _with_running_batch(record: JobRecord) -> JobRecord:

@@ -30,6 +30,7 @@ from typing import Any
 
 import simpy
 
+from minislurm.common.accounts import AssociationSet
 from minislurm.conf import SlurmConfig, parse_config
 from minislurm.ctld import Controller, JobBody
 from minislurm.errors import SubmitError
@@ -191,7 +192,7 @@ def simulate(
     scheduler: str = "slurm",
     procs: int | None = None,
     progress: bool = False,
-    associations: object | None = None,
+    associations: AssociationSet | None = None,
 ) -> SimulationResult:
     """Run a workload through the controller until every job has ended.
 
