@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from quizzes.i18n import M
 from quizzes.items.base import Common, Outcome, Presented, as_text, fill
 from quizzes.where import Where
 
@@ -87,13 +88,19 @@ class LabItem:
 
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Write the lab's answer (a script, command lines or a "
-                                "diagnosis).")
+            return Outcome.said(0.0, M("Write the lab's answer (a script, command lines or a "
+                                       "diagnosis)."))
         verdict = check(self.lab_id, text)
-        feedback = verdict.feedback
+        feedback, message = verdict.feedback, verdict.message
         if verdict.slurm:  # Slurm's own words are part of the feedback the gradebook keeps
-            feedback += " Slurm said: " + " ".join(verdict.slurm.split())
-        return Outcome(1.0 if verdict.passed else 0.0, feedback, verdict.details)
+            said = " ".join(verdict.slurm.split())
+            feedback += " Slurm said: " + said
+            if message is not None:
+                message = M("{feedback} Slurm said: {slurm}", feedback=message, slurm=said)
+        # the checker's sentences as messages: the learner reads them in their language
+        # (Outcome.in_language), the gradebook keeps the English ``feedback``
+        return Outcome(1.0 if verdict.passed else 0.0, feedback, verdict.details,
+                       message=message, detail_messages=verdict.detail_messages)
 
 
 def author_key(source: Mapping[str, Any], salt: str, item_id: str, variants: Sequence[str],

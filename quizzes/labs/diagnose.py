@@ -10,7 +10,9 @@ plans): nothing here stores the expected answer, it is read from the records.
 The answer's words are mapped to Slurm's terms (`TERMS`: ``time limit`` ->
 ``TIMEOUT``, ``higher priority`` -> ``Priority``...).  An answer naming the
 right term and no competing one passes; a wrong term gets a message saying
-what that term would mean and where the exhibit contradicts it.
+what that term would mean and where the exhibit contradicts it.  The feedback is
+said in the learner's language (messages of the ``quizzes`` gettext catalogue); the
+terms themselves are Slurm's words, the same in every language.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from functools import cache
 
 from minislurm.common.timespec import format_timestamp
 from minislurm.sim import Cluster
+from quizzes.i18n import M, Msg
 from quizzes.labs.model import Verdict
 
 
@@ -55,20 +58,22 @@ TERMS: dict[str, tuple[str, ...]] = {
 }
 
 #: What each term would mean, said when it is the wrong diagnosis.
-MEANS: dict[str, str] = {
-    "Resources": "Resources means the job is first in line but the free nodes/GPUs are not "
-                 "enough yet",
-    "Priority": "Priority means a job with a higher priority is ahead of it in the queue "
-                "(sprio shows the factors)",
-    "Dependency": "Dependency means it waits for another job (squeue's Reason would say so)",
-    "QOSMaxGRESPerUser": "QOSMaxGRESPerUser means the QOS caps the GPUs one user may hold",
-    "JobArrayTaskLimit": "JobArrayTaskLimit means the array's %N throttle holds it back",
-    "TIMEOUT": "TIMEOUT means the job reached its TimeLimit (Elapsed = Timelimit)",
-    "NODE_FAIL": "NODE_FAIL means a node of the job stopped answering",
-    "PREEMPTED": "PREEMPTED means a job of a higher-priority QOS took its resources",
-    "OUT_OF_MEMORY": "OUT_OF_MEMORY means the cgroup memory limit killed it",
-    "CANCELLED": "CANCELLED means scancel (a user or an admin) ended it",
-    "FAILED": "FAILED means the script exited with a non-zero code",
+MEANS: dict[str, Msg] = {
+    "Resources": M("Resources means the job is first in line but the free nodes/GPUs are "
+                   "not enough yet"),
+    "Priority": M("Priority means a job with a higher priority is ahead of it in the queue "
+                  "(sprio shows the factors)"),
+    "Dependency": M("Dependency means it waits for another job (squeue's Reason would say "
+                    "so)"),
+    "QOSMaxGRESPerUser": M("QOSMaxGRESPerUser means the QOS caps the GPUs one user may "
+                           "hold"),
+    "JobArrayTaskLimit": M("JobArrayTaskLimit means the array's %N throttle holds it back"),
+    "TIMEOUT": M("TIMEOUT means the job reached its TimeLimit (Elapsed = Timelimit)"),
+    "NODE_FAIL": M("NODE_FAIL means a node of the job stopped answering"),
+    "PREEMPTED": M("PREEMPTED means a job of a higher-priority QOS took its resources"),
+    "OUT_OF_MEMORY": M("OUT_OF_MEMORY means the cgroup memory limit killed it"),
+    "CANCELLED": M("CANCELLED means scancel (a user or an admin) ended it"),
+    "FAILED": M("FAILED means the script exited with a non-zero code"),
 }
 
 
@@ -88,15 +93,17 @@ def grade_term(answer: str, exhibit: Exhibit) -> Verdict:
     """Pass when the answer names minislurm's term and no competing one."""
     said = mentioned(answer)
     if not said:
-        return Verdict(False, "Name the reason or the state in Slurm's words (the REASON "
-                              "column of squeue, the State column of sacct).")
+        return Verdict.said(False, M("Name the reason or the state in Slurm's words (the "
+                                     "REASON column of squeue, the State column of sacct)."))
     if len(said) > 1:
-        return Verdict(False, f"Your answer names {', '.join(said)}: say which one it is.")
+        return Verdict.said(False, M("Your answer names {terms}: say which one it is.",
+                                     terms=", ".join(said)))
     if said[0] == exhibit.truth:
-        return Verdict(True, f"Right: minislurm reports {exhibit.truth} for this job. "
-                             f"{MEANS[exhibit.truth]}.")
-    return Verdict(False, f"Not {said[0]}: {MEANS[said[0]]}, and the output above does not "
-                          "show that. Read the columns again.")
+        return Verdict.said(True, M("Right: minislurm reports {term} for this job. {means}.",
+                                    term=exhibit.truth, means=MEANS[exhibit.truth]))
+    return Verdict.said(False, M("Not {term}: {means}, and the output above does not show "
+                                 "that. Read the columns again.", term=said[0],
+                                 means=MEANS[said[0]]))
 
 
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
@@ -107,12 +114,15 @@ def grade_time(answer: str, exhibit: Exhibit) -> Verdict:
     reports, to the minute."""
     match = _TIME.search(answer)
     if match is None:
-        return Verdict(False, "Give a time of day as squeue --start prints it (HH:MM:SS).")
+        return Verdict.said(False, M("Give a time of day as squeue --start prints it "
+                                     "(HH:MM:SS)."))
     said = f"{int(match.group(1)):02d}:{match.group(2)}"
     if said == exhibit.truth[:5]:
-        return Verdict(True, f"Right: the scheduler plans the start at {exhibit.truth}.")
-    return Verdict(False, f"{said} is not the START_TIME squeue --start gives for that job; "
-                          "read its row (not the running jobs' end times).")
+        return Verdict.said(True, M("Right: the scheduler plans the start at {time}.",
+                                    time=exhibit.truth))
+    return Verdict.said(False, M("{time} is not the START_TIME squeue --start gives for that "
+                                 "job; read its row (not the running jobs' end times).",
+                                 time=said))
 
 
 def _show(c: Cluster, *commands: str) -> str:
