@@ -58,6 +58,7 @@ from quizzes.errors import ExamError, QuizError
 from quizzes.exam import ExamDesk, exam_language
 from quizzes.export import FORMATS, export_csv
 from quizzes.gradebook import Gradebook
+from quizzes.i18n import DEFAULT_LANG, tr
 from quizzes.keys import load_private
 from quizzes.serve import QuizService
 from quizzes.submission import MAX_BYTES
@@ -269,7 +270,8 @@ class Answers(Base):
         name = self.learner()
         obj = self.body()
         if "item_id" not in obj or "response" not in obj:
-            raise web.HTTPError(400, "the body needs 'item_id' and 'response'")
+            raise web.HTTPError(400, tr(_said_language(obj), "the body needs 'item_id' and "
+                                                             "'response'"))
         self.exam(self.app.desk.answer, name, attempt_id, obj["item_id"], obj["response"],
                   obj.get("lang"))
 
@@ -277,8 +279,17 @@ class Answers(Base):
 class Submit(Base):
     def post(self, attempt_id: str) -> None:
         name = self.learner()
-        self.body()
-        self.exam(self.app.desk.submit, name, attempt_id)
+        obj = self.body()
+        self.exam(self.app.desk.submit, name, attempt_id, obj.get("lang"))
+
+
+def _said_language(obj: Mapping[str, Any]) -> str:
+    """The language a request body names, for the words of a refusal (English when it
+    names none or one the service does not know: that refusal comes from the desk)."""
+    try:
+        return exam_language(obj.get("lang"))
+    except ExamError:
+        return DEFAULT_LANG
 
 
 class SelfGraded(Base):
