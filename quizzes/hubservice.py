@@ -448,15 +448,35 @@ class ExamPage(Base):
             lang = exam_language(self.get_argument("lang", None))
         except ExamError as exc:
             raise web.HTTPError(400, exc.reason) from None
-        page = EXAM_PAGE.replace("__PREFIX__", json.dumps(self.app.prefix)) \
-            .replace("__QUIZ__", json.dumps(quiz_id)) \
-            .replace("__XSRF__", json.dumps(self.xsrf_token.decode("ascii"))) \
-            .replace("__LANG__", json.dumps(lang))
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.finish(page)
+        self.finish(exam_page(self.app.prefix, quiz_id, self.xsrf_token.decode("ascii"), lang))
 
 
 EXAM_PAGE = (Path(__file__).parent / "exam_page.html").read_text(encoding="utf-8")
+
+
+def exam_words(lang: str) -> dict[str, str]:
+    """The exam page's own words in ``lang`` (``{n}``-style fields filled by the page)."""
+    return {"quiz": tr(lang, "Quiz"), "submit": tr(lang, "Submit the attempt"),
+            "attempt": tr(lang, "Attempt {n} ({policy})"), "check": tr(lang, "Check"),
+            "score": tr(lang, "Score {score}% (quiz {quiz}%): {verdict}"),
+            "passed": tr(lang, "passed"), "not_passed": tr(lang, "not passed"),
+            "certificate": tr(lang, "Certificate {id}")}
+
+
+def exam_page(prefix: str, quiz_id: str, xsrf: str, lang: str) -> str:
+    """The exam page of one quiz for one learner, its words in ``lang`` (the items, the
+    feedback and the policy come from the API in the same language)."""
+    words = exam_words(lang)
+    # JSON inside <script>: "</" could close the element, so it is escaped
+    said = json.dumps(words, ensure_ascii=False).replace("</", "<\\/")
+    return EXAM_PAGE.replace("__W_QUIZ__", html.escape(words["quiz"])) \
+        .replace("__W_SUBMIT__", html.escape(words["submit"])) \
+        .replace("__PREFIX__", json.dumps(prefix)) \
+        .replace("__QUIZ__", json.dumps(quiz_id)) \
+        .replace("__XSRF__", json.dumps(xsrf)) \
+        .replace("__LANG__", json.dumps(lang)) \
+        .replace("__WORDS__", said)
 
 
 def make_app(app: App) -> web.Application:

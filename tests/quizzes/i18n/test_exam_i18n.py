@@ -111,3 +111,55 @@ def test_a_request_names_the_language_of_a_refusal():
     assert _said_language({}) == _said_language({"lang": "fr"}) == "en"
     assert tr("pt-BR", "the body needs 'item_id' and 'response'") == \
         "o corpo precisa de 'item_id' e 'response'"
+
+
+def _page_script(page: str) -> str:
+    """The page's constants and its ``say`` function, runnable alone."""
+    script = page.split("<script>", 1)[1]
+    head = script.split("async function call", 1)[0]
+    return head.replace("document.documentElement.lang = L;", "")
+
+
+@pytest.mark.parametrize("lang,words", [
+    ("en", ["<title>Quiz</title>", '<h1 id="title">Quiz</h1>',
+            '<button id="submit">Submit the attempt</button>', '<html lang="en">']),
+    ("pt-BR", ["<title>Quiz</title>", '<button id="submit">Entregar a tentativa</button>',
+               '"check": "Verificar"', '"not_passed": "não aprovado"']),
+])
+def test_the_exam_page_speaks_the_learners_language(lang, words):
+    pytest.importorskip("jupyterhub")
+    from quizzes.hubservice import exam_page
+
+    page = exam_page("/services/quizzes/", QUIZ, "xsrf", lang)
+    for word in words:
+        assert word in page
+    assert "__" not in page.replace("__proto__", "")         # every placeholder filled
+
+
+def test_the_exam_pages_words_are_filled_like_the_old_english_text():
+    """The page's own substitution (run in node) gives the English status, score and
+    certificate lines it always showed, and the Portuguese ones in pt-BR."""
+    import json
+    import shutil
+    import subprocess
+
+    pytest.importorskip("jupyterhub")
+    from quizzes.hubservice import exam_page
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    policy = "3 attempt(s), -10% per retry, best attempt counts"
+    out = {}
+    for lang in ("en", "pt-BR"):
+        probe = _page_script(exam_page("/p/", QUIZ, "x", lang)) + (
+            "console.log(JSON.stringify([say('attempt', {n: 2, policy: " + json.dumps(policy)
+            + "}), say('score', {score: 80, quiz: 90, verdict: W.passed}), "
+            "say('certificate', {id: 'ab12'}), W.check]));")
+        run = subprocess.run([node, "-e", probe], capture_output=True, text=True, timeout=60,
+                             check=True)
+        out[lang] = json.loads(run.stdout)
+    assert out["en"] == [f"Attempt 2 ({policy})", "Score 80% (quiz 90%): passed",
+                         "Certificate ab12", "Check"]
+    assert out["pt-BR"] == [f"Tentativa 2 ({policy})", "Nota 80% (quiz 90%): aprovado",
+                            "Certificado ab12", "Verificar"]
