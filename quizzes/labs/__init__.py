@@ -26,7 +26,7 @@ def check(lab_id: str, answer: bytes | str) -> Verdict:
     try:
         text = decode_answer(answer)
     except LabLimit as exc:
-        return Verdict(False, exc.message)
+        return Verdict.said(False, exc.said)
     return check_text(item.id, text)
 
 

@@ -88,7 +88,8 @@ def preflight(trial: Trial, *, jobs: int = 1) -> Verdict | None:
     """What stops grading before any job is read: a refused snippet, a refused job,
     too few jobs submitted."""
     if trial.refused:
-        return _miss(M("The lab did not run this answer: {reason}", reason=trial.refused))
+        return _miss(M("The lab did not run this answer: {reason}",
+                       reason=trial.said or trial.refused))
     for cmd in trial.errors:
         if cmd.argv[0] == "sbatch" and not SUBMITTED.match(cmd.stdout.strip()):
             return _miss(M("Slurm refused the job ({command}): fix what sbatch says, then "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from minislurm.errors import SlurmError
 from quizzes.i18n import DEFAULT_LANG, Msg, tr
 
 #: What a lab answer may be: a batch script (or command lines that submit one),
@@ -20,6 +21,16 @@ KINDS = ("script", "snippet", "diagnose")
 
 #: Largest answer a lab reads (bytes of UTF-8).
 MAX_ANSWER_BYTES = 64 * 1024
+
+
+class Refusal(SlurmError):
+    """An answer the lab does not play (shell it does not interpret, a size limit): the
+    reason as a message (``said``), said in the learner's language by the verdict;
+    ``message`` is its English text."""
+
+    def __init__(self, said: Msg) -> None:
+        super().__init__(said.render())
+        self.said = said
 
 
 @dataclass(frozen=True, slots=True)

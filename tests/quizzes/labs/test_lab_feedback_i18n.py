@@ -50,14 +50,15 @@ def _lab_messages() -> dict[str, str]:
     out = {}
     for m in cat:
         places = {Path(f).name for f, _ in m.locations}
-        if m.id and places & {"checkers.py", "diagnose.py", "lab.py", "__init__.py"}:
+        if m.id and places & {"checkers.py", "diagnose.py", "lab.py", "__init__.py",
+                              "shell.py", "runner.py"}:
             out[m.id] = m.string
     return out
 
 
 def test_every_checker_sentence_has_a_pt_br_translation_keeping_slurms_words():
     messages = _lab_messages()
-    assert len(messages) >= 100
+    assert len(messages) >= 130
     for msgid, msgstr in messages.items():
         assert msgstr, msgid
         _same_slurm_words(re.sub(r"\{\w+\}", "", msgid), re.sub(r"\{\w+\}", "", msgstr))
@@ -201,3 +202,33 @@ def test_the_exam_service_says_a_lab_items_feedback_in_portuguese():
     assert shown.feedback == "JobName=test; o enunciado pede o nome de job train " \
                              "(-J/--job-name)."
     assert stored == "JobName=test; the task asks for the job name train (-J/--job-name)."
+
+
+def test_an_answer_the_lab_does_not_play_is_refused_in_portuguese():
+    from quizzes.labs.runner import MAX_ANSWER_BYTES
+
+    piped = check("after-preprocess", "jid=$(sbatch --parsable preprocess.sh) | cat\n")
+    assert piped.text() == ("NOT YET: The lab did not run this answer: line 1: pipes ('|', "
+                            "'||') are not interpreted in a lab; write each command on its own "
+                            "line")
+    assert piped.text("pt-BR") == ("AINDA NÃO: O lab não rodou esta resposta: linha 1: pipes "
+                                   "('|', '||') não são interpretados em um lab; escreva cada "
+                                   "comando em sua própria linha")
+    nested = check("after-preprocess", "echo ok\njid=$(sbatch $(echo a | cat))\n")
+    assert nested.feedback == ("The lab did not run this answer: line 2: pipes ('|', '||') "
+                               "are not interpreted in a lab; write each command on its own "
+                               "line")                  # the outer line, as before
+    assert nested.in_language("pt-BR")[0].startswith("O lab não rodou esta resposta: linha 2: "
+                                                     "pipes")
+    brace = check("after-preprocess", "echo ${A:-x}\n")
+    assert brace.feedback == ("The lab did not run this answer: line 1: '${A:-x}': only plain "
+                              "${NAME} is interpreted in a lab")
+    assert brace.in_language("pt-BR")[0] == ("O lab não rodou esta resposta: linha 1: "
+                                             "'${A:-x}': só ${NAME} simples é interpretado em "
+                                             "um lab")
+    big = check("first-job", "#" * (MAX_ANSWER_BYTES + 1))
+    assert big.text() == (f"NOT YET: the answer is {MAX_ANSWER_BYTES + 1} bytes; a lab answer "
+                          f"is at most {MAX_ANSWER_BYTES} bytes (64 KiB)")
+    assert big.text("pt-BR") == (f"AINDA NÃO: a resposta tem {MAX_ANSWER_BYTES + 1} bytes; uma "
+                                 f"resposta de lab tem no máximo {MAX_ANSWER_BYTES} bytes "
+                                 "(64 KiB)")
