@@ -18,6 +18,7 @@ terms themselves are Slurm's words, the same in every language.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -37,25 +38,36 @@ class Exhibit:
     kind: str = "term"
 
 
-#: Slurm's terms and the phrasings that name them (lower case, ``_``/``-`` read as spaces).
+#: Slurm's terms and the phrasings that name them (lower case, ``_``/``-`` read as spaces,
+#: accents dropped): English, then Portuguese (a pt-BR learner may answer in either).
 TERMS: dict[str, tuple[str, ...]] = {
     "Resources": ("resources", "not enough free", "no free", "nodes are busy",
-                  "cluster is full", "all gpus are in use", "all gpus busy", "busy"),
-    "Priority": ("priority",),
-    "Dependency": ("dependency",),
+                  "cluster is full", "all gpus are in use", "all gpus busy", "busy",
+                  "recursos", "ocupad", "cluster cheio", "nenhum no livre", "nenhuma gpu livre",
+                  "sem nos livres", "sem gpus livres"),
+    "Priority": ("priority", "prioridade"),
+    "Dependency": ("dependency", "dependencia"),
     "QOSMaxGRESPerUser": ("qosmaxgrespreuser", "qosmaxgresperuser", "qos limit",
-                          "maxtresperuser", "maxtrespu", "qos gpu limit", "qos max gres"),
+                          "maxtresperuser", "maxtrespu", "qos gpu limit", "qos max gres",
+                          "limite da qos", "limite de qos", "limite de gpus da qos",
+                          "limite de gpus por usuario"),
     "JobArrayTaskLimit": ("jobarraytasklimit", "array task limit", "throttle",
-                          "arraytaskthrottle", "array limit"),
+                          "arraytaskthrottle", "array limit", "limite do array",
+                          "limite de tasks do array"),
     "TIMEOUT": ("timeout", "time limit", "timelimit", "out of time", "walltime",
-                "ran too long"),
+                "ran too long", "tempo limite", "limite de tempo", "estourou o tempo",
+                "acabou o tempo"),
     "NODE_FAIL": ("node fail", "node failure", "node failed", "node died", "node crashed",
-                  "node went down", "node down"),
-    "PREEMPTED": ("preempt",),
-    "OUT_OF_MEMORY": ("out of memory", "oom"),
-    "CANCELLED": ("cancelled", "canceled", "scancel"),
-    "FAILED": ("failed", "non zero exit", "exit code"),
+                  "node went down", "node down", "falha do no", "falha de no", "no falhou",
+                  "no caiu", "no morreu", "no fora do ar"),
+    "PREEMPTED": ("preempt", "preempca", "preemcao"),
+    "OUT_OF_MEMORY": ("out of memory", "oom", "sem memoria", "falta de memoria",
+                      "memoria insuficiente", "estouro de memoria"),
+    "CANCELLED": ("cancelled", "canceled", "scancel", "cancelad", "cancelou", "cancelamento"),
+    "FAILED": ("failed", "non zero exit", "exit code", "falhou", "codigo de saida"),
 }
+#: Phrases naming a node's failure, which also hold FAILED's word.
+NODE_FAILED = ("node failed", "no falhou")
 
 #: What each term would mean, said when it is the wrong diagnosis.
 MEANS: dict[str, Msg] = {
@@ -79,12 +91,14 @@ MEANS: dict[str, Msg] = {
 
 def mentioned(answer: str) -> list[str]:
     """The Slurm terms an answer names, in `TERMS` order."""
-    text = " " + re.sub(r"[\s_\-]+", " ", answer.lower()) + " "
+    plain = "".join(c for c in unicodedata.normalize("NFKD", answer.lower())
+                    if not unicodedata.combining(c))
+    text = " " + re.sub(r"[\s_\-]+", " ", plain) + " "
     found = []
     for term, phrases in TERMS.items():
         if any(p in text for p in phrases):
             found.append(term)
-    if "FAILED" in found and "NODE_FAIL" in found and "node failed" in text:
+    if "FAILED" in found and "NODE_FAIL" in found and any(p in text for p in NODE_FAILED):
         found.remove("FAILED")
     return found
 

@@ -232,3 +232,25 @@ def test_an_answer_the_lab_does_not_play_is_refused_in_portuguese():
     assert big.text("pt-BR") == (f"AINDA NÃO: a resposta tem {MAX_ANSWER_BYTES + 1} bytes; uma "
                                  f"resposta de lab tem no máximo {MAX_ANSWER_BYTES} bytes "
                                  "(64 KiB)")
+
+
+#: A diagnosis in Portuguese (accents or not) names the same Slurm term.
+PT_DIAGNOSES = {
+    "diagnose-queue": ("Está esperando recursos: todas as GPUs estão ocupadas.", "prioridade"),
+    "diagnose-timeout": ("estourou o tempo limite", "foi cancelado"),
+    "diagnose-qos": ("o limite de GPUs da QOS por usuario", "falta de recursos"),
+    "diagnose-node-fail": ("o nó falhou durante o job", "o tempo limite acabou"),
+    "diagnose-priority": ("um job com prioridade maior está na frente", "dependencia"),
+    "diagnose-preempted": ("preempção pelo job urgente", "o nó caiu"),
+    "diagnose-array": ("o limite do array (%4) o segura", "recursos"),
+}
+
+
+@pytest.mark.parametrize("lab_id", sorted(PT_DIAGNOSES))
+def test_a_diagnosis_in_portuguese_is_graded_like_one_in_english(lab_id):
+    right, wrong = PT_DIAGNOSES[lab_id]
+    passed = check(lab_id, right)
+    assert passed.passed, passed.text("pt-BR")
+    assert passed.text("pt-BR").startswith("APROVADO: Certo: o minislurm informa ")
+    missed = check(lab_id, wrong)
+    assert not missed.passed and missed.text("pt-BR").startswith("AINDA NÃO: Não é ")
