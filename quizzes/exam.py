@@ -230,7 +230,8 @@ class ExamDesk:
             self._translations[key] = translations.load(bank, lang)
         return self._translations[key]
 
-    def _title(self, bank: Bank, lang: str) -> str:
+    def title(self, bank: Bank, lang: str) -> str:
+        """The quiz's title in ``lang`` (the bank's when its translation has none)."""
         words = self._translation(bank, lang)
         return words.title if words is not None and words.title else bank.title
 
@@ -264,7 +265,7 @@ class ExamDesk:
         words = self._translation(bank, lang)
         return {
             "attempt_id": attempt_id, "quiz_id": bank.quiz_id,
-            "title": self._title(bank, lang), "lang": lang,
+            "title": self.title(bank, lang), "lang": lang,
             "attempt": attempt_no, "attempts_allowed": limit,
             "policy": bank.policy.describe(lang), "pass_mark": bank.pass_mark,
             "started_at": started, "deadline": deadline,
@@ -479,7 +480,7 @@ class ExamDesk:
             is_open = {"attempt_id": row[0], "attempt": int(row[1]),
                        "remaining_seconds": None if row[3] is None else row[3] - now}
         limit = bank.policy.attempts
-        return {"quiz_id": bank.quiz_id, "title": self._title(bank, tongue), "lang": tongue,
+        return {"quiz_id": bank.quiz_id, "title": self.title(bank, tongue), "lang": tongue,
                 "used": used, "allowed": limit,
                 "left": None if limit is None else max(0, limit - used),
                 "time_limit_minutes": bank.policy.time_limit_minutes, "open": is_open,

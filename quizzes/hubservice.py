@@ -39,7 +39,7 @@ import signal
 import sys
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -419,23 +419,40 @@ class Public(web.RequestHandler):
 class Index(Base):
     @web.authenticated
     def get(self) -> None:
+        """The quizzes of the class; ``?lang=pt-BR``: the learner's words, titles and
+        policies in that language, and links to the exam pages in it."""
         name = self.learner()
-        p = self.app.prefix
-        rows = "".join(
-            f'<li><a id="quiz-{html.escape(q)}" href="{p}exam/{html.escape(q)}">'
-            f"{html.escape(b.title)}</a> ({html.escape(b.policy.describe())})</li>"
-            for q, b in sorted(self.app.banks.items()))
-        teach = ""
-        if name in self.app.instructors.members():
-            teach = ("<h2>Instructor</h2><ul>"
-                     + "".join(f'<li><a id="export-{f}" href="{p}export/{f}.csv">'
-                               f"Export gradebook ({f} CSV)</a></li>" for f in FORMATS)
-                     + f'<li><a href="{p}api/gradebook">Gradebook (JSON)</a></li></ul>')
+        try:
+            lang = exam_language(self.get_argument("lang", None))
+        except ExamError as exc:
+            raise web.HTTPError(400, exc.reason) from None
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.finish(f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    f"<title>Quizzes</title></head><body><h1>Quizzes</h1>"
-                    f"<p id=\"whoami\">Signed in as <b>{html.escape(name)}</b> (exam mode: "
-                    f"the service grades)</p><ul>{rows}</ul>{teach}</body></html>")
+        self.finish(index_page(self.app.prefix, self.app.banks, self.app.desk.title, name,
+                               name in self.app.instructors.members(), lang))
+
+
+def index_page(prefix: str, banks: Mapping[str, Bank], title: Callable[[Bank, str], str],
+               name: str, instructor: bool, lang: str) -> str:
+    """The service's index page for ``name``: each quiz's title and policy in ``lang`` and
+    a link to its exam page in that language; an instructor's exports (English)."""
+    p = prefix
+    tail = "" if lang == DEFAULT_LANG else "?lang=" + lang
+    rows = "".join(
+        f'<li><a id="quiz-{html.escape(q)}" href="{p}exam/{html.escape(q)}{tail}">'
+        f"{html.escape(title(b, lang))}</a> ({html.escape(b.policy.describe(lang))})</li>"
+        for q, b in sorted(banks.items()))
+    teach = ""
+    if instructor:
+        teach = ("<h2>Instructor</h2><ul>"
+                 + "".join(f'<li><a id="export-{f}" href="{p}export/{f}.csv">'
+                           f"Export gradebook ({f} CSV)</a></li>" for f in FORMATS)
+                 + f'<li><a href="{p}api/gradebook">Gradebook (JSON)</a></li></ul>')
+    quizzes = html.escape(tr(lang, "Quizzes"))
+    whoami = tr(lang, "Signed in as {name} (exam mode: the service grades)").format(
+        name=f"<b>{html.escape(name)}</b>")
+    return (f"<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">"
+            f"<title>{quizzes}</title></head><body><h1>{quizzes}</h1>"
+            f"<p id=\"whoami\">{whoami}</p><ul>{rows}</ul>{teach}</body></html>")
 
 
 class ExamPage(Base):

@@ -163,3 +163,24 @@ def test_the_exam_pages_words_are_filled_like_the_old_english_text():
                          "Certificate ab12", "Check"]
     assert out["pt-BR"] == [f"Tentativa 2 ({policy})", "Nota 80% (quiz 90%): aprovado",
                             "Certificado ab12", "Verificar"]
+
+
+def test_the_services_index_lists_the_quizzes_in_the_learners_language(desk):
+    pytest.importorskip("jupyterhub")
+    from quizzes.hubservice import index_page
+
+    bank = desk.banks[QUIZ]
+    en = index_page("/services/quizzes/", desk.banks, desk.title, "ada", False, "en")
+    assert en.startswith('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+                         "<title>Quizzes</title></head><body><h1>Quizzes</h1><p id=\"whoami\">"
+                         "Signed in as <b>ada</b> (exam mode: the service grades)</p><ul>")
+    assert (f'<li><a id="quiz-{QUIZ}" href="/services/quizzes/exam/{QUIZ}">{bank.title}</a> '
+            f"({bank.policy.describe()})</li>") in en
+    assert "Instructor" not in en
+    pt = index_page("/services/quizzes/", desk.banks, desk.title, "ada", True, "pt-BR")
+    assert '<html lang="pt-BR">' in pt and "Conectado como <b>ada</b> (modo prova" in pt
+    title = desk.title(bank, "pt-BR")
+    assert title != bank.title
+    assert (f'href="/services/quizzes/exam/{QUIZ}?lang=pt-BR">{title}</a> '
+            f"({bank.policy.describe('pt-BR')})") in pt
+    assert "Export gradebook (canvas CSV)" in pt      # the instructor's part
