@@ -147,7 +147,7 @@ def test_the_widget_speaks_pt_br_and_keeps_slurms_bytes(monkeypatch):
     assert wdg.on_hint() == "Verifique uma resposta primeiro: as dicas vêm depois de um erro."
     wdg.answer.value = FIRST.replace("-J train", "-J demo")
     verdict = wdg.on_check()
-    assert not verdict.passed and "JobName=demo" in wdg.feedback.value  # checker: English
+    assert not verdict.passed and "JobName=demo" in wdg.feedback.value
     assert "AINDA NÃO: " in wdg.feedback.value and "NOT YET" not in wdg.feedback.value
     assert wdg.on_hint() == "Dica: " + localise(lab("first-job"), "pt-BR").hints[0]
     wdg.answer.value = FIRST
