@@ -45,7 +45,7 @@ from minislurm.sim.plots import PALETTE, UIREVISION, gantt, gpu_utilisation, wai
 from minislurm.sim.simulate import SimulationResult, simulate
 from minislurm.sim.workload.generator import DEFAULT_START, WorkloadJob, WorkloadSpec, generate
 
-from .figure_words import decimal, translator
+from .figure_words import decimal, localise, translator
 from .predict import BusyIndicator, ChoiceQuestion, NumberQuestion, PredictStep
 
 __all__ = [
@@ -318,7 +318,7 @@ def explorer_figure(result: SimulationResult, baseline: SimulationResult, label:
                           start=decimal(start, ".2f", lang), bound=decimal(bound, ".2f", lang),
                           wait=decimal(result.metrics.mean_wait / 60, ".0f", lang)),
                       legend={"y": 0.5})
-    return fig
+    return localise(fig, lang)
 
 
 
@@ -480,7 +480,7 @@ def whatif_figure(current: WhatIfResult, baseline: WhatIfResult, *,
                       title=t(lang, "What if: {size} generated jobs, Slurm's backfill").format(
                           size=current.size),
                       legend={"orientation": "h", "y": -0.2})
-    return fig
+    return localise(fig, lang)
 
 
 def longest_wait(result: WhatIfResult) -> str:

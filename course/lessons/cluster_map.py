@@ -21,6 +21,7 @@ from minislurm.job import JobRecord
 from minislurm.sim.cluster import Cluster, CommandResult
 from minislurm.states import JobState
 
+from .figure_words import localise
 from .predict import BusyIndicator, NumberQuestion, PredictStep
 
 #: Cells per node row; a CPU node's CPUs are shown in this many blocks.
@@ -197,7 +198,7 @@ def node_map(cluster: Cluster, *, lang: str = "en") -> go.Figure:
                      title_text=t(lang, "GPU index (gpu nodes) / block of 4 CPUs "
                                         "(cpu nodes)"))
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(nodes)))
-    return fig
+    return localise(fig, lang)
 
 
 #: Lesson 1's prediction: asked before the node map is shown.

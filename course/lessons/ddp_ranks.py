@@ -463,6 +463,7 @@ def layout_figure(layout: TaskLayout, *, lang: str = "en") -> go.Figure:
     import plotly.graph_objects as go
 
     from course.i18n import t
+    from course.lessons.figure_words import localise
     from minislurm.sim.plots import PALETTE, UIREVISION
 
     tasks = placements(layout)
@@ -492,7 +493,7 @@ def layout_figure(layout: TaskLayout, *, lang: str = "en") -> go.Figure:
                "categoryorder": "array", "categoryarray": list(layout.nodes)},
         yaxis={"title": "SLURM_LOCALID", "range": [-0.6, per_node - 0.1], "dtick": 1},
         margin={"t": 60})
-    return fig
+    return localise(fig, lang)
 
 
 def _plotly_output(fig: go.Figure) -> dict[str, Any]:

@@ -8,11 +8,16 @@
   exactly the literals minislurm/sim/plots.py passes to its ``_t``.
 * `decimal`: a number in a sentence of a figure or table, with the decimal comma in
   pt-BR (docs/glossary.md) and as Python formats it in English.
+* `localise`: a figure's own numbers (ticks, hover values) with the decimal comma and
+  the thousands dot in pt-BR (plotly's ``layout.separators``); an English figure is left
+  as it is, byte for byte.
 """
 
 from __future__ import annotations
 
 from functools import partial
+
+import plotly.graph_objects as go
 
 from course.i18n import N_, t
 from minislurm.sim.plots import Translate
@@ -34,6 +39,18 @@ def translator(lang: str) -> Translate:
     return partial(t, lang)
 
 
+#: pt-BR's decimal and thousands separators, as plotly's ``layout.separators`` spells them.
+SEPARATORS = {"pt-BR": ",."}
+
+
+def localise(fig: go.Figure, lang: str = "en") -> go.Figure:
+    """``fig`` (a plotly figure) with ``lang``'s number separators; English untouched."""
+    separators = SEPARATORS.get(language(lang))
+    if separators is not None:
+        fig.update_layout(separators=separators)
+    return fig
+
+
 def decimal(value: float, spec: str, lang: str = "en") -> str:
     """``format(value, spec)``; in pt-BR with the decimal comma and the thousands dot
     (``2.50`` -> ``2,50``, ``1,234.5`` -> ``1.234,5``)."""
@@ -43,4 +60,4 @@ def decimal(value: float, spec: str, lang: str = "en") -> str:
     return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
 
 
-__all__ = ["PLOT_MESSAGES", "decimal", "translator"]
+__all__ = ["PLOT_MESSAGES", "SEPARATORS", "decimal", "localise", "translator"]

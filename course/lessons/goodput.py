@@ -44,7 +44,7 @@ from minislurm.slurmd.context import JobContext
 from minislurm.slurmd.env import batch_environment
 from minislurm.states import JobState
 
-from .figure_words import decimal
+from .figure_words import decimal, localise
 from .predict import BusyIndicator, NumberQuestion, PredictStep
 from .scaling import REQUEUE_WAIT_HOURS, ScaleParams, expected_run, simulate_run, young_interval
 from .script_builder import plotly_output
@@ -586,7 +586,7 @@ def goodput_figure(m: FailureModel, points: Sequence[Measured] = (), *,
         yaxis={"title": i18n.t(lang, "goodput (useful / wall)"), "range": [0, 1],
                "tickformat": ".0%"},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 60, "b": 120})
-    return fig
+    return localise(fig, lang)
 
 
 def best_interval(points: Sequence[Measured]) -> Measured:

@@ -38,6 +38,7 @@ from minislurm.slurmd.context import StepContext, job_context
 from minislurm.slurmd.env import batch_environment, step_environments
 from minislurm.states import JobState
 
+from .figure_words import localise
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep
 
 __all__ = [
@@ -306,7 +307,7 @@ def gpu_map(cluster: Cluster, want_per_node: int = 0, partition: str = "gpu", *,
         uirevision=UIREVISION, template="plotly_white", height=420,
         legend={"orientation": "v", "x": 1.02},
     )  # fmt: skip
-    return fig
+    return localise(fig, lang)
 
 
 def why_pending(cluster: Cluster, job_id: int, *, lang: str = "en") -> str:

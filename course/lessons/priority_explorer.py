@@ -40,6 +40,7 @@ from minislurm.priority.usage import UsageTracker, billable_seconds, rollup
 from minislurm.sim import Cluster
 from minislurm.sim.plots import PALETTE, UIREVISION
 
+from .figure_words import localise
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep
 
 __all__ = [
@@ -268,7 +269,7 @@ def priority_figure(ranked: Sequence[RankedJob], baseline: Sequence[RankedJob] =
         title=i18n.t(lang, "Pending jobs in scheduling order: weighted factors (sprio)"),
         yaxis={"title": i18n.t(lang, "priority"), "range": [0, top * 1.15 + 1]},
         legend={"orientation": "h", "y": -0.32}, margin={"b": 130, "t": 60})
-    return fig
+    return localise(fig, lang)
 
 
 def format_ranking(ranked: Sequence[RankedJob], *, lang: str = "en") -> str:
@@ -497,7 +498,7 @@ def classic_figure(rows: Sequence[ClassicRow], *, lang: str = "en") -> go.Figure
     fig.update_layout(barmode="group", template="plotly_white", uirevision=UIREVISION,
                       height=380, title=i18n.t(lang, "Classic fair share: F = 2^(-U_E / S)"),
                       yaxis={"range": [0, 1.05]}, legend={"orientation": "h", "y": -0.2})
-    return fig
+    return localise(fig, lang)
 
 
 #: The classic explorer's prediction: this user's usage changes, that user's factor moves.

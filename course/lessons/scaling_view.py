@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from course.i18n import N_, t, widget_lang
 
-from .figure_words import decimal
+from .figure_words import decimal, localise
 from .predict import BusyIndicator, NumberQuestion, PredictStep
 from .scaling import ScaleParams, StudyPoint, expected_run, simulate_run
 
@@ -106,7 +106,7 @@ def scaling_figure(
     fig.update_xaxes(type="log", title_text=t(lang, "GPUs in the job"), row=1, col=1)
     fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=1)
     fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=2)
-    return fig
+    return localise(fig, lang)
 
 
 def _same_costs(a: ScaleParams, b: ScaleParams) -> bool:

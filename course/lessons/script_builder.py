@@ -43,6 +43,7 @@ from minislurm.sim import Cluster
 from minislurm.sim.plots import PALETTE, UIREVISION
 from minislurm.states import JobState
 
+from .figure_words import localise
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep
 
 __all__ = [
@@ -264,7 +265,7 @@ def request_figure(verdict: Verdict, cluster: Cluster, partition: str = "", *,
     fig.update_layout(title={"text": title, "font": {"size": 12}}, barmode="overlay",
                       uirevision=UIREVISION, template="plotly_white", height=330,
                       margin={"t": 70, "b": 40, "l": 40, "r": 20})  # fmt: skip
-    return fig
+    return localise(fig, lang)
 
 
 def plotly_output(fig: go.Figure) -> dict[str, Any]:

@@ -69,3 +69,13 @@ def test_decimal_uses_the_comma_in_pt_br_only() -> None:
     assert decimal(2.5, ".2f", "pt-BR") == "2,50"
     assert decimal(0.456, ".0%", "pt-BR") == "46%"
     assert decimal(1234.5, ",.2f", "en") == "1,234.50"
+
+
+def test_localise_sets_pt_br_separators_and_leaves_english_alone() -> None:
+    import plotly.graph_objects as go
+
+    from course.lessons.figure_words import localise
+
+    assert localise(go.Figure(), "pt-BR").layout.separators == ",."
+    english = go.Figure(go.Bar(y=[0.5]))
+    assert localise(english, "en").to_dict() == go.Figure(go.Bar(y=[0.5])).to_dict()

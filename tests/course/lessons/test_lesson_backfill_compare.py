@@ -264,6 +264,7 @@ def test_the_pt_br_explorers_figure_is_portuguese_and_keeps_slurms_words() -> No
     fig = e.figure.to_dict()
     title = fig["layout"]["title"]["text"]
     assert title.startswith("pretrain começa após ") and "; espera média " in title
+    assert fig["layout"]["separators"] == ",."
     assert "," in title.split(" h ")[0] and "." not in title.split(" h ")[0]   # 2,50 h
     subtitles = [a["text"] for a in fig["layout"]["annotations"]]
     assert subtitles == ["escalonamento: slurm, bf_window=60 min, bf_resolution=60 s",
@@ -278,6 +279,7 @@ def test_the_pt_br_explorers_figure_is_portuguese_and_keeps_slurms_words() -> No
     en.window.value = 60
     english = en.figure.to_dict()
     assert english["layout"]["title"]["text"].startswith("pretrain starts ")
+    assert "separators" not in english["layout"]
     assert [a["text"] for a in english["layout"]["annotations"]][1] == \
         "wait per job (hours): these settings vs the default"
     assert "<br>user " in next(t for t in english["data"]
@@ -291,6 +293,7 @@ def test_the_pt_br_whatif_figure_is_portuguese() -> None:
     fig = w.figure.to_dict()
     assert fig["layout"]["title"]["text"] == "E se: 100 jobs gerados, backfill do Slurm"
     assert fig["layout"]["yaxis"]["title"]["text"] == "espera média (horas)"
+    assert fig["layout"]["separators"] == ",."
     names = [t["name"] for t in fig["data"]]
     assert names[0].startswith("slurm.conf (1440 min, 60 s): uso das GPUs ")
     assert names[1].startswith("1440 min, 60 s: uso das GPUs ")

@@ -140,6 +140,7 @@ def test_the_pt_br_explorers_map_is_portuguese_with_slurms_words() -> None:
     assert title.startswith("10 job(s) submetido(s): ")
     assert "RUNNING" in title and "PD (Resources)" in title
     assert fig["layout"]["legend"]["title"]["text"] == "jobs em execução"
+    assert fig["layout"]["separators"] == ",."
     assert fig["layout"]["xaxis"]["title"]["text"] == ("índice da GPU (nós gpu) / bloco de 4 "
                                                        "CPUs (nós cpu)")
     idle, first = fig["data"][0], fig["data"][1]
@@ -151,5 +152,5 @@ def test_the_pt_br_explorers_map_is_portuguese_with_slurms_words() -> None:
     ex.cluster.close()
     en = NodeMapExplorer(k=0, lang="en")
     assert en.figure.layout.title.text == "0 job(s) submitted: no jobs"
-    assert en.figure.data[0].name == "idle"
+    assert en.figure.data[0].name == "idle" and en.figure.layout.separators is None
     en.cluster.close()

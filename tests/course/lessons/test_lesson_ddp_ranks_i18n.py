@@ -13,6 +13,7 @@ def test_the_pt_br_layout_explorers_figure_keeps_slurm_and_torch_words() -> None
     layout = fig["layout"]
     assert layout["xaxis"]["title"]["text"] == "nó (SLURM_NODEID da esquerda para a direita)"
     assert layout["yaxis"]["title"]["text"] == "SLURM_LOCALID"
+    assert layout["separators"] == ",."
     assert layout["title"]["text"] == "srun -N2 --ntasks-per-node=2 -m cyclic: WORLD_SIZE=4"
     assert [a["text"] for a in layout["annotations"]] == ["MASTER_ADDR = gpu01 (rank 0)"]
     assert fig["data"][0]["text"][0] == "rank 0<br>local 0"
@@ -21,7 +22,8 @@ def test_the_pt_br_layout_explorers_figure_keeps_slurm_and_torch_words() -> None
     english = layout_figure(step_layout(2, 2, "cyclic")).to_dict()
     assert english["layout"]["xaxis"]["title"]["text"] == "node (SLURM_NODEID left to right)"
     assert LayoutExplorer(2, 2, "cyclic", lang="en").figure.to_dict() == english
-    # only the axis title differs between the two editions
+    # only the axis title and the number separators differ between the two editions
     pt = layout_figure(step_layout(2, 2, "cyclic"), lang="pt-BR").to_dict()
     pt["layout"]["xaxis"]["title"] = english["layout"]["xaxis"]["title"]
+    del pt["layout"]["separators"]
     assert pt == english

@@ -375,6 +375,7 @@ def test_the_pt_br_explorers_figure_and_table_are_portuguese() -> None:
     assert layout["xaxis"]["title"]["text"] == ("intervalo entre checkpoints τ (minutos de "
                                                 "trabalho, escala log)")
     assert layout["yaxis"]["title"]["text"] == "goodput (útil / tempo de relógio)"
+    assert layout["separators"] == ",."                  # the % ticks and hover: 74,6%
     assert [t["name"] for t in fig["data"]] == [
         "primeira ordem: 1 − C/τ − τ/2M − R/M", "exato, falhas exponenciais (Daly)",
         "medido no minislurm", "τ* de Young = 49 min", "ótimo de Daly 46 min"]
@@ -386,6 +387,7 @@ def test_the_pt_br_explorers_figure_and_table_are_portuguese() -> None:
     assert en.figure.to_dict()["layout"]["title"]["text"] == summary(en.model) == (
         "job MTBF 4.0 h, checkpoint 5 min: τ* = √(2CM) = 49 min → goodput 74.6% "
         "(first order), 77.0% (exact)")
+    assert "separators" not in en.figure.to_dict()["layout"]
     assert en.table.value.removeprefix("<pre>").splitlines()[0].split() == \
         ["tau", "failures", "measured", "1st", "order", "exact"]
     # the same numbers in both languages

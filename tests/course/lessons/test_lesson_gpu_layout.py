@@ -219,6 +219,7 @@ def test_the_pt_br_labs_map_and_log_are_portuguese_with_slurms_words() -> None:
     assert layout["title"]["text"] == ("10 GPUs livres na partition gpu; 0 nó(s) têm 4 ou mais "
                                        "livres")
     assert layout["xaxis"]["title"]["text"] == "nó"
+    assert layout["separators"] == ",."
     assert layout["yaxis"]["title"]["text"] == "índice da GPU (CUDA_VISIBLE_DEVICES)"
     names = [t["name"] for t in fig["data"]]
     assert names[-2:] == ["livre, o nó comporta gpu:4", "livre, nó cheio demais"]

@@ -246,6 +246,7 @@ def test_the_pt_br_explorers_figures_and_tables_are_portuguese(snap: QueueSnapsh
     assert layout["title"]["text"] == ("Jobs pendentes na ordem de escalonamento: fatores "
                                        "ponderados (sprio)")
     assert layout["yaxis"]["title"]["text"] == "prioridade"
+    assert layout["separators"] == ",."                  # plotly's numbers: 1.234,5
     assert [t["name"] for t in fig["data"][:5]] == ["idade", "fair share", "tamanho do job",
                                                     "partition", "QOS"]
     assert fig["data"][0]["hovertemplate"].startswith("idade: ")
@@ -262,6 +263,7 @@ def test_the_pt_br_explorers_figures_and_tables_are_portuguese(snap: QueueSnapsh
     en.controls["age"].value = 20000
     assert en.figure.to_dict()["layout"]["title"]["text"] == \
         "Pending jobs in scheduling order: weighted factors (sprio)"
+    assert "separators" not in en.figure.to_dict()["layout"]
     assert en.table.value.splitlines()[0].removeprefix("<pre>").split()[:6] == \
         ["rank", "job", "user", "account", "name", "PRIORITY"]
     assert format_ranking(rank_queue(snap)) == format_ranking(rank_queue(snap), lang="en")
@@ -271,6 +273,7 @@ def test_the_pt_br_classic_explorer_is_portuguese() -> None:
     e = ClassicExplorer(lang="pt-BR")
     fig = e.figure.to_dict()
     assert fig["layout"]["title"]["text"] == "Fair share clássico: F = 2^(-U_E / S)"
+    assert fig["layout"]["separators"] == ",."
     assert [t["name"] for t in fig["data"]] == ["S: shares normalizados", "U_E: uso efetivo",
                                                 "F: fator de fair share"]
     assert fig["data"][0]["x"][0] == "user1 (B)"

@@ -267,6 +267,7 @@ def test_the_pt_br_explorers_figure_is_portuguese() -> None:
     assert [a.text for a in fig.layout.annotations] == [
         "fração do tempo de relógio vs tamanho do job", "para onde vai o tempo com 16.384 GPUs"]
     assert fig.layout.xaxis.title.text == "GPUs no job"
+    assert fig.layout.separators == ",."
     names = [t.name for t in fig.data]
     assert names[:3] == ["goodput", "perdido com falhas", "gravações de checkpoint"]
     assert "goodput no minislurm" in names and "selecionado" in names
@@ -278,6 +279,7 @@ def test_the_pt_br_explorers_figure_is_portuguese() -> None:
         points.text[0]
     en = ScalingExplorer(work=24, sims=runs, base=ScaleParams(16384), lang="en")
     assert en.figure.layout.title.text.startswith("16,384 GPUs (2,048 nodes): a failure every ")
+    assert en.figure.layout.separators is None
     assert [t.name for t in en.figure.data][:3] == ["goodput", "lost to failures",
                                                     "checkpoint writes"]
     assert en.figure.to_dict()["data"][0]["y"] == fig.to_dict()["data"][0]["y"]

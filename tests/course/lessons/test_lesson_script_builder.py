@@ -243,6 +243,7 @@ def test_the_pt_br_builders_figure_is_portuguese_with_slurms_words(cluster: Clus
     assert fig["layout"]["title"]["text"].startswith("OK: o sbatch o aceita; num cluster vazio")
     assert fig["data"][0]["x"] == ["gpu01", "gpu02", "gpu03", "gpu04"]
     assert fig["data"][3]["y"] == [8, 8, 8, 0]
+    assert fig["layout"]["separators"] == ",."
     builder.controls["nodes"].value = 5
     title = builder.figure.layout.title.text if builder.figure is not None else ""
     assert "(PartitionNodeLimit)" in title and "squeue" in title
@@ -252,4 +253,4 @@ def test_the_pt_br_builders_figure_is_portuguese_with_slurms_words(cluster: Clus
     en = ScriptBuilder(cluster, lang="en")
     assert en.figure is not None
     assert [a.text for a in en.figure.layout.annotations] == ["CPUs per node", "GPUs per node"]
-    assert en.figure.data[0].name == "node CPUs"
+    assert en.figure.data[0].name == "node CPUs" and en.figure.layout.separators is None
