@@ -410,7 +410,8 @@ class BackfillExplorer:
             self.figure_view.outputs = (plotly_output(self.figure),)
             self.status.value = t(self.lang, "simulated {n} jobs under {label} in {seconds} s"
                                   ).format(n=len(self.jobs), label=label,
-                                           seconds=f"{time.perf_counter() - t0:.2f}")
+                                           seconds=decimal(time.perf_counter() - t0, ".2f",
+                                                           self.lang))
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -581,7 +582,7 @@ class WhatIf:
             self.figure_view.outputs = (plotly_output(self.figure),)
             self.status.value = t(self.lang, "{size} jobs: simulated in {seconds} s (cached "
                                   "settings are instant)").format(
-                size=size, seconds=f"{self.current.seconds:.2f}")
+                size=size, seconds=decimal(self.current.seconds, ".2f", self.lang))
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

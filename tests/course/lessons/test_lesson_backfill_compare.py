@@ -6,6 +6,8 @@ assertions are the textbook properties of each policy on it.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from busy_probe import assert_busy_while
 
@@ -266,6 +268,7 @@ def test_the_pt_br_explorers_figure_is_portuguese_and_keeps_slurms_words() -> No
     assert title.startswith("pretrain começa após ") and "; espera média " in title
     assert fig["layout"]["separators"] == ",."
     assert "," in title.split(" h ")[0] and "." not in title.split(" h ")[0]   # 2,50 h
+    assert re.search(r" em \d+,\d\d s$", e.status.value), e.status.value
     subtitles = [a["text"] for a in fig["layout"]["annotations"]]
     assert subtitles == ["escalonamento: slurm, bf_window=60 min, bf_resolution=60 s",
                          "espera por job (horas): estes ajustes vs o padrão"]
@@ -293,6 +296,8 @@ def test_the_pt_br_whatif_figure_is_portuguese() -> None:
     fig = w.figure.to_dict()
     assert fig["layout"]["title"]["text"] == "E se: 100 jobs gerados, backfill do Slurm"
     assert fig["layout"]["yaxis"]["title"]["text"] == "espera média (horas)"
+    seconds = w.status.value.split(" s ")[0].rsplit(" ", 1)[-1]
+    assert re.fullmatch(r"\d+,\d\d", seconds), w.status.value      # decimal comma
     assert fig["layout"]["separators"] == ",."
     names = [t["name"] for t in fig["data"]]
     assert names[0].startswith("slurm.conf (1440 min, 60 s): uso das GPUs ")
