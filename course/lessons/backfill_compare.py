@@ -45,6 +45,7 @@ from minislurm.sim.plots import PALETTE, UIREVISION, gantt, gpu_utilisation, wai
 from minislurm.sim.simulate import SimulationResult, simulate
 from minislurm.sim.workload.generator import DEFAULT_START, WorkloadJob, WorkloadSpec, generate
 
+from .figure_words import decimal, localise, translator
 from .predict import BusyIndicator, ChoiceQuestion, NumberQuestion, PredictStep
 
 __all__ = [
@@ -284,15 +285,22 @@ def plotly_output(fig: go.Figure) -> dict[str, Any]:
     return {"output_type": "display_data", "data": bundle, "metadata": {}}
 
 
-def explorer_figure(result: SimulationResult, baseline: SimulationResult, label: str) -> go.Figure:
-    """The schedule under the sliders' settings, and each job's wait next to the default's."""
+def explorer_figure(result: SimulationResult, baseline: SimulationResult, label: str, *,
+                    lang: str = "en") -> go.Figure:
+    """The schedule under the sliders' settings, and each job's wait next to the default's.
+
+    ``lang``: the language of the titles, legend and hover words (``label``, the policy
+    and ``bf_*`` settings, job names and users stay as they are).
+    """
     fig = make_subplots(rows=2, cols=1, row_heights=[0.6, 0.4], vertical_spacing=0.14,
-                        subplot_titles=(f"schedule: {label}",
-                                        "wait per job (hours): these settings vs the default"))
-    for trace in gantt(result.jobs).data:
+                        subplot_titles=(t(lang, "schedule: {label}").format(label=label),
+                                        t(lang, "wait per job (hours): these settings vs the "
+                                                "default")))
+    for trace in gantt(result.jobs, tr=translator(lang)).data:
         fig.add_trace(trace, 1, 1)
     names = [j.name for j in baseline.jobs]
-    for i, (r, name) in enumerate(((baseline, "default (1440 min, 60 s)"), (result, "these"))):
+    for i, (r, name) in enumerate(((baseline, t(lang, "default (1440 min, 60 s)")),
+                                   (result, t(lang, "these")))):
         w = {j.name: round((j.start_time - j.submit_time) / HOUR, 4) for j in r.jobs
              if j.start_time is not None}
         fig.add_trace(go.Bar(x=names, y=[w.get(n) for n in names], name=name,
@@ -304,10 +312,13 @@ def explorer_figure(result: SimulationResult, baseline: SimulationResult, label:
     fig.update_yaxes(categoryorder="category ascending", autorange="reversed", row=1, col=1)
     bound = (reservation_bound(result) - result.epoch) / HOUR
     fig.update_layout(barmode="overlay", template="plotly_white", uirevision=UIREVISION,
-                      height=640, title=f"pretrain starts {start:.2f} h in (the running jobs' "
-                      f"limits free its nodes at {bound:.2f} h); mean wait "
-                      f"{result.metrics.mean_wait / 60:.0f} min", legend={"y": 0.5})
-    return fig
+                      height=640,
+                      title=t(lang, "pretrain starts {start} h in (the running jobs' limits "
+                                    "free its nodes at {bound} h); mean wait {wait} min").format(
+                          start=decimal(start, ".2f", lang), bound=decimal(bound, ".2f", lang),
+                          wait=decimal(result.metrics.mean_wait / 60, ".0f", lang)),
+                      legend={"y": 0.5})
+    return localise(fig, lang)
 
 
 
@@ -395,11 +406,12 @@ class BackfillExplorer:
                                label=label):
             t0 = time.perf_counter()
             self.result = self.run(p, w, r)
-            self.figure = explorer_figure(self.result, self.baseline, label)
+            self.figure = explorer_figure(self.result, self.baseline, label, lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
             self.status.value = t(self.lang, "simulated {n} jobs under {label} in {seconds} s"
                                   ).format(n=len(self.jobs), label=label,
-                                           seconds=f"{time.perf_counter() - t0:.2f}")
+                                           seconds=decimal(time.perf_counter() - t0, ".2f",
+                                                           self.lang))
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -450,20 +462,26 @@ def whatif_run(size: int, window: int, resolution: int, *, policy: str = "slurm"
                         r.metrics.gpu_utilization, seconds)
 
 
-def whatif_figure(current: WhatIfResult, baseline: WhatIfResult) -> go.Figure:
-    """Mean wait by kind of job: the sliders' settings next to slurm.conf's."""
+def whatif_figure(current: WhatIfResult, baseline: WhatIfResult, *,
+                  lang: str = "en") -> go.Figure:
+    """Mean wait by kind of job: the sliders' settings next to slurm.conf's (``lang``:
+    the language of the title, axis and legend; slurm.conf, the settings, the kinds of job
+    and Slurm's backfill stay)."""
     kinds = sorted(set(baseline.waits) | set(current.waits))
     fig = go.Figure()
     for i, (r, name) in enumerate(((baseline, "slurm.conf (1440 min, 60 s)"),
                                    (current, f"{current.window} min, {current.resolution} s"))):
         fig.add_trace(go.Bar(x=kinds, y=[round(r.waits.get(k, 0.0), 4) for k in kinds],
-                             name=f"{name}: GPU util. {r.gpu_utilisation:.0%}",
+                             name=t(lang, "{name}: GPU util. {util}").format(
+                                 name=name, util=decimal(r.gpu_utilisation, ".0%", lang)),
                              marker_color=("#BBBBBB", PALETTE[0])[i]))
     fig.update_layout(barmode="group", template="plotly_white", uirevision=UIREVISION,
-                      height=380, yaxis={"title": "mean wait (hours)", "rangemode": "tozero"},
-                      title=f"What if: {current.size} generated jobs, Slurm's backfill",
+                      height=380, yaxis={"title": t(lang, "mean wait (hours)"),
+                                         "rangemode": "tozero"},
+                      title=t(lang, "What if: {size} generated jobs, Slurm's backfill").format(
+                          size=current.size),
                       legend={"orientation": "h", "y": -0.2})
-    return fig
+    return localise(fig, lang)
 
 
 def longest_wait(result: WhatIfResult) -> str:
@@ -560,11 +578,11 @@ class WhatIf:
         with self.busy.working("simulating {size} jobs…", size=size):
             base = self.run(size, *self.default)
             self.current = self.run(size, int(self.window.value), int(self.resolution.value))
-            self.figure = whatif_figure(self.current, base)
+            self.figure = whatif_figure(self.current, base, lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
             self.status.value = t(self.lang, "{size} jobs: simulated in {seconds} s (cached "
                                   "settings are instant)").format(
-                size=size, seconds=f"{self.current.seconds:.2f}")
+                size=size, seconds=decimal(self.current.seconds, ".2f", self.lang))
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

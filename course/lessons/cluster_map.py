@@ -21,6 +21,7 @@ from minislurm.job import JobRecord
 from minislurm.sim.cluster import Cluster, CommandResult
 from minislurm.states import JobState
 
+from .figure_words import localise
 from .predict import BusyIndicator, NumberQuestion, PredictStep
 
 #: Cells per node row; a CPU node's CPUs are shown in this many blocks.
@@ -151,14 +152,18 @@ _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#
             "#17becf", "#bcbd22", "#7f7f7f")
 
 
-def _hover(job: JobRecord | None, cell: Cell) -> str:
+def _hover(job: JobRecord | None, cell: Cell, lang: str = "en") -> str:
     if job is None:
-        return f"{cell.node} {cell.label}: idle"
+        return t(lang, "{node} {cell}: idle").format(node=cell.node, cell=cell.label)
     return f"{cell.node} {cell.label}: job {job.job_id} {job.name} ({job.user})"
 
 
-def node_map(cluster: Cluster) -> go.Figure:
-    """The node map: one row per node, one cell per GPU (or CPU block), coloured by job."""
+def node_map(cluster: Cluster, *, lang: str = "en") -> go.Figure:
+    """The node map: one row per node, one cell per GPU (or CPU block), coloured by job.
+
+    ``lang``: the language of the title, axis, legend and hover words; node names, job
+    ids, names, users, states and reasons stay as Slurm writes them.
+    """
     cs = cells(cluster)
     by_id = {j.job_id: j for j in cluster.jobs()}
     nodes = sorted({c.node for c in cs})
@@ -167,7 +172,8 @@ def node_map(cluster: Cluster) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=[c.index for c in cs if not c.job_id], y=[c.node for c in cs if not c.job_id],
-        mode="markers", name="idle", hovertext=[_hover(None, c) for c in cs if not c.job_id],
+        mode="markers", name=t(lang, "idle"),
+        hovertext=[_hover(None, c, lang) for c in cs if not c.job_id],
         hoverinfo="text", marker={"symbol": "square", "size": 34, "color": "#eeeeee",
                                   "line": {"width": 1, "color": "#bbbbbb"}}))
     for jid in ids:
@@ -181,15 +187,18 @@ def node_map(cluster: Cluster) -> go.Figure:
             marker={"symbol": "square", "size": 34, "color": colour[jid]}))
     counts = queue_counts(cluster)
     total = sum(counts.values())
-    summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no jobs"
+    summary = (", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+               or t(lang, "no jobs"))
     fig.update_layout(
-        title={"text": f"{total} job(s) submitted: {summary}", "font": {"size": 14}},
+        title={"text": t(lang, "{total} job(s) submitted: {summary}").format(
+            total=total, summary=summary), "font": {"size": 14}},
         template="plotly_white", height=420, margin={"l": 70, "r": 20, "t": 60, "b": 40},
-        legend={"title": {"text": "running jobs"}})
+        legend={"title": {"text": t(lang, "running jobs")}})
     fig.update_xaxes(tickvals=list(range(CELLS)), range=[-0.6, CELLS - 0.4],
-                     title_text="GPU index (gpu nodes) / block of 4 CPUs (cpu nodes)")
+                     title_text=t(lang, "GPU index (gpu nodes) / block of 4 CPUs "
+                                        "(cpu nodes)"))
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(nodes)))
-    return fig
+    return localise(fig, lang)
 
 
 #: Lesson 1's prediction: asked before the node map is shown.
@@ -225,7 +234,7 @@ class NodeMapExplorer:
                                    busy=self.busy)
         self.box = w.VBox([self.predict.view, body])
         self.cluster = fill(k)
-        self.figure = node_map(self.cluster)
+        self.figure = node_map(self.cluster, lang=self.lang)
         self.redraw()
 
     def squeue(self) -> CommandResult:
@@ -245,7 +254,7 @@ class NodeMapExplorer:
         with self.busy.working("submitting {k} job(s) to a fresh cluster…", k=k):
             self.cluster.close()
             self.cluster = fill(k)
-            self.figure = node_map(self.cluster)
+            self.figure = node_map(self.cluster, lang=self.lang)
             self.out.outputs = (plotly_output(self.figure),
                                 {"output_type": "stream", "name": "stdout",
                                  "text": f"{self.squeue()}\n"})

@@ -456,11 +456,14 @@ PREDICT_STEP = (3, 2, "cyclic")
 PREDICT_RANK = 4
 
 
-def layout_figure(layout: TaskLayout) -> go.Figure:
+def layout_figure(layout: TaskLayout, *, lang: str = "en") -> go.Figure:
     """Nodes as columns, one box per task (``rank r`` / ``local l``) stacked by local rank;
-    rank 0's node is marked as ``MASTER_ADDR``."""
+    rank 0's node is marked as ``MASTER_ADDR``.  ``lang``: the language of the x axis
+    title (the srun command, the variables, ``rank`` and node names stay)."""
     import plotly.graph_objects as go
 
+    from course.i18n import t
+    from course.lessons.figure_words import localise
     from minislurm.sim.plots import PALETTE, UIREVISION
 
     tasks = placements(layout)
@@ -486,11 +489,11 @@ def layout_figure(layout: TaskLayout) -> go.Figure:
         template="plotly_white", uirevision=UIREVISION, height=200 + 70 * per_node,
         title=(f"srun -N{len(layout.nodes)} --ntasks-per-node={per_node} "
                f"-m {layout.distribution}: WORLD_SIZE={world}"),
-        xaxis={"title": "node (SLURM_NODEID left to right)", "type": "category",
+        xaxis={"title": t(lang, "node (SLURM_NODEID left to right)"), "type": "category",
                "categoryorder": "array", "categoryarray": list(layout.nodes)},
         yaxis={"title": "SLURM_LOCALID", "range": [-0.6, per_node - 0.1], "dtick": 1},
         margin={"t": 60})
-    return fig
+    return localise(fig, lang)
 
 
 def _plotly_output(fig: go.Figure) -> dict[str, Any]:
@@ -544,7 +547,7 @@ class LayoutExplorer:
                                    busy=self.busy)
         self.box = widgets.VBox([self.predict.view, body])
         self.layout = step_layout(nodes, tasks_per_node, distribution)
-        self.figure = layout_figure(self.layout)
+        self.figure = layout_figure(self.layout, lang=lang)
         self.refresh()
 
     def _show_prediction(self) -> None:
@@ -556,7 +559,7 @@ class LayoutExplorer:
         with self.busy.working("laying out the tasks…"):
             self.layout = step_layout(int(self.nodes.value), int(self.tasks.value),
                                       str(self.distribution.value))
-            self.figure = layout_figure(self.layout)
+            self.figure = layout_figure(self.layout, lang=self.lang)
             self.figure_view.outputs = (_plotly_output(self.figure),)
             gtids = "  ".join(f"{n}: SLURM_GTIDS={self.layout.gtids(i) or '-'}"
                               for i, n in enumerate(self.layout.nodes))

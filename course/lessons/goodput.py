@@ -44,6 +44,7 @@ from minislurm.slurmd.context import JobContext
 from minislurm.slurmd.env import batch_environment
 from minislurm.states import JobState
 
+from .figure_words import decimal, localise
 from .predict import BusyIndicator, NumberQuestion, PredictStep
 from .scaling import REQUEUE_WAIT_HOURS, ScaleParams, expected_run, simulate_run, young_interval
 from .script_builder import plotly_output
@@ -526,56 +527,66 @@ def sweep(m: FailureModel, taus: tuple[float, ...], seed: int = 0) -> tuple[Meas
 # ------------------------------------------------------------ the figure and widget
 
 
-def _minutes(h: float) -> str:
-    return f"{h * 60:.0f} min" if h < 2 else f"{h:.1f} h"
+def _minutes(h: float, lang: str = "en") -> str:
+    return f"{h * 60:.0f} min" if h < 2 else f"{decimal(h, '.1f', lang)} h"
 
 
-def summary(m: FailureModel) -> str:
-    """One line: the optimum interval and the goodput there."""
+def summary(m: FailureModel, lang: str = "en") -> str:
+    """One line: the optimum interval and the goodput there (in ``lang``)."""
     t = m.optimum
-    return (f"job MTBF {_minutes(m.mtbf)}, checkpoint {_minutes(m.checkpoint)}: "
-            f"τ* = √(2CM) = {_minutes(t)} → goodput {first_order_goodput(m, t):.1%} "
-            f"(first order), {exact_goodput(m, t):.1%} (exact)")
+    return i18n.t(lang, "job MTBF {mtbf}, checkpoint {write}: τ* = √(2CM) = {tau} → goodput "
+                        "{first} (first order), {exact} (exact)").format(
+        mtbf=_minutes(m.mtbf, lang), write=_minutes(m.checkpoint, lang),
+        tau=_minutes(t, lang), first=decimal(first_order_goodput(m, t), ".1%", lang),
+        exact=decimal(exact_goodput(m, t), ".1%", lang))
 
 
-def goodput_figure(m: FailureModel, points: Sequence[Measured] = ()) -> go.Figure:
+def goodput_figure(m: FailureModel, points: Sequence[Measured] = (), *,
+                   lang: str = "en") -> go.Figure:
     """Goodput versus checkpoint interval: first-order model, exact model, minislurm.
 
-    A vertical line marks Young's tau*, a diamond Daly's optimum.
+    A vertical line marks Young's tau*, a diamond Daly's optimum.  ``lang``: the language
+    of the title, axes, legend and hover words (MTBF, goodput, minislurm stay).
     """
     grid = interval_grid(m, 61, 0.125, 8.0)
     xs = [t * 60 for t in grid]
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=xs, y=[round(first_order_goodput(m, t), 5) for t in grid], mode="lines",
-        name="first order: 1 − C/τ − τ/2M − R/M", line={"color": "#1f77b4", "width": 3}))
+        name=i18n.t(lang, "first order: 1 − C/τ − τ/2M − R/M"),
+        line={"color": "#1f77b4", "width": 3}))
     fig.add_trace(go.Scatter(
         x=xs, y=[round(exact_goodput(m, t), 5) for t in grid], mode="lines",
-        name="exact, exponential failures (Daly)", line={"color": "#7f7f7f", "dash": "dot"}))
+        name=i18n.t(lang, "exact, exponential failures (Daly)"),
+        line={"color": "#7f7f7f", "dash": "dot"}))
     if points:
         fig.add_trace(go.Scatter(
             x=[p.tau * 60 for p in points], y=[round(p.goodput, 5) for p in points],
-            mode="markers", name="measured on minislurm",
+            mode="markers", name=i18n.t(lang, "measured on minislurm"),
             marker={"symbol": "circle", "size": 11, "color": "#d62728",
                     "line": {"width": 1, "color": "black"}},
-            text=[f"{p.failures} failures in {p.wall:.0f} h" for p in points],
+            text=[i18n.t(lang, "{failures} failures in {wall} h").format(
+                failures=p.failures, wall=f"{p.wall:.0f}") for p in points],
             hovertemplate="τ = %{x:.0f} min: goodput %{y:.1%}<br>%{text}<extra></extra>"))
     t = m.optimum
     fig.add_trace(go.Scatter(
-        x=[t * 60, t * 60], y=[0, 1], mode="lines", name=f"Young τ* = {_minutes(t)}",
+        x=[t * 60, t * 60], y=[0, 1], mode="lines",
+        name=i18n.t(lang, "Young τ* = {tau}").format(tau=_minutes(t, lang)),
         line={"color": "black", "dash": "dash", "width": 1}))
     d = daly_interval(m.checkpoint, m.mtbf)
     fig.add_trace(go.Scatter(
         x=[d * 60], y=[round(exact_goodput(m, d), 5)], mode="markers",
-        name=f"Daly optimum {_minutes(d)}",
+        name=i18n.t(lang, "Daly optimum {tau}").format(tau=_minutes(d, lang)),
         marker={"symbol": "diamond", "size": 12, "color": "#ff7f0e"}))
     fig.update_layout(
         template="plotly_white", uirevision=UIREVISION, height=430,
-        title={"text": summary(m), "font": {"size": 14}},
-        xaxis={"title": "checkpoint interval τ (minutes of work, log scale)", "type": "log"},
-        yaxis={"title": "goodput (useful / wall)", "range": [0, 1], "tickformat": ".0%"},
+        title={"text": summary(m, lang), "font": {"size": 14}},
+        xaxis={"title": i18n.t(lang, "checkpoint interval τ (minutes of work, log scale)"),
+               "type": "log"},
+        yaxis={"title": i18n.t(lang, "goodput (useful / wall)"), "range": [0, 1],
+               "tickformat": ".0%"},
         legend={"orientation": "h", "y": -0.25}, margin={"t": 60, "b": 120})
-    return fig
+    return localise(fig, lang)
 
 
 def best_interval(points: Sequence[Measured]) -> Measured:
@@ -659,9 +670,9 @@ class GoodputExplorer:
         m = self.model
         with self.busy.working("measuring {n} runs on minislurm…", n=len(interval_grid(m))):
             self.points = sweep(m, interval_grid(m), self.seed)
-            self.figure = goodput_figure(m, self.points)
+            self.figure = goodput_figure(m, self.points, lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
-            self.table.value = f"<pre>{measured_table(m, self.points)}</pre>"
+            self.table.value = f"<pre>{measured_table(m, self.points, lang=self.lang)}</pre>"
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -669,11 +680,17 @@ class GoodputExplorer:
         display(self.box)
 
 
-def measured_table(m: FailureModel, points: Sequence[Measured]) -> str:
-    """The measured runs beside both models, one line per interval."""
-    rows = [f"{'tau':>8} {'failures':>8} {'measured':>9} {'1st order':>9} {'exact':>6}"]
+def measured_table(m: FailureModel, points: Sequence[Measured], *, lang: str = "en") -> str:
+    """The measured runs beside both models, one line per interval (``lang``: the
+    headers' language, a column widening to its header, and the decimal comma in pt-BR)."""
+    heads = ["tau", i18n.t(lang, "failures"), i18n.t(lang, "measured"),
+             i18n.t(lang, "1st order"), i18n.t(lang, "exact")]
+    w = [max(len(h), n) for h, n in zip(heads, (8, 8, 9, 9, 6), strict=True)]
+    rows = [" ".join(f"{h:>{n}}" for h, n in zip(heads, w, strict=True))]
     for p in points:
-        rows.append(f"{_minutes(p.tau):>8} {p.failures:>8} {p.goodput:>9.1%} "
-                    f"{first_order_goodput(m, p.tau):>9.1%} {exact_goodput(m, p.tau):>6.1%}")
+        cells = (_minutes(p.tau, lang), str(p.failures), decimal(p.goodput, ".1%", lang),
+                 decimal(first_order_goodput(m, p.tau), ".1%", lang),
+                 decimal(exact_goodput(m, p.tau), ".1%", lang))
+        rows.append(" ".join(f"{c:>{n}}" for c, n in zip(cells, w, strict=True)))
     return "\n".join(rows) + "\n"
 

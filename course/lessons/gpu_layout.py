@@ -38,6 +38,7 @@ from minislurm.slurmd.context import StepContext, job_context
 from minislurm.slurmd.env import batch_environment, step_environments
 from minislurm.states import JobState
 
+from .figure_words import localise
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep
 
 __all__ = [
@@ -260,9 +261,14 @@ def _job_names(cluster: Cluster) -> dict[int, JobRecord]:
     return {j.job_id: j for j in cluster.controller.jobs(include_done=False)}
 
 
-def gpu_map(cluster: Cluster, want_per_node: int = 0, partition: str = "gpu") -> go.Figure:
+def gpu_map(cluster: Cluster, want_per_node: int = 0, partition: str = "gpu", *,
+            lang: str = "en") -> go.Figure:
     """Each GPU of the partition as a square: coloured by its job, free ones green when the
-    node has at least ``want_per_node`` free GPUs (a ``--gres=gpu:N`` job fits), grey if not."""
+    node has at least ``want_per_node`` free GPUs (a ``--gres=gpu:N`` job fits), grey if not.
+
+    ``lang``: the language of the title, axes, legend and hover words; node names, job
+    ids and names, ``gpu:N`` and CUDA_VISIBLE_DEVICES stay.
+    """
     nodes = node_gpus(cluster, partition)
     jobs = _job_names(cluster)
     held = sorted({h for n in nodes for h in n.holders if h is not None})
@@ -280,47 +286,61 @@ def gpu_map(cluster: Cluster, want_per_node: int = 0, partition: str = "gpu") ->
     for fits in (True, False):
         pick = [(n.node, i) for n in nodes if (n.free >= want_per_node) == fits
                 for i, h in enumerate(n.holders) if h is None]  # fmt: skip
-        label = f"free, node fits gpu:{want_per_node}" if fits else "free, node too full"
+        label = (t(lang, "free, node fits gpu:{want}").format(want=want_per_node) if fits
+                 else t(lang, "free, node too full"))
         fig.add_trace(go.Scatter(
             x=[p[0] for p in pick], y=[p[1] for p in pick], mode="markers", name=label,
             marker={"symbol": "square-open" if not fits else "square", "size": 34,
                     "color": "#2DA44E" if fits else "#8C959F", "line": {"width": 2}},
-            hovertemplate="%{x} GPU %{y} free<extra></extra>"))  # fmt: skip
+            hovertemplate=t(lang, "%{x} GPU %{y} free<extra></extra>")))  # fmt: skip
     total_free = sum(n.free for n in nodes)
     hosts = sum(n.free >= want_per_node for n in nodes)
     fig.update_layout(
-        title={"text": f"{total_free} GPUs free in partition {partition}; {hosts} node(s) "
-                       f"have {want_per_node} or more free", "font": {"size": 13}},
-        xaxis={"title": "node", "categoryorder": "array",
+        title={"text": t(lang, "{free} GPUs free in partition {partition}; {hosts} node(s) "
+                               "have {want} or more free").format(
+                   free=total_free, partition=partition, hosts=hosts, want=want_per_node),
+               "font": {"size": 13}},
+        xaxis={"title": t(lang, "node"), "categoryorder": "array",
                "categoryarray": [n.node for n in nodes]},
-        yaxis={"title": "GPU index (CUDA_VISIBLE_DEVICES)", "dtick": 1, "range": [-0.7, 7.7]},
+        yaxis={"title": t(lang, "GPU index (CUDA_VISIBLE_DEVICES)"), "dtick": 1,
+               "range": [-0.7, 7.7]},
         uirevision=UIREVISION, template="plotly_white", height=420,
         legend={"orientation": "v", "x": 1.02},
     )  # fmt: skip
-    return fig
+    return localise(fig, lang)
 
 
-def why_pending(cluster: Cluster, job_id: int) -> str:
-    """squeue's reason for job ``job_id`` and what the nodes have free (or where it runs)."""
+def why_pending(cluster: Cluster, job_id: int, *, lang: str = "en") -> str:
+    """squeue's reason for job ``job_id`` and what the nodes have free (or where it runs).
+
+    ``lang``: the language of the sentences; job ids, states, reasons, node names and
+    GPU indices stay as Slurm writes them.
+    """
     job = cluster.controller.job(job_id)
     if job.state is JobState.RUNNING and job.allocation is not None:
         where = ", ".join(f"{a.node} GPUs {_indices(a.gpu_indices)}" for a in job.allocation.nodes)
-        return f"job {job_id} is RUNNING on {compress(job.allocation.node_names)}: {where}"
+        return t(lang, "job {job} is RUNNING on {nodes}: {where}").format(
+            job=job_id, nodes=compress(job.allocation.node_names), where=where)
     if job.state is not JobState.PENDING:
-        return f"job {job_id} is {job.state.value}"
+        return t(lang, "job {job} is {state}").format(job=job_id, state=job.state.value)
     free = node_gpus(cluster, job.partition)
     listing = ", ".join(f"{n.node} {n.free}" for n in free)
     total = sum(n.free for n in free)
-    lines = [f"job {job_id} is PENDING ({job.reason.value}); free GPUs per node: {listing} "
-             f"(total {total})"]
+    lines = [t(lang, "job {job} is PENDING ({reason}); free GPUs per node: {listing} "
+                     "(total {total})").format(job=job_id, reason=job.reason.value,
+                                               listing=listing, total=total)]
     want = _gpus_per_node_wanted(job)
     if want:
         hosts = sum(n.free >= want for n in free)
         if job.num_nodes > hosts and total >= want * job.num_nodes:
-            have = "no node has" if hosts == 0 else f"only {hosts} node(s) have"
-            nodes = f"{job.num_nodes} such node{'s' if job.num_nodes != 1 else ''}"
-            lines.append(f"{total} GPUs are free, but {have} {want} free and the job needs "
-                         f"{nodes}: the free GPUs are fragmented")
+            nodes = (t(lang, "{n} such node") if job.num_nodes == 1
+                     else t(lang, "{n} such nodes")).format(n=job.num_nodes)
+            sentence = (t(lang, "{total} GPUs are free, but no node has {want} free and the "
+                                "job needs {nodes}: the free GPUs are fragmented")
+                        if hosts == 0 else
+                        t(lang, "{total} GPUs are free, but only {hosts} node(s) have {want} "
+                                "free and the job needs {nodes}: the free GPUs are fragmented"))
+            lines.append(sentence.format(total=total, hosts=hosts, want=want, nodes=nodes))
     return "\n".join(lines)
 
 
@@ -430,12 +450,12 @@ class FragmentationLab:
         with self.busy.working("drawing the map…"):
             self.command.value = (f"<pre>sbatch {self.sbatch_args()} --wrap "
                                   f"'{LAB_COMMAND}'</pre>")
-            self.figure = gpu_map(self.cluster, self.want.value)
+            self.figure = gpu_map(self.cluster, self.want.value, lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
 
     def _report(self, header: str) -> None:
         lines = [header, str(self.cluster.run("squeue")).rstrip()]
-        lines += [why_pending(self.cluster, j) for j in self.submitted[-3:]]
+        lines += [why_pending(self.cluster, j, lang=self.lang) for j in self.submitted[-3:]]
         text = "\n".join(lines).replace("&", "&amp;").replace("<", "&lt;")
         self.log.value = f"<pre>{text}</pre>"
 

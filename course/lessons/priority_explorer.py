@@ -40,6 +40,7 @@ from minislurm.priority.usage import UsageTracker, billable_seconds, rollup
 from minislurm.sim import Cluster
 from minislurm.sim.plots import PALETTE, UIREVISION
 
+from .figure_words import localise
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep
 
 __all__ = [
@@ -98,8 +99,8 @@ QUEUE: tuple[tuple[float, str, str], ...] = (
 SNAPSHOT_HOURS = 40
 
 #: The weighted factors drawn, in stacking order: (PriorityFactors attribute, label).
-FACTORS = (("age", "age"), ("fairshare", "fair share"), ("job_size", "job size"),
-           ("part", "partition"), ("qos", "QOS"))
+FACTORS = (("age", N_("age")), ("fairshare", N_("fair share")), ("job_size", N_("job size")),
+           ("part", N_("partition")), ("qos", N_("QOS")))
 
 
 def queue_cluster() -> Cluster:
@@ -237,20 +238,23 @@ def _weighted(f: PriorityFactors, attr: str) -> float:
     return float(getattr(f, f"weighted_{attr}"))
 
 
-def priority_figure(ranked: Sequence[RankedJob], baseline: Sequence[RankedJob] = ()) -> go.Figure:
+def priority_figure(ranked: Sequence[RankedJob], baseline: Sequence[RankedJob] = (), *,
+                    lang: str = "en") -> go.Figure:
     """Stacked bars of the weighted factors per job, in queue order (first on the left).
 
     ``baseline``: the ranking at the cluster's own settings; a job that moved shows
-    its old rank under its label.
+    its old rank under its label.  ``lang``: the language of the title, axis, legend and
+    labels (the course gettext domain); job ids, users, names and ``sprio`` stay.
     """
     before = {r.job.job_id: r.rank for r in baseline}
     labels = []
     for r in ranked:
         old = before.get(r.job.job_id)
-        move = "" if old in (None, r.rank) else f" (was #{old})"
+        move = "" if old in (None, r.rank) else i18n.t(lang, " (was #{old})").format(old=old)
         labels.append(f"#{r.rank} job {r.job.job_id}<br>{r.job.user} {r.job.name}{move}")
     fig = go.Figure()
-    for i, (attr, name) in enumerate(FACTORS):
+    for i, (attr, msgid) in enumerate(FACTORS):
+        name = i18n.t(lang, msgid)
         fig.add_trace(go.Bar(
             x=labels, y=[round(_weighted(r.factors, attr), 3) for r in ranked], name=name,
             marker_color=PALETTE[i],
@@ -262,22 +266,33 @@ def priority_figure(ranked: Sequence[RankedJob], baseline: Sequence[RankedJob] =
     top = max((r.factors.priority for r in ranked), default=1)
     fig.update_layout(
         barmode="stack", template="plotly_white", uirevision=UIREVISION, height=440,
-        title="Pending jobs in scheduling order: weighted factors (sprio)",
-        yaxis={"title": "priority", "range": [0, top * 1.15 + 1]},
+        title=i18n.t(lang, "Pending jobs in scheduling order: weighted factors (sprio)"),
+        yaxis={"title": i18n.t(lang, "priority"), "range": [0, top * 1.15 + 1]},
         legend={"orientation": "h", "y": -0.32}, margin={"b": 130, "t": 60})
-    return fig
+    return localise(fig, lang)
 
 
-def format_ranking(ranked: Sequence[RankedJob]) -> str:
-    """The ranking as a fixed-width table (rank, job, user, account, priority, factors)."""
-    head = (f"{'rank':>4} {'job':>4} {'user':<8} {'account':<9} {'name':<11} {'PRIORITY':>8} "
-            + " ".join(f"{n.upper():>10}" for _, n in FACTORS))
+def format_ranking(ranked: Sequence[RankedJob], *, lang: str = "en") -> str:
+    """The ranking as a fixed-width table (rank, job, user, account, priority, factors).
+
+    ``lang``: the language of the headers (a column widens to its header); ``PRIORITY``
+    (sprio's column) and the factors' names in capitals as sprio prints them in English.
+    """
+    heads = [i18n.t(lang, "rank"), "job", i18n.t(lang, "user"), i18n.t(lang, "account"),
+             i18n.t(lang, "name")]
+    w = [max(len(h), n) for h, n in zip(heads, (4, 4, 8, 9, 11), strict=True)]
+    factor_heads = [i18n.t(lang, n).upper() for _, n in FACTORS]
+    fw = [max(len(h), 10) for h in factor_heads]
+    head = (f"{heads[0]:>{w[0]}} {heads[1]:>{w[1]}} {heads[2]:<{w[2]}} {heads[3]:<{w[3]}} "
+            f"{heads[4]:<{w[4]}} {'PRIORITY':>8} "
+            + " ".join(f"{h:>{n}}" for h, n in zip(factor_heads, fw, strict=True)))
     lines = [head]
     for r in ranked:
         f = r.factors
-        cells = " ".join(f"{_weighted(f, a):>10.0f}" for a, _ in FACTORS)
-        lines.append(f"{r.rank:>4} {r.job.job_id:>4} {r.job.user:<8} {r.job.account:<9} "
-                     f"{r.job.name:<11} {f.priority:>8} {cells}")
+        cells = " ".join(f"{_weighted(f, a):>{n}.0f}" for (a, _), n in zip(FACTORS, fw,
+                                                                           strict=True))
+        lines.append(f"{r.rank:>{w[0]}} {r.job.job_id:>{w[1]}} {r.job.user:<{w[2]}} "
+                     f"{r.job.account:<{w[3]}} {r.job.name:<{w[4]}} {f.priority:>8} {cells}")
     return "\n".join(lines) + "\n"
 
 
@@ -378,9 +393,9 @@ class PriorityExplorer:
         """Re-rank for the controls' values and redraw the figure and the table."""
         with self.busy.working("re-ranking the queue…"):
             self.ranked = rank_queue(self.snap, self.knobs)
-            self.figure = priority_figure(self.ranked, self.baseline)
+            self.figure = priority_figure(self.ranked, self.baseline, lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
-            self.table.value = f"<pre>{format_ranking(self.ranked)}</pre>"
+            self.table.value = f"<pre>{format_ranking(self.ranked, lang=self.lang)}</pre>"
 
     def _show_prediction(self) -> None:
         self.reset()
@@ -453,33 +468,37 @@ def classic_example(usage: Mapping[str, float] | None = None) -> list[ClassicRow
     return out
 
 
-def classic_table(rows: Sequence[ClassicRow]) -> str:
-    """The example as the documentation tabulates it (indented tree)."""
-    lines = [f"{'association':<14}{'S':>9}{'U':>9}{'U_E':>9}{'F = 2^(-U_E/S)':>17}"]
+def classic_table(rows: Sequence[ClassicRow], *, lang: str = "en") -> str:
+    """The example as the documentation tabulates it (indented tree); ``lang``: the
+    language of the first column's header (S, U, U_E and F are the documentation's)."""
+    head = i18n.t(lang, "association")
+    width = max(14, len(head) + 1)
+    lines = [f"{head:<{width}}{'S':>9}{'U':>9}{'U_E':>9}{'F = 2^(-U_E/S)':>17}"]
     for r in rows:
         name = "  " * (r.depth - 1) + r.name
         f = "" if r.fairshare is None else f"{r.fairshare:.6f}"
-        lines.append(f"{name:<14}{r.norm_shares:>9.4f}{r.usage:>9.4f}"
+        lines.append(f"{name:<{width}}{r.norm_shares:>9.4f}{r.usage:>9.4f}"
                      f"{r.effective_usage:>9.4f}{f:>17}")
     return "\n".join(lines) + "\n"
 
 
-def classic_figure(rows: Sequence[ClassicRow]) -> go.Figure:
-    """Each user's fair-share factor next to its shares and effective usage."""
+def classic_figure(rows: Sequence[ClassicRow], *, lang: str = "en") -> go.Figure:
+    """Each user's fair-share factor next to its shares and effective usage (``lang``:
+    the language of the title and the legend; the formula's symbols stay)."""
     users = [r for r in rows if r.is_user]
     names = [f"{r.name} ({_CLASSIC_ACCOUNT[r.name]})" for r in users]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=names, y=[round(r.norm_shares, 6) for r in users],
-                         name="S: normalised shares", marker_color=PALETTE[2]))
+                         name=i18n.t(lang, "S: normalised shares"), marker_color=PALETTE[2]))
     fig.add_trace(go.Bar(x=names, y=[round(r.effective_usage, 6) for r in users],
-                         name="U_E: effective usage", marker_color=PALETTE[1]))
+                         name=i18n.t(lang, "U_E: effective usage"), marker_color=PALETTE[1]))
     fig.add_trace(go.Scatter(x=names, y=[round(r.fairshare or 0.0, 6) for r in users],
-                             name="F: fair-share factor", mode="markers+lines",
+                             name=i18n.t(lang, "F: fair-share factor"), mode="markers+lines",
                              marker={"size": 12, "color": PALETTE[0]}))
     fig.update_layout(barmode="group", template="plotly_white", uirevision=UIREVISION,
-                      height=380, title="Classic fair share: F = 2^(-U_E / S)",
+                      height=380, title=i18n.t(lang, "Classic fair share: F = 2^(-U_E / S)"),
                       yaxis={"range": [0, 1.05]}, legend={"orientation": "h", "y": -0.2})
-    return fig
+    return localise(fig, lang)
 
 
 #: The classic explorer's prediction: this user's usage changes, that user's factor moves.
@@ -543,9 +562,9 @@ class ClassicExplorer:
         """Recompute the example for the sliders' usage and redraw."""
         with self.busy.working("recomputing the shares…"):
             self.rows = classic_example({u: float(s.value) for u, s in self.sliders.items()})
-            self.figure = classic_figure(self.rows)
+            self.figure = classic_figure(self.rows, lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
-            self.table.value = f"<pre>{classic_table(self.rows)}</pre>"
+            self.table.value = f"<pre>{classic_table(self.rows, lang=self.lang)}</pre>"
 
     def _show_prediction(self) -> None:
         user, usage = PREDICT_USAGE

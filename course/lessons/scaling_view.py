@@ -16,8 +16,9 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from course.i18n import t, widget_lang
+from course.i18n import N_, t, widget_lang
 
+from .figure_words import decimal, localise
 from .predict import BusyIndicator, NumberQuestion, PredictStep
 from .scaling import ScaleParams, StudyPoint, expected_run, simulate_run
 
@@ -26,77 +27,86 @@ GPU_STEPS = (8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768,
              100000)
 
 #: Wall-time categories, in stacking order, with their colours.
-PARTS = (("useful", "useful work", "#2ca02c"), ("checkpoint", "checkpoint writes", "#1f77b4"),
-         ("lost", "work lost (since last checkpoint)", "#d62728"),
-         ("restart", "restarts (reload checkpoint)", "#ff7f0e"),
-         ("requeue", "requeue wait (BeginTime, free nodes)", "#9467bd"))
+PARTS = (("useful", N_("useful work"), "#2ca02c"),
+         ("checkpoint", N_("checkpoint writes"), "#1f77b4"),
+         ("lost", N_("work lost (since last checkpoint)"), "#d62728"),
+         ("restart", N_("restarts (reload checkpoint)"), "#ff7f0e"),
+         ("requeue", N_("requeue wait (BeginTime, free nodes)"), "#9467bd"))
 
 
-def _fmt_hours(h: float) -> str:
+def _fmt_hours(h: float, lang: str = "en") -> str:
     if h >= 48:
-        return f"{h / 24:.0f} days"
+        return t(lang, "{days} days").format(days=decimal(h / 24, ".0f", lang))
     if h >= 2:
-        return f"{h:.1f} h"
+        return f"{decimal(h, '.1f', lang)} h"
     return f"{h * 60:.0f} min"
 
 
-def summary(p: ScaleParams, work: float) -> str:
-    """One sentence about the selected size (the figure's title)."""
+def summary(p: ScaleParams, work: float, lang: str = "en") -> str:
+    """One sentence about the selected size (the figure's title), in ``lang``."""
     e = expected_run(p, work)
-    return (f"{p.gpus:,} GPUs ({p.nodes:,} nodes): a failure every {_fmt_hours(p.job_mtbf)}, "
-            f"checkpoint every {_fmt_hours(p.tau)} → goodput {e.goodput:.0%}")
+    return t(lang, "{gpus} GPUs ({nodes} nodes): a failure every {mtbf}, checkpoint every "
+                   "{tau} → goodput {goodput}").format(
+        gpus=decimal(p.gpus, ",", lang), nodes=decimal(p.nodes, ",", lang),
+        mtbf=_fmt_hours(p.job_mtbf, lang), tau=_fmt_hours(p.tau, lang),
+        goodput=decimal(e.goodput, ".0%", lang))
 
 
 def scaling_figure(
     base: ScaleParams, work: float, sims: Sequence[StudyPoint] = (),
-    steps: Sequence[int] = GPU_STEPS,
+    steps: Sequence[int] = GPU_STEPS, *, lang: str = "en",
 ) -> go.Figure:
     """Goodput and share lost to failures versus GPUs (model and minislurm), and the
     breakdown at ``base.gpus``. Simulated points count only if they match ``base``'s
-    checkpoint and restart costs."""
+    checkpoint and restart costs.  ``lang``: the language of the titles, axis, legend
+    and hover words (goodput, minislurm, BeginTime stay)."""
     fig = make_subplots(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.1,
-                        subplot_titles=("share of wall time vs job size",
-                                        f"where the time goes at {base.gpus:,} GPUs"))
+                        subplot_titles=(t(lang, "share of wall time vs job size"),
+                                        t(lang, "where the time goes at {gpus} GPUs").format(
+                                            gpus=decimal(base.gpus, ",", lang))))
     xs = sorted({*steps, base.gpus})
     model = [expected_run(replace(base, gpus=g), work) for g in xs]
-    fig.add_trace(go.Scatter(x=xs, y=[m.goodput for m in model], mode="lines", name="goodput",
-                             line={"color": "#2ca02c"}), 1, 1)
+    fig.add_trace(go.Scatter(x=xs, y=[m.goodput for m in model], mode="lines",
+                             name=t(lang, "goodput"), line={"color": "#2ca02c"}), 1, 1)
     fig.add_trace(go.Scatter(x=xs, y=[m.lost_to_failures for m in model], mode="lines",
-                             name="lost to failures", line={"color": "#d62728"}), 1, 1)
+                             name=t(lang, "lost to failures"), line={"color": "#d62728"}), 1, 1)
     fig.add_trace(go.Scatter(x=xs, y=[m.checkpoint / m.wall for m in model], mode="lines",
-                             name="checkpoint writes", line={"color": "#1f77b4"}), 1, 1)
+                             name=t(lang, "checkpoint writes"), line={"color": "#1f77b4"}),
+                  1, 1)
     match = [s for s in sims if _same_costs(s.params, base)]
     if match:
         fig.add_trace(go.Scatter(
             x=[s.params.gpus for s in match], y=[s.breakdown.goodput for s in match],
-            mode="markers", name="goodput on minislurm",
+            mode="markers", name=t(lang, "goodput on minislurm"),
             marker={"symbol": "diamond", "size": 10, "color": "#2ca02c",
                     "line": {"width": 1, "color": "black"}},
             error_y={"type": "data", "symmetric": False,
                      "array": [max(s.goodputs) - s.breakdown.goodput for s in match],
                      "arrayminus": [s.breakdown.goodput - min(s.goodputs) for s in match]},
-            text=[f"{len(s.runs)} runs, {s.breakdown.failures:.1f} interruptions per run"
+            text=[t(lang, "{runs} runs, {failures} interruptions per run").format(
+                runs=len(s.runs), failures=decimal(s.breakdown.failures, ".1f", lang))
                   for s in match]), 1, 1)
     here = expected_run(base, work)
     fig.add_trace(go.Scatter(x=[base.gpus], y=[here.goodput], mode="markers",
-                             name="selected", marker={"size": 14, "color": "black",
+                             name=t(lang, "selected"), marker={"size": 14, "color": "black",
                                                       "symbol": "star"}), 1, 1)
-    bars = {"model": here}
+    bars = {t(lang, "model"): here}
     sim_here = [s for s in match if s.params.gpus == base.gpus]
     if sim_here:
         bars["minislurm"] = sim_here[-1].breakdown
     for key, label, colour in PARTS:
         fig.add_trace(go.Bar(
-            x=list(bars), y=[getattr(b, key) / b.wall for b in bars.values()], name=label,
+            x=list(bars), y=[getattr(b, key) / b.wall for b in bars.values()],
+            name=t(lang, label),
             marker={"color": colour}, legendgroup="parts"), 1, 2)
     fig.update_layout(barmode="stack", template="plotly_white", height=440,
-                      title={"text": summary(base, work), "font": {"size": 15}},
+                      title={"text": summary(base, work, lang), "font": {"size": 15}},
                       margin={"l": 50, "r": 20, "t": 80, "b": 50},
                       legend={"orientation": "h", "y": -0.18})
-    fig.update_xaxes(type="log", title_text="GPUs in the job", row=1, col=1)
+    fig.update_xaxes(type="log", title_text=t(lang, "GPUs in the job"), row=1, col=1)
     fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=1)
     fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=2)
-    return fig
+    return localise(fig, lang)
 
 
 def _same_costs(a: ScaleParams, b: ScaleParams) -> bool:
@@ -183,7 +193,7 @@ class ScalingExplorer:
                            restart=float(self.restart.value) / 60)
 
     def _figure(self) -> go.Figure:
-        return scaling_figure(self.params, self.work, self.sims)
+        return scaling_figure(self.params, self.work, self.sims, lang=self.lang)
 
     def redraw(self) -> None:
         """Rebuild the figure for the sliders' values and show it (set from the kernel

@@ -43,6 +43,7 @@ from minislurm.sim import Cluster
 from minislurm.sim.plots import PALETTE, UIREVISION
 from minislurm.states import JobState
 
+from .figure_words import localise
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep
 
 __all__ = [
@@ -232,33 +233,39 @@ def _partition_nodes(cluster: Cluster, partition: str) -> list[NodeRecord]:
     return nodes if members is None else [n for n in nodes if n.name in members]
 
 
-def request_figure(verdict: Verdict, cluster: Cluster, partition: str = "") -> go.Figure:
+def request_figure(verdict: Verdict, cluster: Cluster, partition: str = "", *,
+                   lang: str = "en") -> go.Figure:
     """What the job would hold on each node of its partition (an empty cluster): CPUs, GPUs.
 
     Bars are what select/cons_tres allocated in `validate`; the grey outline is each
-    node's size (``CPUs=``, ``Gres=gpu:N`` in slurm.conf).
+    node's size (``CPUs=``, ``Gres=gpu:N`` in slurm.conf).  ``lang``: the language of
+    the titles and trace names (`Verdict.summary`; sbatch's own messages and node names
+    stay).
     """
     nodes = _partition_nodes(cluster, partition)
     names = [n.name for n in nodes]
     held = {a.node: a for a in verdict.allocation.nodes} if verdict.allocation else {}
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("CPUs per node", "GPUs per node"))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(t(lang, "CPUs per node"),
+                                                        t(lang, "GPUs per node")))
     for col, (label, total, used) in enumerate((
         ("CPUs", [n.cpus for n in nodes], [held[m].cpus if m in held else 0 for m in names]),
         ("GPUs", [n.gpus_total for n in nodes],
          [len(held[m].gpus) if m in held else 0 for m in names]),
     ), start=1):  # fmt: skip
-        fig.add_trace(go.Bar(x=names, y=total, name=f"node {label}", marker_color="#E5ECF6",
+        fig.add_trace(go.Bar(x=names, y=total,
+                             name=t(lang, "node {resource}").format(resource=label),
+                             marker_color="#E5ECF6",
                              marker_line_color="#8C8C8C", marker_line_width=1,
                              showlegend=False), row=1, col=col)  # fmt: skip
         fig.add_trace(go.Bar(x=names, y=used, name=f"job {label}", showlegend=False,
                              marker_color=PALETTE[col - 1]), row=1, col=col)  # fmt: skip
-    title = verdict.summary().splitlines()[-1]
+    title = verdict.summary(lang).splitlines()[-1]
     if len(title) > 110:
         title = title[:107] + "..."
     fig.update_layout(title={"text": title, "font": {"size": 12}}, barmode="overlay",
                       uirevision=UIREVISION, template="plotly_white", height=330,
                       margin={"t": 70, "b": 40, "l": 40, "r": 20})  # fmt: skip
-    return fig
+    return localise(fig, lang)
 
 
 def plotly_output(fig: go.Figure) -> dict[str, Any]:
@@ -356,7 +363,8 @@ class ScriptBuilder:
             says = t(self.lang, "what Slurm says")
             self.verdict_view.value = (f"<b>{says}</b><pre style='color:{colour};"
                                        f"white-space:pre-wrap'>{summary}</pre>")
-            self.figure = request_figure(self.verdict, self.cluster, self.spec.partition)
+            self.figure = request_figure(self.verdict, self.cluster, self.spec.partition,
+                                         lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
 
     def submit_clicked(self, _button: object = None) -> str:

@@ -10,6 +10,12 @@ One helper per chart, reused by the notebooks and the CLI:
 - ``queue_depth(jobs, bin_seconds=...)``: pending jobs (``squeue -t PD``), time-averaged;
 - ``wait_times({label: jobs})``: box plots of ``start - submit``, one per policy.
 
+Every helper takes ``tr``: a function translating an English message (the words of
+its title, axes, legend and hover text, each a literal ``_t(tr, "...")`` here, marked for
+the course's gettext catalogue in course/lessons/figure_words.py); Slurm's words -- job
+ids, names, users, node names, states -- are data and never translated.  Without ``tr``
+the figures are in English.
+
 Outputs are deterministic: traces are ordered by sorted group name, colours come from
 a fixed palette, no random ids are set, and ``layout.uirevision`` is a fixed string, so
 notebooks stored with their outputs stay stable under nbval.  Times on the x axis are
@@ -18,7 +24,7 @@ UTC dates (timestamps are epoch seconds everywhere in minislurm).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +40,15 @@ PALETTE = (
     "#636EFA", "#EF553B", "#00CC96", "#AB63FA", "#FFA15A",
     "#19D3F3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52",
 )  # fmt: skip
+
+#: A translation of an English message (e.g. ``functools.partial(course.i18n.t, "pt-BR")``).
+Translate = Callable[[str], str]
+
+
+def _t(tr: Translate | None, message: str) -> str:
+    """``message`` through ``tr`` (English without one)."""
+    return tr(message) if tr is not None else message
+
 
 #: The fixed ``layout.uirevision`` of every figure (keeps zoom across updates, no uuid).
 UIREVISION = "minislurm"
@@ -64,20 +79,24 @@ def _interval(job: Any, now: int | None) -> tuple[int, int] | None:
     return job.start_time, max(end, job.start_time)
 
 
-def _hover(job: Any, nodes: str) -> str:
+def _hover(job: Any, nodes: str, tr: Translate | None = None) -> str:
     wait = job.start_time - job.submit_time if job.start_time is not None else 0
-    return (f"job {job.job_id_str} {job.name}<br>user {job.user}<br>nodes {nodes}"
-            f"<br>GPUs {job_gpus(job)}<br>wait {wait} s<br>{job.state.value}")  # fmt: skip
+    return _t(tr, "job {job} {name}<br>user {user}<br>nodes {nodes}<br>GPUs {gpus}"
+                  "<br>wait {wait} s<br>{state}").format(
+        job=job.job_id_str, name=job.name, user=job.user, nodes=nodes, gpus=job_gpus(job),
+        wait=wait, state=job.state.value)  # fmt: skip
 
 
 def gantt(
-    jobs: Iterable[Any], *, by: str = "node", color: str = "user", now: int | None = None
+    jobs: Iterable[Any], *, by: str = "node", color: str = "user", now: int | None = None,
+    tr: Translate | None = None,
 ) -> go.Figure:
     """The schedule: one horizontal bar per job (per node of the job with ``by='node'``).
 
     ``color``: ``'user'`` or ``'state'``; ``now``: the end of bars of running jobs
     (jobs without an end and no ``now`` are left out, as are jobs that never started).
     Rows: nodes in first-use order of the schedule (``by='node'``) or job ids.
+    ``tr``: translates the title, axes, legend title and hover words (module docstring).
     """
     if by not in ("node", "job"):
         raise ValueError("by must be 'node' or 'job'")
@@ -91,7 +110,7 @@ def gantt(
     for job, (start, end) in ran:
         group = job.user if color == "user" else job.state.value
         names = expand(job.nodelist) if by == "node" and job.nodelist else [job.job_id_str]
-        hover = _hover(job, job.nodelist or "-")
+        hover = _hover(job, job.nodelist or "-", tr)
         b = bars.setdefault(group, {"y": [], "base": [], "x": [], "text": []})
         for name in names:
             if name not in seen:
@@ -110,12 +129,13 @@ def gantt(
             marker_color=colours[group], hovertext=b["text"], hoverinfo="text",
             legendgroup=group,
         ))  # fmt: skip
+    row_title = _t(tr, "node") if by == "node" else _t(tr, "job")
     return _layout(
-        fig, f"Schedule by {by}", barmode="overlay", bargap=0.1,
-        xaxis={"type": "date", "title": "time (UTC)"},
-        yaxis={"title": by, "categoryorder": "array", "categoryarray": rows,
+        fig, _t(tr, "Schedule by {by}").format(by=row_title), barmode="overlay", bargap=0.1,
+        xaxis={"type": "date", "title": _t(tr, "time (UTC)")},
+        yaxis={"title": row_title, "categoryorder": "array", "categoryarray": rows,
                "autorange": "reversed"},
-        legend_title_text=color,
+        legend_title_text=_t(tr, "user") if color == "user" else _t(tr, "state"),
     )  # fmt: skip
 
 
@@ -157,9 +177,11 @@ def _edges(lo: int, hi: int, bin_seconds: int) -> np.ndarray:
 
 
 def gpu_utilisation(
-    jobs: Iterable[Any], total_gpus: int, *, bin_seconds: int = 3600, now: int | None = None
+    jobs: Iterable[Any], total_gpus: int, *, bin_seconds: int = 3600, now: int | None = None,
+    tr: Translate | None = None,
 ) -> go.Figure:
-    """Allocated GPUs / ``total_gpus`` over time, averaged over bins of ``bin_seconds``."""
+    """Allocated GPUs / ``total_gpus`` over time, averaged over bins of ``bin_seconds``
+    (``tr``: the module docstring)."""
     js = list(jobs)
     lo, hi = _span(js, now)
     edges = _edges(lo, hi, bin_seconds)
@@ -169,18 +191,21 @@ def gpu_utilisation(
     util = level / total_gpus if total_gpus > 0 else np.zeros_like(level)
     fig = go.Figure(go.Scatter(
         x=[_iso(t) for t in edges[:-1]], y=[round(float(u), 6) for u in util],
-        mode="lines", line_shape="hv", name="GPU utilisation", line_color=PALETTE[0],
+        mode="lines", line_shape="hv", name=_t(tr, "GPU utilisation"), line_color=PALETTE[0],
     ))  # fmt: skip
-    return _layout(fig, f"GPU utilisation ({total_gpus} GPUs, {bin_seconds} s bins)",
-                   xaxis={"type": "date", "title": "time (UTC)"},
-                   yaxis={"title": "allocated / total", "range": [0, 1.05],
+    return _layout(fig, _t(tr, "GPU utilisation ({gpus} GPUs, {bin} s bins)").format(
+                       gpus=total_gpus, bin=bin_seconds),
+                   xaxis={"type": "date", "title": _t(tr, "time (UTC)")},
+                   yaxis={"title": _t(tr, "allocated / total"), "range": [0, 1.05],
                           "tickformat": ".0%"})  # fmt: skip
 
 
 def queue_depth(
-    jobs: Iterable[Any], *, bin_seconds: int = 3600, now: int | None = None
+    jobs: Iterable[Any], *, bin_seconds: int = 3600, now: int | None = None,
+    tr: Translate | None = None,
 ) -> go.Figure:
-    """Pending jobs over time (mean over each bin): from submit to start (or end)."""
+    """Pending jobs over time (mean over each bin): from submit to start (or end)
+    (``tr``: the module docstring)."""
     js = list(jobs)
     lo, hi = _span(js, now)
     edges = _edges(lo, hi, bin_seconds)
@@ -197,25 +222,27 @@ def queue_depth(
     level = binned_level(boxes, edges)
     fig = go.Figure(go.Scatter(
         x=[_iso(t) for t in edges[:-1]], y=[round(float(v), 6) for v in level],
-        mode="lines", line_shape="hv", name="pending jobs", line_color=PALETTE[1],
+        mode="lines", line_shape="hv", name=_t(tr, "pending jobs"), line_color=PALETTE[1],
     ))  # fmt: skip
-    return _layout(fig, f"Queue depth ({bin_seconds} s bins)",
-                   xaxis={"type": "date", "title": "time (UTC)"},
-                   yaxis={"title": "pending jobs", "rangemode": "tozero"})  # fmt: skip
+    return _layout(fig, _t(tr, "Queue depth ({bin} s bins)").format(bin=bin_seconds),
+                   xaxis={"type": "date", "title": _t(tr, "time (UTC)")},
+                   yaxis={"title": _t(tr, "pending jobs"), "rangemode": "tozero"})  # fmt: skip
 
 
 def wait_times(
-    runs: Mapping[str, Iterable[Any]] | Iterable[Any], *, unit: str = "min"
+    runs: Mapping[str, Iterable[Any]] | Iterable[Any], *, unit: str = "min",
+    tr: Translate | None = None,
 ) -> go.Figure:
     """Box plots of wait times (``start - submit``), one per label (e.g. per policy).
 
-    ``runs``: ``{'fifo': jobs, 'easy': jobs}`` or one list of jobs; ``unit``: s|min|h.
+    ``runs``: ``{'fifo': jobs, 'easy': jobs}`` or one list of jobs; ``unit``: s|min|h;
+    ``tr``: the module docstring.
     """
     scale = {"s": 1, "min": 60, "h": 3600}.get(unit)
     if scale is None:
         raise ValueError("unit must be 's', 'min' or 'h'")
     groups: dict[str, Iterable[Any]] = (
-        dict(runs) if isinstance(runs, Mapping) else {"jobs": runs}
+        dict(runs) if isinstance(runs, Mapping) else {_t(tr, "jobs"): runs}
     )
     fig = go.Figure()
     for i, (label, js) in enumerate(groups.items()):
@@ -223,13 +250,16 @@ def wait_times(
                  if j.start_time is not None and j.state is not JobState.PENDING]  # fmt: skip
         fig.add_trace(go.Box(y=waits, name=label, boxmean=True,
                              marker_color=PALETTE[i % len(PALETTE)]))  # fmt: skip
-    return _layout(fig, "Wait times", yaxis={"title": f"wait ({unit})", "rangemode": "tozero"},
+    return _layout(fig, _t(tr, "Wait times"),
+                   yaxis={"title": _t(tr, "wait ({unit})").format(unit=unit),
+                          "rangemode": "tozero"},
                    showlegend=False)  # fmt: skip
 
 
 __all__ = [
     "PALETTE",
     "UIREVISION",
+    "Translate",
     "binned_level",
     "colour_map",
     "gantt",

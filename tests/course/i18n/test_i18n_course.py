@@ -17,6 +17,7 @@ from babel.messages.pofile import read_po
 from course import i18n
 from course.build_render import lang_menu, widget_note
 from course.i18n_catalog import KEYWORDS, extract
+from course.lessons.figure_words import PLOT_MESSAGES
 from course.lessons.predict import (
     BusyIndicator,
     ChoiceQuestion,
@@ -44,6 +45,12 @@ def test_the_course_has_messages_and_every_one_has_a_pt_br_translation():
     assert len(found) >= 90
     assert {"Check", "Predict first:", "Submit (sbatch)", "computing the answer…",
             "Lesson notebook", "What Slurm is"} <= set(found)
+    # the figures' words: minislurm.sim.plots' (marked in course/lessons/figure_words.py)
+    # and the lesson widgets' figure and table helpers
+    assert set(PLOT_MESSAGES) <= set(found)
+    assert {"Pending jobs in scheduling order: weighted factors (sprio)", "GPUs in the job",
+            "job {job} is PENDING ({reason}); free GPUs per node: {listing} (total {total})",
+            "node (SLURM_NODEID left to right)"} <= set(found)
     po = _po()
     untranslated = [m for m in found if not po.get(m, ("", False))[0] or po[m][1]]
     assert not untranslated, ("no pt-BR translation (python -m course.i18n_catalog update): "
@@ -57,7 +64,11 @@ def test_the_course_has_messages_and_every_one_has_a_pt_br_translation():
 SLURM_WORDS = ("sbatch", "srun", "slurmctld", "slurm.conf", "Slurm", "PENDING", "Resources",
                "bf_window", "bf_resolution", "PriorityWeightFairshare", "PriorityDecayHalfLife",
                "LOCAL_RANK", "--nodes", "--ntasks-per-node", "minislurm", "MTBF", "GPU",
-               "Fair Tree", "sbatch: error:", "goodput")
+               "Fair Tree", "sbatch: error:", "goodput",
+               # the figures' and tables' words (course/lessons/figure_words.py and the
+               # lessons' figure helpers): Slurm's names in their titles, axes and legends
+               "sprio", "squeue", "RUNNING", "QOS", "partition", "backfill", "BeginTime",
+               "CUDA_VISIBLE_DEVICES", "SLURM_NODEID", "gpu:", "pretrain")
 
 
 def test_translations_keep_every_placeholder_code_span_and_slurm_word():

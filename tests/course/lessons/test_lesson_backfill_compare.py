@@ -6,6 +6,8 @@ assertions are the textbook properties of each policy on it.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from busy_probe import assert_busy_while
 
@@ -256,3 +258,52 @@ def test_close_drops_what_is_queued_and_keeps_what_is_done() -> None:
     assert all(f.done() and not f.cancelled() for f in w._ahead.values())
     w.size.value = 500  # a dropped prefetch is simulated when asked for
     assert w.current is not None and w.current.size == 500
+
+
+def test_the_pt_br_explorers_figure_is_portuguese_and_keeps_slurms_words() -> None:
+    e = BackfillExplorer(lang="pt-BR")
+    e.window.value = 60
+    fig = e.figure.to_dict()
+    title = fig["layout"]["title"]["text"]
+    assert title.startswith("pretrain começa após ") and "; espera média " in title
+    assert fig["layout"]["separators"] == ",."
+    assert "," in title.split(" h ")[0] and "." not in title.split(" h ")[0]   # 2,50 h
+    assert re.search(r" em \d+,\d\d s$", e.status.value), e.status.value
+    subtitles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert subtitles == ["escalonamento: slurm, bf_window=60 min, bf_resolution=60 s",
+                         "espera por job (horas): estes ajustes vs o padrão"]
+    bars = [t for t in fig["data"] if t.get("legendgroup") == "waits"]
+    assert [t["name"] for t in bars] == ["padrão (1440 min, 60 s)", "estes ajustes"]
+    hover = next(t for t in fig["data"] if t["type"] == "bar" and t.get("hovertext"))
+    assert hover["hovertext"][0].startswith("job ")
+    assert "<br>usuário " in hover["hovertext"][0] and "<br>espera " in hover["hovertext"][0]
+    assert hover["hovertext"][0].endswith("<br>COMPLETED")           # Slurm's state stays
+    en = BackfillExplorer(lang="en")
+    en.window.value = 60
+    english = en.figure.to_dict()
+    assert english["layout"]["title"]["text"].startswith("pretrain starts ")
+    assert "separators" not in english["layout"]
+    assert [a["text"] for a in english["layout"]["annotations"]][1] == \
+        "wait per job (hours): these settings vs the default"
+    assert "<br>user " in next(t for t in english["data"]
+                               if t["type"] == "bar" and t.get("hovertext"))["hovertext"][0]
+    # the same schedule in both languages: only the words differ
+    assert [t["y"] for t in fig["data"]] == [t["y"] for t in english["data"]]
+
+
+def test_the_pt_br_whatif_figure_is_portuguese() -> None:
+    w = WhatIf(size=100, prefetch=False, lang="pt-BR")
+    fig = w.figure.to_dict()
+    assert fig["layout"]["title"]["text"] == "E se: 100 jobs gerados, backfill do Slurm"
+    assert fig["layout"]["yaxis"]["title"]["text"] == "espera média (horas)"
+    seconds = w.status.value.split(" s ")[0].rsplit(" ", 1)[-1]
+    assert re.fullmatch(r"\d+,\d\d", seconds), w.status.value      # decimal comma
+    assert fig["layout"]["separators"] == ",."
+    names = [t["name"] for t in fig["data"]]
+    assert names[0].startswith("slurm.conf (1440 min, 60 s): uso das GPUs ")
+    assert names[1].startswith("1440 min, 60 s: uso das GPUs ")
+    en = WhatIf(size=100, prefetch=False, lang="en")
+    assert en.figure.to_dict()["layout"]["title"]["text"] == \
+        "What if: 100 generated jobs, Slurm's backfill"
+    assert en.figure.to_dict()["data"][0]["name"].startswith("slurm.conf (1440 min, 60 s): "
+                                                             "GPU util. ")

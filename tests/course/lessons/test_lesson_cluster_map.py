@@ -128,3 +128,29 @@ def test_the_explorer_is_busy_while_it_refills(monkeypatch: pytest.MonkeyPatch) 
         ex.slider.value = 7 if ex.slider.value != 7 else 6
 
     assert_busy_while(monkeypatch, cluster_map, "fill", ex.busy, move)
+
+
+def test_the_pt_br_explorers_map_is_portuguese_with_slurms_words() -> None:
+    """pt-BR: title, axis, legend title and hover words through the course catalogue; the
+    states, reasons, job ids, node names and squeue's text stay; English unchanged."""
+    ex = NodeMapExplorer(k=10, lang="pt-BR")
+    fig_out, text_out = ex.out.outputs
+    fig = fig_out["data"]["application/vnd.plotly.v1+json"]
+    title = fig["layout"]["title"]["text"]
+    assert title.startswith("10 job(s) submetido(s): ")
+    assert "RUNNING" in title and "PD (Resources)" in title
+    assert fig["layout"]["legend"]["title"]["text"] == "jobs em execução"
+    assert fig["layout"]["separators"] == ",."
+    assert fig["layout"]["xaxis"]["title"]["text"] == ("índice da GPU (nós gpu) / bloco de 4 "
+                                                       "CPUs (nós cpu)")
+    idle, first = fig["data"][0], fig["data"][1]
+    assert idle["name"] == "livre" and idle["hovertext"][0].endswith(": livre")
+    assert first["hovertext"][0].endswith(f": job {first['name']}")   # id, name, user
+    assert text_out["text"] == ex.squeue().stdout + "\n"            # squeue: Slurm's words
+    ex.slider.value = 0
+    assert ex.figure.layout.title.text == "0 job(s) submetido(s): nenhum job"
+    ex.cluster.close()
+    en = NodeMapExplorer(k=0, lang="en")
+    assert en.figure.layout.title.text == "0 job(s) submitted: no jobs"
+    assert en.figure.data[0].name == "idle" and en.figure.layout.separators is None
+    en.cluster.close()

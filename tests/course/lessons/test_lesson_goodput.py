@@ -360,3 +360,35 @@ def test_waste_report_terms_add_up_and_name_both_optima() -> None:
                          f"Daly: {daly_interval(M4C5.checkpoint, M4C5.mtbf) * 60:.0f} min")
     one = waste_report(M4C5, [1.0]).splitlines()
     assert len(one) == 2 and one[0].startswith("tau =   60 min: ")
+
+
+def test_the_pt_br_explorers_figure_and_table_are_portuguese() -> None:
+    """pt-BR: title, axes, legend, hover words and the table's headers through the
+    course catalogue, the decimal comma; MTBF, goodput, minislurm, τ* stay; English
+    unchanged."""
+    e = GoodputExplorer(lang="pt-BR")
+    fig = e.figure.to_dict()
+    layout = fig["layout"]
+    assert layout["title"]["text"] == (
+        "MTBF do job 4,0 h, checkpoint 5 min: τ* = √(2CM) = 49 min → goodput 74,6% "
+        "(primeira ordem), 77,0% (exato)")
+    assert layout["xaxis"]["title"]["text"] == ("intervalo entre checkpoints τ (minutos de "
+                                                "trabalho, escala log)")
+    assert layout["yaxis"]["title"]["text"] == "goodput (útil / tempo de relógio)"
+    assert layout["separators"] == ",."                  # the % ticks and hover: 74,6%
+    assert [t["name"] for t in fig["data"]] == [
+        "primeira ordem: 1 − C/τ − τ/2M − R/M", "exato, falhas exponenciais (Daly)",
+        "medido no minislurm", "τ* de Young = 49 min", "ótimo de Daly 46 min"]
+    assert fig["data"][2]["text"][0].split()[1:3] == ["falhas", "em"]
+    head, *rows = e.table.value.removeprefix("<pre>").splitlines()
+    assert head.split() == ["tau", "falhas", "medido", "1ª", "ordem", "exato"]
+    assert rows[0].endswith("%") and "," in rows[0] and "." not in rows[0]
+    en = GoodputExplorer(lang="en")
+    assert en.figure.to_dict()["layout"]["title"]["text"] == summary(en.model) == (
+        "job MTBF 4.0 h, checkpoint 5 min: τ* = √(2CM) = 49 min → goodput 74.6% "
+        "(first order), 77.0% (exact)")
+    assert "separators" not in en.figure.to_dict()["layout"]
+    assert en.table.value.removeprefix("<pre>").splitlines()[0].split() == \
+        ["tau", "failures", "measured", "1st", "order", "exact"]
+    # the same numbers in both languages
+    assert [t["y"] for t in fig["data"]] == [t["y"] for t in en.figure.to_dict()["data"]]

@@ -206,3 +206,56 @@ def test_the_lab_is_busy_while_it_redraws_submits_and_advances(
                       lambda: setattr(lab.want, "value", lab.want.value % 8 + 1))
     assert_busy_while(monkeypatch, gpu_layout, "_submit", lab.busy, lab.submit_clicked)
     assert_busy_while(monkeypatch, lab.cluster, "advance", lab.busy, lab.advance_clicked)
+
+
+def test_the_pt_br_labs_map_and_log_are_portuguese_with_slurms_words() -> None:
+    """pt-BR: the map's title, axes, legend and hover words and the why-pending sentences
+    through the course catalogue; job ids, states, reasons, node names, gpu:N, squeue's and
+    sbatch's output stay as Slurm writes them; English unchanged."""
+    lab = FragmentationLab(lang="pt-BR")
+    lab.want.value = 4
+    fig = lab.figure_view.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    layout = fig["layout"]
+    assert layout["title"]["text"] == ("10 GPUs livres na partition gpu; 0 nó(s) têm 4 ou mais "
+                                       "livres")
+    assert layout["xaxis"]["title"]["text"] == "nó"
+    assert layout["separators"] == ",."
+    assert layout["yaxis"]["title"]["text"] == "índice da GPU (CUDA_VISIBLE_DEVICES)"
+    names = [t["name"] for t in fig["data"]]
+    assert names[-2:] == ["livre, o nó comporta gpu:4", "livre, nó cheio demais"]
+    assert "1 llm-a" in names                                       # job id and name
+    assert fig["data"][-1]["hovertemplate"] == "%{x} GPU %{y} livre<extra></extra>"
+    assert lab.submit_clicked() == "Submitted batch job 8"          # sbatch's own words
+    log = lab.log.value
+    assert "JOBID PARTITION" in log                                  # squeue unchanged
+    assert ("job 8 está PENDING (Resources); GPUs livres por nó: gpu01 2, gpu02 2, gpu03 3, "
+            "gpu04 3 (total 10)") in log
+    assert ("10 GPUs estão livres, mas nenhum nó tem 4 livres e o job precisa de 1 nó assim: "
+            "as GPUs livres estão fragmentadas") in log
+    lab.advance_clicked()
+    assert lab.log.value.startswith("<pre>(30 minutos depois)")
+    assert "job 8 está " in lab.log.value
+    lab.cluster.close()
+    en = FragmentationLab(lang="en")
+    en.want.value = 4
+    assert en.figure is not None and en.figure.layout.title.text == (
+        "10 GPUs free in partition gpu; 0 node(s) have 4 or more free")
+    en.submit_clicked()
+    assert "job 8 is PENDING (Resources); free GPUs per node:" in en.log.value
+    en.cluster.close()
+
+
+def test_why_pending_in_pt_br_running_and_multi_node() -> None:
+    cluster = busy_cluster()
+    cluster.run("sbatch -N3 --gres=gpu:3 -t 1:00:00 --wrap 'srun sleep 600'")
+    cluster.advance(1)
+    assert ("10 GPUs estão livres, mas só 2 nó(s) têm 3 livres e o job precisa de 3 nós assim: "
+            "as GPUs livres estão fragmentadas") in why_pending(cluster, 8, lang="pt-BR")
+    cluster.close()
+    cluster = busy_cluster()
+    cluster.run("sbatch -N1 --gres=gpu:2 -t 1:00:00 --wrap 'srun sleep 600'")
+    cluster.advance(1)
+    running = why_pending(cluster, 8, lang="pt-BR")
+    assert running.startswith("job 8 está RUNNING em gpu0")
+    assert running.split(": ", 1)[1] == why_pending(cluster, 8).split(": ", 1)[1]
+    cluster.close()

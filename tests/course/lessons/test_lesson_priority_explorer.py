@@ -234,3 +234,53 @@ def test_the_classic_explorer_is_busy_while_it_recomputes(
     assert_busy_while(monkeypatch, priority_explorer, "classic_example", e.busy,
                       lambda: setattr(e.sliders["user4"], "value",
                                       round(e.sliders["user4"].value + 0.05, 2)))
+
+
+def test_the_pt_br_explorers_figures_and_tables_are_portuguese(snap: QueueSnapshot) -> None:
+    """pt-BR: title, axis, legend and table headers through the course catalogue; job ids,
+    users, sprio's PRIORITY, QOS and the parameter names stay; English is unchanged."""
+    e = PriorityExplorer(snap, lang="pt-BR")
+    e.controls["age"].value = 20000
+    fig = e.figure.to_dict()
+    layout = fig["layout"]
+    assert layout["title"]["text"] == ("Jobs pendentes na ordem de escalonamento: fatores "
+                                       "ponderados (sprio)")
+    assert layout["yaxis"]["title"]["text"] == "prioridade"
+    assert layout["separators"] == ",."                  # plotly's numbers: 1.234,5
+    assert [t["name"] for t in fig["data"][:5]] == ["idade", "fair share", "tamanho do job",
+                                                    "partition", "QOS"]
+    assert fig["data"][0]["hovertemplate"].startswith("idade: ")
+    labels = "".join(fig["data"][0]["x"])
+    assert "(era #" in labels and "job 8<br>student homework" in labels
+    head, *rows = e.table.value.removeprefix("<pre>").splitlines()
+    assert head.split()[:6] == ["posição", "job", "usuário", "conta", "nome", "PRIORITY"]
+    assert "IDADE" in head and "FAIR SHARE" in head and "TAMANHO DO JOB" in head
+    assert rows[0].split()[:3] == ["1", str(e.order[0]), e.ranked[0].job.user]
+    assert e.controls["fairshare"].description == "PriorityWeightFairshare"
+    # every row lines up under the wider Portuguese headers
+    assert {len(r) for r in rows[:-1]} == {len(head)}
+    en = PriorityExplorer(snap, lang="en")
+    en.controls["age"].value = 20000
+    assert en.figure.to_dict()["layout"]["title"]["text"] == \
+        "Pending jobs in scheduling order: weighted factors (sprio)"
+    assert "separators" not in en.figure.to_dict()["layout"]
+    assert en.table.value.splitlines()[0].removeprefix("<pre>").split()[:6] == \
+        ["rank", "job", "user", "account", "name", "PRIORITY"]
+    assert format_ranking(rank_queue(snap)) == format_ranking(rank_queue(snap), lang="en")
+
+
+def test_the_pt_br_classic_explorer_is_portuguese() -> None:
+    e = ClassicExplorer(lang="pt-BR")
+    fig = e.figure.to_dict()
+    assert fig["layout"]["title"]["text"] == "Fair share clássico: F = 2^(-U_E / S)"
+    assert fig["layout"]["separators"] == ",."
+    assert [t["name"] for t in fig["data"]] == ["S: shares normalizados", "U_E: uso efetivo",
+                                                "F: fator de fair share"]
+    assert fig["data"][0]["x"][0] == "user1 (B)"
+    head = e.table.value.removeprefix("<pre>").splitlines()[0]
+    assert head.split() == ["associação", "S", "U", "U_E", "F", "=", "2^(-U_E/S)"]
+    assert "0.408479" in e.table.value                 # the numbers as Slurm's page prints them
+    en = ClassicExplorer(lang="en")
+    assert en.figure.to_dict()["layout"]["title"]["text"] == \
+        "Classic fair share: F = 2^(-U_E / S)"
+    assert en.table.value.removeprefix("<pre>").startswith("association   ")

@@ -254,3 +254,32 @@ def test_size_table_rows() -> None:
     assert rows[0] == ("      8 GPUs =      1 nodes: a failure every  6000.00 h, "
                        f"checkpoint every {ScaleParams(8).tau * 60:6.0f} min of work")
     assert rows[1].startswith("100,000 GPUs = 12,500 nodes: a failure every     0.48 h")
+
+
+def test_the_pt_br_explorers_figure_is_portuguese() -> None:
+    """pt-BR: titles, axis, legend and hover words through the course catalogue, the
+    thousands dot and decimal comma; goodput, minislurm, BeginTime stay; English unchanged."""
+    runs = [StudyPoint((simulate_run(ScaleParams(g), 24, seed=1),)) for g in (8, 16384)]
+    ex = ScalingExplorer(work=24, sims=runs, base=ScaleParams(16384), lang="pt-BR")
+    fig = ex.figure
+    assert fig.layout.title.text.startswith("16.384 GPUs (2.048 nós): uma falha a cada ")
+    assert "checkpoint a cada " in fig.layout.title.text
+    assert [a.text for a in fig.layout.annotations] == [
+        "fração do tempo de relógio vs tamanho do job", "para onde vai o tempo com 16.384 GPUs"]
+    assert fig.layout.xaxis.title.text == "GPUs no job"
+    assert fig.layout.separators == ",."
+    names = [t.name for t in fig.data]
+    assert names[:3] == ["goodput", "perdido com falhas", "gravações de checkpoint"]
+    assert "goodput no minislurm" in names and "selecionado" in names
+    assert "espera do requeue (BeginTime, nós livres)" in names
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert list(bars[0].x) == ["modelo", "minislurm"]
+    points = next(t for t in fig.data if t.name == "goodput no minislurm")
+    assert points.text[0].startswith("1 execuções, ") and "interrupções por execução" in \
+        points.text[0]
+    en = ScalingExplorer(work=24, sims=runs, base=ScaleParams(16384), lang="en")
+    assert en.figure.layout.title.text.startswith("16,384 GPUs (2,048 nodes): a failure every ")
+    assert en.figure.layout.separators is None
+    assert [t.name for t in en.figure.data][:3] == ["goodput", "lost to failures",
+                                                    "checkpoint writes"]
+    assert en.figure.to_dict()["data"][0]["y"] == fig.to_dict()["data"][0]["y"]

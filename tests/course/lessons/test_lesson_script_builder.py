@@ -230,3 +230,27 @@ def test_the_builder_is_busy_while_it_checks_and_submits(cluster: Cluster,
                                       builder.controls["nodes"].value % 4 + 1))
     assert_busy_while(monkeypatch, script_builder, "submit", builder.busy,
                       builder.submit_clicked)
+
+
+def test_the_pt_br_builders_figure_is_portuguese_with_slurms_words(cluster: Cluster) -> None:
+    """pt-BR: subplot titles, trace names and the verdict title through the course
+    catalogue; sbatch's and slurmctld's own messages, reasons and node names stay."""
+    builder = ScriptBuilder(cluster, lang="pt-BR")
+    builder.controls["nodes"].value = 3
+    fig = builder.figure_view.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert [a["text"] for a in fig["layout"]["annotations"]] == ["CPUs por nó", "GPUs por nó"]
+    assert [t["name"] for t in fig["data"]] == ["nó CPUs", "job CPUs", "nó GPUs", "job GPUs"]
+    assert fig["layout"]["title"]["text"].startswith("OK: o sbatch o aceita; num cluster vazio")
+    assert fig["data"][0]["x"] == ["gpu01", "gpu02", "gpu03", "gpu04"]
+    assert fig["data"][3]["y"] == [8, 8, 8, 0]
+    assert fig["layout"]["separators"] == ",."
+    builder.controls["nodes"].value = 5
+    title = builder.figure.layout.title.text if builder.figure is not None else ""
+    assert "(PartitionNodeLimit)" in title and "squeue" in title
+    builder.controls["gpus_per_node"].value = 9
+    assert builder.figure is not None and "Requested node configuration" in \
+        builder.figure.layout.title.text                        # slurmctld's own words
+    en = ScriptBuilder(cluster, lang="en")
+    assert en.figure is not None
+    assert [a.text for a in en.figure.layout.annotations] == ["CPUs per node", "GPUs per node"]
+    assert en.figure.data[0].name == "node CPUs" and en.figure.layout.separators is None
