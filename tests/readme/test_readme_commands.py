@@ -13,7 +13,6 @@ a daemon that exited but is not reaped yet (a zombie is not waited for).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -23,6 +22,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -92,17 +92,17 @@ def _finish(proc: subprocess.Popen[bytes]) -> str:
     return output
 
 
-def _never_leave_a_daemon(env: dict[str, str], daemon: int | None) -> None:
-    """Whatever the test found, no daemon of it stays on the machine."""
+def _never_leave_a_daemon(env: dict[str, str], daemon: Process | None) -> None:
+    """Whatever the test found, no daemon of it stays on the machine (and no other
+    process that got its pid after it exited is signalled)."""
     sock = Path(env["MINISLURM_STATE_DIR"]) / "slurmctld.sock"
-    if daemon is not None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(daemon, signal.SIGCONT)
+    if daemon is not None and _alive(daemon):
+        os.kill(daemon.pid, signal.SIGCONT)
     if sock.exists() or (daemon is not None and _alive(daemon)):
         subprocess.run([PYTHON, "-m", "minislurm", "cluster", "down"],
                        env=env, capture_output=True, timeout=DOWN_TIMEOUT + 30)
         if daemon is not None and _alive(daemon):  # it did not answer `cluster down` either
-            os.kill(daemon, signal.SIGKILL)
+            os.kill(daemon.pid, signal.SIGKILL)
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:
@@ -118,14 +118,14 @@ def test_course_command_opens_lesson_one_with_a_cluster(tmp_path: Path) -> None:
     daemon, output = None, ""
     try:
         _wait_for_lesson_one(proc, port, env)
-        daemon = int((state / "slurmctld.pid").read_text())
+        daemon = _daemon(state)
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
         output = _finish(proc)
         survived = (state / "slurmctld.sock").exists() or (
             daemon is not None and _alive(daemon))
         _never_leave_a_daemon(env, daemon)
-    assert not survived, f"the cluster kept running (slurmctld pid {daemon}):\n{output}"
+    assert not survived, f"the cluster kept running (slurmctld {daemon}):\n{output}"
 
 
 def test_a_second_ctrl_c_during_the_clean_up_still_stops_the_cluster(tmp_path: Path) -> None:
@@ -141,15 +141,15 @@ def test_a_second_ctrl_c_during_the_clean_up_still_stops_the_cluster(tmp_path: P
     daemon, output, down_seen = None, "", False
     try:
         _wait_for_lesson_one(proc, port, env)
-        daemon = int((state / "slurmctld.pid").read_text())
-        os.kill(daemon, signal.SIGSTOP)
+        daemon = _daemon(state)
+        os.kill(daemon.pid, signal.SIGSTOP)
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: JupyterLab stops, the clean-up starts
         down_seen = _wait_until(lambda: any("minislurm cluster down" in cmd
                                             for cmd in _session(proc.pid)), 120)
         time.sleep(1.0)  # let its Python start: the old clean-up died of KeyboardInterrupt
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C again
         time.sleep(1.0)
-        os.kill(daemon, signal.SIGCONT)
+        os.kill(daemon.pid, signal.SIGCONT)
         output = _finish(proc)
     finally:
         if proc.poll() is None:
@@ -159,7 +159,7 @@ def test_a_second_ctrl_c_during_the_clean_up_still_stops_the_cluster(tmp_path: P
             daemon is not None and _alive(daemon))
         _never_leave_a_daemon(env, daemon)
     assert down_seen, f"the clean-up never ran `cluster down`:\n{output}"
-    assert not survived, f"the cluster kept running (slurmctld pid {daemon}):\n{output}"
+    assert not survived, f"the cluster kept running (slurmctld {daemon}):\n{output}"
 
 
 def test_cluster_down_kills_a_daemon_that_does_not_stop_in_time(
@@ -173,14 +173,14 @@ def test_cluster_down_kills_a_daemon_that_does_not_stop_in_time(
     up = subprocess.run([PYTHON, "-m", "minislurm", "cluster", "up"],
                         env=env, capture_output=True, text=True, timeout=120)
     assert up.returncode == 0, up.stdout + up.stderr
-    daemon = int((state / "slurmctld.pid").read_text())
+    daemon = _daemon(state)
     try:
-        os.kill(daemon, signal.SIGSTOP)
+        os.kill(daemon.pid, signal.SIGSTOP)
         capsys.readouterr()
         rc = down(env, timeout=3.0)
         out, err = capsys.readouterr()
         assert (rc, out, err) == (1, "", (
-            f"minislurm: slurmctld (pid {daemon}) did not stop within 3 s: killed it "
+            f"minislurm: slurmctld (pid {daemon.pid}) did not stop within 3 s: killed it "
             "(running jobs go on; 'cluster up' finds them again)\n"))
         assert _wait_until(lambda: not _alive(daemon), 10)
         assert not (state / "slurmctld.sock").exists()
@@ -257,6 +257,25 @@ def _state(pid: int) -> str | None:
         return None
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists and has not exited (a zombie has exited)."""
-    return _state(pid) not in (None, "Z")
+class Process(NamedTuple):
+    """A process: its pid and start time (``/proc/<pid>/stat`` field 22). Another
+    process may get the pid once it has exited (a loaded machine wraps pids in minutes)."""
+
+    pid: int
+    started: str
+
+
+def _daemon(state: Path) -> Process:
+    """The daemon ``slurmctld.pid`` names (it runs: the cluster just answered)."""
+    pid = int((state / "slurmctld.pid").read_text())
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return Process(pid, fields[19])
+
+
+def _alive(process: Process) -> bool:
+    """Whether ``process`` still runs: same pid and start, not exited (a zombie has)."""
+    try:
+        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] != "Z" and fields[19] == process.started
