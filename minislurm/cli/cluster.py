@@ -5,11 +5,12 @@ daemons) in the background and waits until it answers; it picks up the saved
 state (jobs, nodes, accounting) and the jobs that kept running. ``status`` says
 whether it runs. ``down`` shuts the cluster down: running jobs are cancelled
 (SIGTERM, SIGKILL after KillWait) and end CANCELLED, pending jobs stay queued for
-the next ``up``. ``down --keep-jobs`` stops only the controller, like
-``systemctl stop slurmctld``: running jobs go on and the next ``up`` finds them
-again (so does a controller that was killed). ``up -i`` starts despite unreadable
-state files (slurmctld ``-i``). The configuration is ``--conf``, else
-``$SLURM_CONF``, else the embedded default, as for every command.
+the next ``up``; a controller that has not stopped within ``DOWN_TIMEOUT`` (frozen,
+stuck) is killed, so ``down`` never leaves one behind. ``down --keep-jobs`` stops only
+the controller, like ``systemctl stop slurmctld``: running jobs go on and the next
+``up`` finds them again (so does a controller that was killed). ``up -i`` starts
+despite unreadable state files (slurmctld ``-i``). The configuration is ``--conf``,
+else ``$SLURM_CONF``, else the embedded default, as for every command.
 """
 
 from __future__ import annotations
