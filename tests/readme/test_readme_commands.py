@@ -192,6 +192,30 @@ def test_cluster_down_kills_a_daemon_that_does_not_stop_in_time(
         _never_leave_a_daemon(env, daemon)
 
 
+def test_cluster_down_clears_what_a_killed_daemon_left(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A daemon killed with SIGKILL leaves its socket and pid file: ``cluster down`` finds
+    nothing listening, says so and removes them (it used to leave the socket, which
+    looks like a running cluster to a clean-up check)."""
+    env = _course_env(tmp_path)
+    state = tmp_path / "state"
+    up = subprocess.run([PYTHON, "-m", "minislurm", "cluster", "up"],
+                        env=env, capture_output=True, text=True, timeout=120)
+    assert up.returncode == 0, up.stdout + up.stderr
+    daemon = _daemon(state)
+    try:
+        os.kill(daemon.pid, signal.SIGKILL)
+        assert _wait_until(lambda: not _alive(daemon), 30)
+        assert (state / "slurmctld.sock").exists() and (state / "slurmctld.pid").exists()
+        capsys.readouterr()
+        assert down(env, timeout=30.0) == 0
+        assert capsys.readouterr() == ("minislurm: no cluster is running\n", "")
+        assert not (state / "slurmctld.sock").exists()
+        assert not (state / "slurmctld.pid").exists()
+    finally:
+        _never_leave_a_daemon(env, daemon)
+
+
 def test_cluster_down_does_not_wait_for_a_daemon_that_exited_unreaped(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A daemon that has exited but whose parent has not reaped it yet (a zombie) is down:
