@@ -29,6 +29,7 @@ from typing import Any
 from minislurm.cli.transport import state_dir
 from minislurm.common import rpc
 from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.slurmd.spool import process_start_ticks
 
 USAGE = "usage: python -m minislurm cluster up|status|down [--conf slurm.conf]"
 HELP = (f"{USAGE}\n"
@@ -161,7 +162,7 @@ def _remove(*paths: Path) -> None:
 
 @dataclass(frozen=True)
 class _Daemon:
-    """One slurmctld process: its pid and its start time (``/proc/<pid>/stat`` field 22).
+    """One slurmctld process: its pid and its start time (`process_start_ticks`).
 
     The start time tells the daemon from a process that got its pid after it exited (a
     loaded machine wraps its 32768 pids within minutes): that one is never waited for
@@ -175,10 +176,8 @@ class _Daemon:
     def of(cls, pid: int) -> _Daemon | None:
         """Process ``pid`` if it runs, else None (a zombie has exited: its parent, often
         init, may reap it late)."""
-        stat = _stat(pid)
-        if stat is None or stat[0] == "Z":
-            return None
-        return cls(pid, int(stat[19]))
+        started = process_start_ticks(pid)
+        return None if started is None else cls(pid, started)
 
     def running(self) -> bool:
         """Whether this very process still runs."""
@@ -192,15 +191,6 @@ class _Daemon:
         end = time.monotonic() + KILL_TIMEOUT
         while time.monotonic() < end and self.running():
             time.sleep(0.02)
-
-
-def _stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/<pid>/stat`` after the command name (the state first)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[1].split()
 
 
 def _from_pid_file(pid_file: Path, state: Path) -> _Daemon | None:
