@@ -230,28 +230,31 @@ class ExamDesk:
             self._translations[key] = translations.load(bank, lang)
         return self._translations[key]
 
-    def _title(self, bank: Bank, lang: str) -> str:
+    def title(self, bank: Bank, lang: str) -> str:
+        """The quiz's title in ``lang`` (the bank's when its translation has none)."""
         words = self._translation(bank, lang)
         return words.title if words is not None and words.title else bank.title
 
-    def _bank(self, quiz_id: Any) -> Bank:
+    def _bank(self, quiz_id: Any, lang: str = DEFAULT_LANG) -> Bank:
         if not isinstance(quiz_id, str) or quiz_id not in self.banks:
-            raise ExamError(404, f"unknown quiz '{quiz_id}' (known: "
-                                 f"{', '.join(sorted(self.banks))})")
+            raise ExamError(404, tr(lang, "unknown quiz '{quiz}' (known: {known})").format(
+                quiz=quiz_id, known=", ".join(sorted(self.banks))))
         return self.banks[quiz_id]
 
-    def _attempt(self, db: sqlite3.Connection, learner_id: str, attempt_id: Any
+    def _attempt(self, db: sqlite3.Connection, learner_id: str, attempt_id: Any,
+                 lang: str = DEFAULT_LANG
                  ) -> tuple[str, str, int, str, list[str], int, int | None, int | None, str]:
         if not isinstance(attempt_id, str) or not attempt_id:
-            raise ExamError(400, "attempt id must be a non-empty string")
+            raise ExamError(400, tr(lang, "attempt id must be a non-empty string"))
         row = db.execute("SELECT attempt_id, quiz_id, attempt_no, learner_id, items, started_at,"
                          " deadline, submitted_at, learner_name FROM exam_attempts"
                          " WHERE attempt_id = ?", (attempt_id,)).fetchone()
         if row is None:
-            raise ExamError(404, f"no such attempt: {attempt_id}")
+            raise ExamError(404, tr(lang, "no such attempt: {id}").format(id=attempt_id))
         if row[3] != learner_id:
-            raise ExamError(403, f"attempt {attempt_id} belongs to another learner; you are "
-                                 f"'{learner_id}'")
+            raise ExamError(403, tr(lang, "attempt {id} belongs to another learner; you are "
+                                          "'{learner}'").format(id=attempt_id,
+                                                                learner=learner_id))
         return (row[0], row[1], int(row[2]), row[3], json.loads(row[4]), int(row[5]),
                 row[6], row[7], row[8])
 
@@ -262,9 +265,9 @@ class ExamDesk:
         words = self._translation(bank, lang)
         return {
             "attempt_id": attempt_id, "quiz_id": bank.quiz_id,
-            "title": self._title(bank, lang), "lang": lang,
+            "title": self.title(bank, lang), "lang": lang,
             "attempt": attempt_no, "attempts_allowed": limit,
-            "policy": bank.policy.describe(), "pass_mark": bank.pass_mark,
+            "policy": bank.policy.describe(lang), "pass_mark": bank.pass_mark,
             "started_at": started, "deadline": deadline,
             "remaining_seconds": None if deadline is None
             else max(0, deadline - int(self.clock())),
@@ -292,8 +295,8 @@ class ExamDesk:
               ) -> dict[str, Any]:
         """Open a new attempt, or resume the open one, shown in ``lang`` (the attempt is
         now taken in it); closes one past its deadline."""
-        bank = self._bank(quiz_id)
         tongue = exam_language(lang)
+        bank = self._bank(quiz_id, tongue)
         now = int(self.clock())
         book = self.book
         with book.transaction() as db:  # an open attempt past its deadline is handed in
@@ -302,6 +305,16 @@ class ExamDesk:
                 self._close(book, bank, learner_id, row[0])
         with book.transaction() as db:
             return self._start(db, bank, learner_id, learner_name, now, tongue)
+
+    @staticmethod
+    def _language(db: sqlite3.Connection, attempt_id: str) -> str:
+        """The language the attempt is taken in (English for one stored before languages)."""
+        row = db.execute("SELECT lang FROM exam_attempts WHERE attempt_id = ?",
+                         (attempt_id,)).fetchone()
+        try:
+            return language(str(row[0] or DEFAULT_LANG)) if row else DEFAULT_LANG
+        except ValueError:
+            return DEFAULT_LANG
 
     @staticmethod
     def _open(db: sqlite3.Connection, learner_id: str, quiz_id: str) -> Any:
@@ -342,23 +355,24 @@ class ExamDesk:
         asked = None if lang is None else exam_language(lang)
         with self.book.transaction() as db:
             aid, quiz_id, attempt_no, _, items, _, deadline, submitted, _ = \
-                self._attempt(db, learner_id, attempt_id)
-            bank = self._bank(quiz_id)
-            tongue = asked or str(db.execute("SELECT lang FROM exam_attempts WHERE"
-                                             " attempt_id = ?", (aid,)).fetchone()[0])
+                self._attempt(db, learner_id, attempt_id, asked or DEFAULT_LANG)
+            tongue = asked or self._language(db, aid)
+            bank = self._bank(quiz_id, tongue)
             if submitted is not None:
-                raise ExamError(409, f"attempt {aid} is already submitted; start a new attempt")
+                raise ExamError(409, tr(tongue, "attempt {id} is already submitted; start a "
+                                                "new attempt").format(id=aid))
             if deadline is not None and now >= deadline:
                 raise ExamError(409, tr(tongue, "the time limit of attempt {id} has passed "
                                                 "({n} min); submit it").format(
                     id=aid, n=bank.policy.time_limit_minutes))
             if not isinstance(item_id, str) or item_id not in items:
-                raise ExamError(422, f"item '{item_id}' is not in your variant of "
-                                     f"{bank.quiz_id}")
+                raise ExamError(422, tr(tongue, "item '{item}' is not in your variant of "
+                                                "{quiz}").format(item=item_id, quiz=bank.quiz_id))
             if not _valid_response(response):
-                raise ExamError(400, f"'{item_id}': the response must be non-empty text (at "
-                                     f"most {MAX_TEXT} characters), a finite number or a list "
-                                     "of option ids")
+                raise ExamError(400, tr(tongue, "'{item}': the response must be non-empty text "
+                                                "(at most {n} characters), a finite number or "
+                                                "a list of option ids").format(item=item_id,
+                                                                               n=MAX_TEXT))
             if db.execute("SELECT 1 FROM exam_answers WHERE attempt_id = ? AND item_id = ?",
                           (aid, item_id)).fetchone():
                 raise ExamError(409, tr(tongue, "'{item}' is already answered in this attempt")
@@ -369,8 +383,9 @@ class ExamDesk:
             except ExamError:
                 raise
             except Exception as exc:  # an answer the grader cannot handle: nothing stored
-                raise ExamError(400, f"'{item_id}': this answer could not be graded "
-                                     f"({type(exc).__name__}: {exc})") from None
+                raise ExamError(400, tr(tongue, "'{item}': this answer could not be graded "
+                                                "({why})").format(
+                    item=item_id, why=f"{type(exc).__name__}: {exc}")) from None
             shown = json.dumps({"lang": tongue, "feedback": fb.feedback,
                                 "details": list(fb.details)}, ensure_ascii=False)
             db.execute("INSERT INTO exam_answers (attempt_id, item_id, response, answered_at,"
@@ -382,15 +397,20 @@ class ExamDesk:
         return {**asdict(fb), "remaining_seconds": None if deadline is None
                 else max(0, int(deadline) - now)}
 
-    def submit(self, learner_id: str, attempt_id: Any) -> dict[str, Any]:
-        """Close the attempt and record it in the gradebook, in one transaction."""
+    def submit(self, learner_id: str, attempt_id: Any, lang: Any = None) -> dict[str, Any]:
+        """Close the attempt and record it in the gradebook, in one transaction (a refusal
+        in ``lang``, else in the attempt's language)."""
         book = self.book
+        asked = None if lang is None else exam_language(lang)
         with book.transaction() as db:
-            aid, quiz_id, *_rest = self._attempt(db, learner_id, attempt_id)
+            aid, quiz_id, *_rest = self._attempt(db, learner_id, attempt_id,
+                                                 asked or DEFAULT_LANG)
             submitted = _rest[5]
-            bank = self._bank(quiz_id)
+            tongue = asked or self._language(db, aid)
+            bank = self._bank(quiz_id, tongue)
             if submitted is not None:
-                raise ExamError(409, f"attempt {aid} is already submitted")
+                raise ExamError(409, tr(tongue, "attempt {id} is already submitted").format(
+                    id=aid))
             _sub, grade, rec = self._close(book, bank, learner_id, aid)
         reply: dict[str, Any] = {
             "status": rec.status, "quiz_id": bank.quiz_id, "attempt": rec.attempt_no,
@@ -409,9 +429,11 @@ class ExamDesk:
         name, started, version, number, lang = db.execute(
             "SELECT learner_name, started_at, bank_version, attempt_no, lang FROM"
             " exam_attempts WHERE attempt_id = ?", (attempt_id,)).fetchone()
+        tongue = language(str(lang or DEFAULT_LANG))
         if version != bank.version:
-            raise ExamError(409, f"the bank of {bank.quiz_id} changed during attempt "
-                                 f"{attempt_id}; ask the instructor")
+            raise ExamError(409, tr(tongue, "the bank of {quiz} changed during attempt {id}; "
+                                            "ask the instructor").format(quiz=bank.quiz_id,
+                                                                         id=attempt_id))
         rows = {i: (json.loads(r), int(at), float(s), f) for i, r, at, s, f in db.execute(
             "SELECT item_id, response, answered_at, score, feedback FROM exam_answers"
             " WHERE attempt_id = ?", (attempt_id,))}
@@ -434,7 +456,8 @@ class ExamDesk:
         cur = db.execute("UPDATE exam_attempts SET submitted_at = ? WHERE attempt_id = ? AND"
                          " submitted_at IS NULL", (sub.submitted_at, attempt_id))
         if cur.rowcount != 1:
-            raise ExamError(409, f"attempt {attempt_id} is already submitted")
+            raise ExamError(409, tr(tongue, "attempt {id} is already submitted").format(
+                id=attempt_id))
         # the gradebook's own row logic, inside this transaction (no savepoint needed:
         # any error rolls the whole attempt back, the UPDATE above included)
         rec = book.record_in_transaction(sub, bank, grade, "exam", self.issue)
@@ -444,8 +467,8 @@ class ExamDesk:
         """How many attempts this learner has used and has left at a quiz, its time limit,
         and the attempt open now (``open``: None, or its id, number and time left): what
         the quiz cell shows before the learner starts (it opens nothing)."""
-        bank = self._bank(quiz_id)
         tongue = exam_language(lang)
+        bank = self._bank(quiz_id, tongue)
         db = self.book.db
         used = int(db.execute(
             "SELECT COUNT(*) FROM exam_attempts WHERE learner_id = ? AND quiz_id = ?",
@@ -457,9 +480,9 @@ class ExamDesk:
             is_open = {"attempt_id": row[0], "attempt": int(row[1]),
                        "remaining_seconds": None if row[3] is None else row[3] - now}
         limit = bank.policy.attempts
-        return {"quiz_id": bank.quiz_id, "title": self._title(bank, tongue), "lang": tongue,
+        return {"quiz_id": bank.quiz_id, "title": self.title(bank, tongue), "lang": tongue,
                 "used": used, "allowed": limit,
                 "left": None if limit is None else max(0, limit - used),
                 "time_limit_minutes": bank.policy.time_limit_minutes, "open": is_open,
-                "policy": bank.policy.describe(), "items": len(bank.items)}
+                "policy": bank.policy.describe(tongue), "items": len(bank.items)}
 

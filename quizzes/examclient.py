@@ -55,8 +55,10 @@ class ExamClient:
         url, token = env.get(SERVICE_ENV, ""), env.get(TOKEN_ENV, "")
         return cls(url, token) if url and token else None
 
-    def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        """One request; the reply's JSON, or :class:`ExamError` with the service's words."""
+    def call(self, method: str, path: str, body: Mapping[str, Any] | None = None,
+             lang: str = DEFAULT_LANG) -> Any:
+        """One request; the reply's JSON, or :class:`ExamError` with the service's words
+        (a service that cannot be reached is said in ``lang``)."""
         data = None if body is None and method == "GET" else json.dumps(body or {}).encode()
         req = urllib.request.Request(
             self.service_url.rstrip("/") + "/" + path.lstrip("/"), data=data, method=method,
@@ -76,34 +78,38 @@ class ExamClient:
                 reason = str(exc.reason)
             raise ExamError(exc.code, reason, unreadable=unreadable) from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise ExamError(0, f"cannot reach the quiz service at {self.service_url}: "
-                                 f"{getattr(exc, 'reason', exc)}") from None
+            raise ExamError(0, tr(lang, "cannot reach the quiz service at {url}: {why}").format(
+                url=self.service_url, why=getattr(exc, "reason", exc))) from None
 
     def quizzes(self, lang: str = DEFAULT_LANG) -> list[dict[str, Any]]:
         """Per quiz: its title in ``lang``, attempts used, allowed and left, the time
         limit, the attempt open now (``open``), the policy, the number of items.
         Opens nothing."""
-        return list(self.call("GET", f"api/quizzes?{urlencode({'lang': lang})}"))
+        return list(self.call("GET", f"api/quizzes?{urlencode({'lang': lang})}", lang=lang))
 
     def status(self, quiz_id: str, lang: str = DEFAULT_LANG) -> dict[str, Any]:
         """:meth:`quizzes`'s entry for one quiz (404 when the service has no such quiz)."""
         for entry in self.quizzes(lang):
             if entry.get("quiz_id") == quiz_id:
                 return dict(entry)
-        raise ExamError(404, f"unknown quiz '{quiz_id}'")
+        raise ExamError(404, tr(lang, "unknown quiz '{quiz}'").format(quiz=quiz_id))
 
     def start(self, quiz_id: str, lang: str = DEFAULT_LANG) -> dict[str, Any]:
         """Open (or resume) this learner's attempt: items as shown (in ``lang``),
         answered feedback."""
-        return dict(self.call("POST", "api/attempts", {"quiz_id": quiz_id, "lang": lang}))
+        return dict(self.call("POST", "api/attempts", {"quiz_id": quiz_id, "lang": lang},
+                              lang))
 
     def answer(self, attempt_id: str, item_id: str, response: Any,
                lang: str = DEFAULT_LANG) -> dict[str, Any]:
         return dict(self.call("POST", f"api/attempts/{attempt_id}/answers",
-                              {"item_id": item_id, "response": response, "lang": lang}))
+                              {"item_id": item_id, "response": response, "lang": lang}, lang))
 
-    def submit(self, attempt_id: str) -> dict[str, Any]:
-        return dict(self.call("POST", f"api/attempts/{attempt_id}/submit"))
+    def submit(self, attempt_id: str, lang: str | None = None) -> dict[str, Any]:
+        """Hand an attempt in (a refusal in ``lang``, else in the attempt's language)."""
+        body = None if lang is None else {"lang": lang}
+        return dict(self.call("POST", f"api/attempts/{attempt_id}/submit", body,
+                              lang or DEFAULT_LANG))
 
 
 def presented(obj: Mapping[str, Any]) -> Presented:
@@ -188,5 +194,5 @@ class ExamSession:
     def submit(self) -> dict[str, Any]:
         """Hand the attempt in: the service grades, records and certifies."""
         if self.submitted is None:
-            self.submitted = self.client.submit(self.attempt_id)
+            self.submitted = self.client.submit(self.attempt_id)  # refusals: the attempt's language
         return self.submitted

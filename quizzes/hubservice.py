@@ -39,7 +39,7 @@ import signal
 import sys
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -58,6 +58,7 @@ from quizzes.errors import ExamError, QuizError
 from quizzes.exam import ExamDesk, exam_language
 from quizzes.export import FORMATS, export_csv
 from quizzes.gradebook import Gradebook
+from quizzes.i18n import DEFAULT_LANG, tr
 from quizzes.keys import load_private
 from quizzes.serve import QuizService
 from quizzes.submission import MAX_BYTES
@@ -269,7 +270,8 @@ class Answers(Base):
         name = self.learner()
         obj = self.body()
         if "item_id" not in obj or "response" not in obj:
-            raise web.HTTPError(400, "the body needs 'item_id' and 'response'")
+            raise web.HTTPError(400, tr(_said_language(obj), "the body needs 'item_id' and "
+                                                             "'response'"))
         self.exam(self.app.desk.answer, name, attempt_id, obj["item_id"], obj["response"],
                   obj.get("lang"))
 
@@ -277,8 +279,17 @@ class Answers(Base):
 class Submit(Base):
     def post(self, attempt_id: str) -> None:
         name = self.learner()
-        self.body()
-        self.exam(self.app.desk.submit, name, attempt_id)
+        obj = self.body()
+        self.exam(self.app.desk.submit, name, attempt_id, obj.get("lang"))
+
+
+def _said_language(obj: Mapping[str, Any]) -> str:
+    """The language a request body names, for the words of a refusal (English when it
+    names none or one the service does not know: that refusal comes from the desk)."""
+    try:
+        return exam_language(obj.get("lang"))
+    except ExamError:
+        return DEFAULT_LANG
 
 
 class SelfGraded(Base):
@@ -408,23 +419,40 @@ class Public(web.RequestHandler):
 class Index(Base):
     @web.authenticated
     def get(self) -> None:
+        """The quizzes of the class; ``?lang=pt-BR``: the learner's words, titles and
+        policies in that language, and links to the exam pages in it."""
         name = self.learner()
-        p = self.app.prefix
-        rows = "".join(
-            f'<li><a id="quiz-{html.escape(q)}" href="{p}exam/{html.escape(q)}">'
-            f"{html.escape(b.title)}</a> ({html.escape(b.policy.describe())})</li>"
-            for q, b in sorted(self.app.banks.items()))
-        teach = ""
-        if name in self.app.instructors.members():
-            teach = ("<h2>Instructor</h2><ul>"
-                     + "".join(f'<li><a id="export-{f}" href="{p}export/{f}.csv">'
-                               f"Export gradebook ({f} CSV)</a></li>" for f in FORMATS)
-                     + f'<li><a href="{p}api/gradebook">Gradebook (JSON)</a></li></ul>')
+        try:
+            lang = exam_language(self.get_argument("lang", None))
+        except ExamError as exc:
+            raise web.HTTPError(400, exc.reason) from None
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.finish(f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-                    f"<title>Quizzes</title></head><body><h1>Quizzes</h1>"
-                    f"<p id=\"whoami\">Signed in as <b>{html.escape(name)}</b> (exam mode: "
-                    f"the service grades)</p><ul>{rows}</ul>{teach}</body></html>")
+        self.finish(index_page(self.app.prefix, self.app.banks, self.app.desk.title, name,
+                               name in self.app.instructors.members(), lang))
+
+
+def index_page(prefix: str, banks: Mapping[str, Bank], title: Callable[[Bank, str], str],
+               name: str, instructor: bool, lang: str) -> str:
+    """The service's index page for ``name``: each quiz's title and policy in ``lang`` and
+    a link to its exam page in that language; an instructor's exports (English)."""
+    p = prefix
+    tail = "" if lang == DEFAULT_LANG else "?lang=" + lang
+    rows = "".join(
+        f'<li><a id="quiz-{html.escape(q)}" href="{p}exam/{html.escape(q)}{tail}">'
+        f"{html.escape(title(b, lang))}</a> ({html.escape(b.policy.describe(lang))})</li>"
+        for q, b in sorted(banks.items()))
+    teach = ""
+    if instructor:
+        teach = ("<h2>Instructor</h2><ul>"
+                 + "".join(f'<li><a id="export-{f}" href="{p}export/{f}.csv">'
+                           f"Export gradebook ({f} CSV)</a></li>" for f in FORMATS)
+                 + f'<li><a href="{p}api/gradebook">Gradebook (JSON)</a></li></ul>')
+    quizzes = html.escape(tr(lang, "Quizzes"))
+    whoami = tr(lang, "Signed in as {name} (exam mode: the service grades)").format(
+        name=f"<b>{html.escape(name)}</b>")
+    return (f"<!DOCTYPE html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">"
+            f"<title>{quizzes}</title></head><body><h1>{quizzes}</h1>"
+            f"<p id=\"whoami\">{whoami}</p><ul>{rows}</ul>{teach}</body></html>")
 
 
 class ExamPage(Base):
@@ -437,15 +465,35 @@ class ExamPage(Base):
             lang = exam_language(self.get_argument("lang", None))
         except ExamError as exc:
             raise web.HTTPError(400, exc.reason) from None
-        page = EXAM_PAGE.replace("__PREFIX__", json.dumps(self.app.prefix)) \
-            .replace("__QUIZ__", json.dumps(quiz_id)) \
-            .replace("__XSRF__", json.dumps(self.xsrf_token.decode("ascii"))) \
-            .replace("__LANG__", json.dumps(lang))
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.finish(page)
+        self.finish(exam_page(self.app.prefix, quiz_id, self.xsrf_token.decode("ascii"), lang))
 
 
 EXAM_PAGE = (Path(__file__).parent / "exam_page.html").read_text(encoding="utf-8")
+
+
+def exam_words(lang: str) -> dict[str, str]:
+    """The exam page's own words in ``lang`` (``{n}``-style fields filled by the page)."""
+    return {"quiz": tr(lang, "Quiz"), "submit": tr(lang, "Submit the attempt"),
+            "attempt": tr(lang, "Attempt {n} ({policy})"), "check": tr(lang, "Check"),
+            "score": tr(lang, "Score {score}% (quiz {quiz}%): {verdict}"),
+            "passed": tr(lang, "passed"), "not_passed": tr(lang, "not passed"),
+            "certificate": tr(lang, "Certificate {id}")}
+
+
+def exam_page(prefix: str, quiz_id: str, xsrf: str, lang: str) -> str:
+    """The exam page of one quiz for one learner, its words in ``lang`` (the items, the
+    feedback and the policy come from the API in the same language)."""
+    words = exam_words(lang)
+    # JSON inside <script>: "</" could close the element, so it is escaped
+    said = json.dumps(words, ensure_ascii=False).replace("</", "<\\/")
+    return EXAM_PAGE.replace("__W_QUIZ__", html.escape(words["quiz"])) \
+        .replace("__W_SUBMIT__", html.escape(words["submit"])) \
+        .replace("__PREFIX__", json.dumps(prefix)) \
+        .replace("__QUIZ__", json.dumps(quiz_id)) \
+        .replace("__XSRF__", json.dumps(xsrf)) \
+        .replace("__LANG__", json.dumps(lang)) \
+        .replace("__WORDS__", said)
 
 
 def make_app(app: App) -> web.Application:

@@ -21,8 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from quizzes.errors import BankError
+from quizzes.i18n import DEFAULT_LANG, N_, tr
 
 COUNTS = ("best", "last", "first")
+#: What ``counts`` means, said to the learner (:meth:`Policy.describe`).
+COUNTED = {"best": N_("best attempt counts"), "last": N_("last attempt counts"),
+           "first": N_("first attempt counts")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +54,19 @@ class Policy:
             return scores[0]
         return max(scores)
 
-    def describe(self) -> str:
-        parts = [f"{self.attempts} attempt(s)" if self.attempts else "unlimited attempts"]
+    def describe(self, lang: str = DEFAULT_LANG) -> str:
+        """The policy in one line, in ``lang`` (``3 attempt(s), -10% per retry, best
+        attempt counts``; the exam page and the quiz service show it to the learner)."""
+        parts = [tr(lang, "{n} attempt(s)").format(n=self.attempts) if self.attempts
+                 else tr(lang, "unlimited attempts")]
         if self.penalty_per_retry:
-            parts.append(f"-{self.penalty_per_retry:.0%} per retry")
-        parts.append(f"{self.counts} attempt counts")
+            parts.append(tr(lang, "-{percent} per retry").format(
+                percent=f"{self.penalty_per_retry:.0%}"))
+        parts.append(tr(lang, COUNTED.get(self.counts, self.counts)))
         if self.draw:
-            parts.append(f"{self.draw} items drawn per attempt")
+            parts.append(tr(lang, "{n} items drawn per attempt").format(n=self.draw))
         if self.time_limit_minutes:
-            parts.append(f"{self.time_limit_minutes} min time limit")
+            parts.append(tr(lang, "{n} min time limit").format(n=self.time_limit_minutes))
         return ", ".join(parts)
 
 

@@ -76,7 +76,13 @@ class Translation:
         """``presented`` with this language's prompt and option texts where translated.
 
         Only the item's own prompt is replaced (a scheduler item's scenario lines and
-        an exhibit, which are Slurm's output, stay as they are)."""
+        an exhibit, which are Slurm's output, stay as they are).  A lab item's statement
+        after its prompt comes from the lab's own translation
+        (`quizzes.items.lab.LabItem.in_language`), even when the prompt has none."""
+        from quizzes.items.lab import LabItem
+
+        if isinstance(item, LabItem):
+            presented = item.in_language(presented, self.lang)
         text = self.items.get(item.common.id)
         if text is None:
             return presented

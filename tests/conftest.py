@@ -216,6 +216,40 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return GroupScheduling(config, log)
 
 
+class _GroupTimes:
+    """On the xdist controller under ``--dist loadgroup``: the seconds each group (the unit
+    one worker runs in a row) took, summed from its tests' reports (setup + call +
+    teardown), the longest printed at the end, so every run's output shows the suite's
+    critical path."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.spent: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.spent[report.nodeid] = self.spent.get(report.nodeid, 0.0) + report.duration
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        folder = self.config.stash.get(_GROUPS_DIR, None)
+        if not self.spent or not folder:
+            return
+        groups: dict[str, str] = {}
+        for f in sorted(Path(folder).glob("gw*.json")):
+            groups.update(json.loads(f.read_text()))
+        totals: dict[str, float] = {}
+        for nodeid, seconds in self.spent.items():
+            group = groups.get(nodeid, nodeid)
+            totals[group] = totals.get(group, 0.0) + seconds
+        longest = sorted(totals.items(), key=lambda kv: -kv[1])[:8]
+        terminalreporter.write_line("longest xdist groups: " + ", ".join(
+            f"{group} {seconds:.0f} s" for group, seconds in longest))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and getattr(config.option, "dist", "no") == "loadgroup":
+        config.pluginmanager.register(_GroupTimes(config), "minislurm-group-times")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     folder = config.stash.get(_GROUPS_DIR, None)
     if folder:

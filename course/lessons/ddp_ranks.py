@@ -50,6 +50,7 @@ __all__ = [
     "DISTRIBUTIONS",
     "NODES",
     "DdpRun",
+    "FirstJobIdError",
     "LayoutExplorer",
     "LocalCluster",
     "Placement",
@@ -82,6 +83,12 @@ CPUS_PER_NODE = 64
 DISTRIBUTIONS = ("block", "cyclic")
 #: The job id the lesson's first job gets (``FirstJobId``) when its ports are free.
 FIRST_JOB_ID = 4001
+#: The environment variable that moves the lessons' clusters to another ``FirstJobId``
+#: (so another ``MASTER_PORT`` range): for a machine where several learners or courses
+#: train side by side.
+FIRST_JOB_ID_VAR = "COURSE_FIRST_JOB_ID"
+#: The ``FirstJobId`` values slurm.conf accepts below the default ``MaxJobId`` (67043328).
+_FIRST_JOB_ID_RANGE = (1, 67_043_327)
 #: Every command's wall-clock limit (seconds; 2 shared cores).
 LIMIT = 180.0
 #: Per-task output files of the training step (``srun -o``; ``%t`` = task id).
@@ -106,11 +113,30 @@ def _port_free(job_id: int) -> bool:
     return True
 
 
-def free_first_job_id(preferred: int = FIRST_JOB_ID, jobs: int = 4) -> int:
-    """``preferred`` if the MASTER_PORTs of its next ``jobs`` job ids are free, else the
-    next block of ids whose ports are (`course.ddp.wiring.master_port`: two jobs on
-    one port would rendezvous with each other)."""
-    first = preferred
+class FirstJobIdError(ValueError):
+    """``$COURSE_FIRST_JOB_ID`` is not a job id; the message says so."""
+
+
+def preferred_first_job_id(env: Mapping[str, str] | None = None) -> int:
+    """``$COURSE_FIRST_JOB_ID`` when set (a whole number below slurm.conf's default
+    ``MaxJobId``), else `FIRST_JOB_ID` (4001, the id the lessons' stored outputs show)."""
+    raw = (os.environ if env is None else env).get(FIRST_JOB_ID_VAR, "").strip()
+    if not raw:
+        return FIRST_JOB_ID
+    low, high = _FIRST_JOB_ID_RANGE
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise FirstJobIdError(
+            f"{FIRST_JOB_ID_VAR}={raw!r} is not a job id: give a whole number from "
+            f"{low} to {high} (the lessons' clusters start their job ids there)")
+    return int(raw)
+
+
+def free_first_job_id(preferred: int | None = None, jobs: int = 4) -> int:
+    """``preferred`` (default `preferred_first_job_id`) if the MASTER_PORTs of its next
+    ``jobs`` job ids are free, else the next block of ids whose ports are
+    (`course.ddp.wiring.master_port`: two jobs on one port would rendezvous with each
+    other)."""
+    first = preferred_first_job_id() if preferred is None else preferred
     for _ in range(500):
         if all(_port_free(first + k) for k in range(jobs)):
             return first
@@ -153,7 +179,8 @@ def local_cluster(first_job_id: int | None = None, *, conf_lines: str = ""
                   ) -> Iterator[LocalCluster]:
     """``python -m minislurm cluster up`` in a fresh ``/tmp/minislurm-*`` folder with the
     embedded default slurm.conf (+ gres.conf); ``cluster down`` on exit, also after an
-    error. ``first_job_id``: ``FirstJobId`` (default: `free_first_job_id`); ``conf_lines``:
+    error. ``first_job_id``: ``FirstJobId`` (default: `free_first_job_id` from
+    ``$COURSE_FIRST_JOB_ID``, else 4001); ``conf_lines``:
     slurm.conf lines added to the embedded ones (e.g. ``JobAcctGatherType=...``)."""
     first = free_first_job_id() if first_job_id is None else first_job_id
     with tempfile.TemporaryDirectory(prefix="minislurm-") as tmp:

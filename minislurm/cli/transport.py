@@ -239,8 +239,8 @@ def quick_forward(name: str, argv: Sequence[str], stdin: str | None = None) -> i
     if where is None:
         return None
     sock = os.path.join(where, "slurmctld.sock")
-    if not os.path.exists(sock):
-        return None
+    if not os.path.exists(sock) or len(os.fsencode(sock)) >= 108:
+        return None  # a path past sun_path: the full path's rpc.socket_address reaches it
     request = _request(name, argv, os.environ, os.getcwd(), stdin, *process_identity())
     raw = _exchange(sock, (_dumps(request) + "\n").encode())
     if raw is None:

@@ -19,13 +19,43 @@ import os
 import socket
 import socketserver
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+#: ``sizeof(struct sockaddr_un.sun_path)`` on Linux: a Unix socket's address holds at most
+#: this many bytes, a longer path fails with ``AF_UNIX path too long``.
+SUN_PATH_MAX = 108
+
+
+@contextlib.contextmanager
+def socket_address(path: str | os.PathLike[str]) -> Iterator[str]:
+    """An address that binds or connects the Unix socket ``path`` however deep it lies.
+
+    slurmctld's socket is ``$MINISLURM_STATE_DIR/slurmctld.sock`` and a step daemon's
+    ``SlurmdSpoolDir/<node>_<jobid>.<stepid>`` (``stepd_api.c``), with the spool under
+    ``$MINISLURM_STATE_DIR``, which may be deep (a pytest-xdist worker's tmp folder gave
+    110 bytes). `call`, `listening_socket` and `Server` use it. ``sun_path`` holds 108
+    bytes: a longer path is reached through its folder's descriptor,
+    ``/proc/self/fd/<fd>/<name>`` (the socket file is still created at ``path``).
+    The descriptor is open while the block runs (for ``bind`` or ``connect``).
+    """
+    text = os.fspath(path)
+    if len(os.fsencode(text)) < SUN_PATH_MAX:
+        yield text
+        return
+    where = Path(text)
+    folder = os.open(where.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield f"/proc/self/fd/{folder}/{where.name}"
+    finally:
+        os.close(folder)
+
 
 #: Largest request or answer accepted (a batch script plus its environment fits easily).
 MAX_MESSAGE = 64 * 1024 * 1024
@@ -61,11 +91,11 @@ def call(socket_path: str | os.PathLike[str], request: Mapping[str, Any],
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
-            sock.connect(os.fspath(socket_path))
+            _connect(sock, socket_path, timeout)
             sock.sendall(data)
             reader = sock.makefile("rb")
             line = reader.readline(MAX_MESSAGE + 1)
-    except (FileNotFoundError, ConnectionRefusedError) as exc:
+    except (FileNotFoundError, ConnectionRefusedError, BlockingIOError) as exc:
         raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR) from exc
     if not line:
         raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
@@ -73,6 +103,26 @@ def call(socket_path: str | os.PathLike[str], request: Mapping[str, Any],
     if not answer.get("ok", False):
         raise SlurmError(str(answer.get("error", "unknown error")), int(answer.get("exit_code", 1)))
     return answer
+
+
+def _connect(sock: socket.socket, socket_path: str | os.PathLike[str],
+             timeout: float | None) -> None:
+    """Connect ``sock`` to ``socket_path`` (however deep: `socket_address`). A daemon whose
+    backlog is full (a burst of clients on a loaded machine) refuses with ``EAGAIN``:
+    tried again, as Slurm's ``_open_controller`` retries its connection, until
+    ``timeout`` (``MessageTimeout``'s role) has passed."""
+    deadline = time.monotonic() + (timeout if timeout is not None else 30.0)
+    pause = 0.01
+    while True:
+        try:
+            with socket_address(socket_path) as address:
+                sock.connect(address)
+            return
+        except BlockingIOError:
+            if time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
 
 class _RequestHandler(socketserver.StreamRequestHandler):
@@ -97,6 +147,11 @@ class _RequestHandler(socketserver.StreamRequestHandler):
             self.wfile.write((json.dumps(answer) + "\n").encode())
 
 
+#: Connections a daemon's socket queues before answering (``listen``'s backlog): the
+#: commands and step daemons of a busy cluster connect in bursts.
+BACKLOG = 128
+
+
 def listening_socket(socket_path: str | os.PathLike[str]) -> socket.socket:
     """A Unix socket bound to ``socket_path`` and listening (mode 0600).
 
@@ -109,9 +164,10 @@ def listening_socket(socket_path: str | os.PathLike[str]) -> socket.socket:
     path.unlink(missing_ok=True)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.bind(os.fspath(path))
+        with socket_address(path) as address:
+            sock.bind(address)
         os.chmod(path, 0o600)
-        sock.listen(64)
+        sock.listen(BACKLOG)
     except OSError:
         sock.close()
         raise
@@ -130,17 +186,9 @@ class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     def __init__(self, socket_path: str | os.PathLike[str], handler: Handler,
                  *, listening: socket.socket | None = None) -> None:
         self.handler = handler
-        if listening is not None:
-            super().__init__(os.fspath(socket_path), _RequestHandler, bind_and_activate=False)
-            self.socket.close()
-            self.socket = listening
-            return
-        path = Path(socket_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            path.unlink()
-        super().__init__(os.fspath(path), _RequestHandler)
-        os.chmod(path, 0o600)
+        super().__init__(os.fspath(socket_path), _RequestHandler, bind_and_activate=False)
+        self.socket.close()
+        self.socket = listening if listening is not None else listening_socket(socket_path)
 
     def serve_in_thread(self) -> threading.Thread:
         thread = threading.Thread(target=self.serve_forever, name="rpc", daemon=True)

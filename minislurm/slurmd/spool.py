@@ -22,49 +22,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "BATCH_STEP_ID",
-    "SUN_PATH_MAX",
     "JobSpool",
     "process_start_ticks",
     "read_json",
-    "socket_address",
     "write_json",
 ]
 
 #: ``SLURM_BATCH_SCRIPT``: the step id of a batch script (slurm.h, 0xfffffffb).
 BATCH_STEP_ID = 4294967291
-#: ``sizeof(struct sockaddr_un.sun_path)`` on Linux: a Unix socket's address holds at most
-#: this many bytes, a longer path fails with ``AF_UNIX path too long``.
-SUN_PATH_MAX = 108
-
-
-@contextlib.contextmanager
-def socket_address(path: Path) -> Iterator[str]:
-    """An address that binds or connects the Unix socket ``path`` however deep it lies.
-
-    A step daemon's socket is ``SlurmdSpoolDir/<node>_<jobid>.<stepid>``
-    (``stepd_api.c``); minislurm's spool is under ``$MINISLURM_STATE_DIR``, which may be
-    deep (a pytest-xdist worker's tmp folder gave 110 bytes). ``sun_path`` holds 108
-    bytes: a longer path is reached through its folder's descriptor,
-    ``/proc/self/fd/<fd>/<name>`` (the socket file is still created at ``path``).
-    The descriptor is open while the block runs (for ``bind`` or ``connect``).
-    """
-    text = os.fspath(path)
-    if len(os.fsencode(text)) < SUN_PATH_MAX:
-        yield text
-        return
-    folder = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        yield f"/proc/self/fd/{folder}/{path.name}"
-    finally:
-        os.close(folder)
-
-
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write ``data`` to ``path`` atomically (``path.tmp``, fsync, rename)."""
     tmp = path.with_name(path.name + ".tmp")

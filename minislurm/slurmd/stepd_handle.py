@@ -43,7 +43,6 @@ from minislurm.slurmd.spool import (
     JobSpool,
     process_start_ticks,
     read_json,
-    socket_address,
     write_json,
 )
 
@@ -135,8 +134,7 @@ class StepdHandle:
         # the step daemon's socket path (``getsockname`` may be a /proc/self/fd/ alias)
         write_json(spool.launch, {**record, "socket": str(spool.socket)})
         spool.socket.parent.mkdir(parents=True, exist_ok=True)
-        with socket_address(spool.socket) as address:
-            listening = rpc.listening_socket(address)
+        listening = rpc.listening_socket(spool.socket)
         try:
             with open(log_path, "ab") as log:
                 if spare is not None and spare.hand_over(str(spool.dir), listening.fileno(),
@@ -184,8 +182,7 @@ class StepdHandle:
 
     def _request(self, request: dict[str, Any]) -> bool:
         try:
-            with socket_address(self.spool.socket) as address:
-                rpc.call(address, request, timeout=REQUEST_TIMEOUT)
+            rpc.call(self.spool.socket, request, timeout=REQUEST_TIMEOUT)
             return True
         except (SlurmError, OSError, ValueError):
             return False  # the step daemon is gone (or hung)

@@ -83,7 +83,7 @@ class Outcome:
 
     def in_language(self, lang: str) -> tuple[str, tuple[str, ...]]:
         """(feedback, details) in ``lang``; the stored English text when there is no
-        message (a lab's feedback, which quotes Slurm)."""
+        message (a plain-text outcome: a lab's input limits)."""
         if self.message is None:
             return self.feedback, self.details
         details = tuple(d.render(lang) for d in self.detail_messages) \

@@ -19,9 +19,10 @@ execution) are refused in banks: they never count toward a score.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from quizzes.i18n import M
 from quizzes.items.base import Common, Outcome, Presented, as_text, fill
 from quizzes.where import Where
 
@@ -57,36 +58,49 @@ class LabItem:
         `quizzes.labs.cli.show_text`)."""
         from quizzes.labs import lab
         from quizzes.labs.diagnose import exhibit
+        from quizzes.labs.i18n import statement_markdown
 
         item = lab(self.lab_id)
-        lines = [fill(self.common.prompt, params), "",
-                 f"{item.id}: {item.title} ({item.lesson})", "", item.task]
-        for name, content in item.files:
-            lines += ["", f"`{name}` (in the lab's folder):", "", *_fenced(content)]
-        if item.skeleton:
-            lines += ["", f"`{item.answer_file}` (start from this):", "",
-                      *_fenced(item.skeleton)]
+        prompt = fill(self.common.prompt, params) + "\n\n" + statement_markdown(item)
         shown = exhibit(item.scenario).text.rstrip("\n") if item.kind == "diagnose" else ""
-        return Presented(self.common.id, "lab", "\n".join(lines), points=self.common.points,
+        return Presented(self.common.id, "lab", prompt, points=self.common.points,
                          exhibit=shown)
+
+    def in_language(self, presented: Presented, lang: str) -> Presented:
+        """``presented`` (from :meth:`present`) with the lab's statement in ``lang``
+        (`quizzes.labs.i18n.statement_markdown`: title, task and the files' labels; the
+        English statement when the lab's translation is stale or missing).  The item's
+        own prompt before it is left to the bank's translation
+        (`quizzes.translations.Translation.prompt`); the files, the starting file and a
+        diagnose lab's minislurm output are the same bytes in every language."""
+        from quizzes.labs import lab
+        from quizzes.labs.i18n import statement_markdown
+
+        item = lab(self.lab_id)
+        english = statement_markdown(item)
+        if not presented.prompt.endswith(english):
+            return presented
+        said = statement_markdown(item, lang)
+        return replace(presented, prompt=presented.prompt[:-len(english)] + said)
 
     def grade(self, response: Any, params: Mapping[str, Any], salt: str, variant: str) -> Outcome:
         from quizzes.labs import check
 
         text = as_text(response)
         if text is None or not text.strip():
-            return Outcome(0.0, "Write the lab's answer (a script, command lines or a "
-                                "diagnosis).")
+            return Outcome.said(0.0, M("Write the lab's answer (a script, command lines or a "
+                                       "diagnosis)."))
         verdict = check(self.lab_id, text)
-        feedback = verdict.feedback
+        feedback, message = verdict.feedback, verdict.message
         if verdict.slurm:  # Slurm's own words are part of the feedback the gradebook keeps
-            feedback += " Slurm said: " + " ".join(verdict.slurm.split())
-        return Outcome(1.0 if verdict.passed else 0.0, feedback, verdict.details)
-
-
-def _fenced(text: str) -> list[str]:
-    """``text`` as a fenced code block (:mod:`quizzes.prose` shows it preformatted)."""
-    return ["```", *text.rstrip("\n").split("\n"), "```"]
+            said = " ".join(verdict.slurm.split())
+            feedback += " Slurm said: " + said
+            if message is not None:
+                message = M("{feedback} Slurm said: {slurm}", feedback=message, slurm=said)
+        # the checker's sentences as messages: the learner reads them in their language
+        # (Outcome.in_language), the gradebook keeps the English ``feedback``
+        return Outcome(1.0 if verdict.passed else 0.0, feedback, verdict.details,
+                       message=message, detail_messages=verdict.detail_messages)
 
 
 def author_key(source: Mapping[str, Any], salt: str, item_id: str, variants: Sequence[str],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from quizzes.i18n import M
 from quizzes.labs.catalog import LABS, LESSONS, by_lesson, lab
 from quizzes.labs.model import Lab, Verdict
 from quizzes.labs.runner import LabLimit, decode_answer
@@ -25,7 +26,7 @@ def check(lab_id: str, answer: bytes | str) -> Verdict:
     try:
         text = decode_answer(answer)
     except LabLimit as exc:
-        return Verdict(False, exc.message)
+        return Verdict.said(False, exc.said)
     return check_text(item.id, text)
 
 
@@ -37,7 +38,7 @@ def check_text(lab_id: str, text: str) -> Verdict:
 
     item = lab(lab_id)
     if not text.strip():
-        return Verdict(False, "The answer is empty: write it, then check.")
+        return Verdict.said(False, M("The answer is empty: write it, then check."))
     if item.kind == "diagnose":
         return diagnose.grade(item.scenario, text)
     from quizzes.labs.runner import play

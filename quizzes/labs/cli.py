@@ -7,9 +7,10 @@
 
 ``list``, ``show`` and ``check`` speak the language `quizzes.i18n.resolve` picks
 (``--lang`` after the action, else ``quizzes --lang``, else ``$COURSE_LANG``, else the
-``.course-lang`` marker, else English): the titles, the task, the fixed words and the
-verdict's frame (``APROVADO:``/``AINDA NÃO:``); a lab whose translation is stale is shown
-in English (`quizzes.labs.i18n`); the checkers' sentences stay English.
+``.course-lang`` marker, else English): the titles, the task, the fixed words, the
+verdict's frame (``APROVADO:``/``AINDA NÃO:``) and the checkers' sentences (Slurm's words
+in them, and what Slurm printed, in English); a lab whose translation is stale is shown
+in English (`quizzes.labs.i18n`).
 
 ``check`` prints the feedback and exits 0 (pass), 1 (not yet) or 2 (usage: an
 unknown lab, a file that cannot be read).  The answer file is read as bytes (at

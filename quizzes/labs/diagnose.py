@@ -10,18 +10,22 @@ plans): nothing here stores the expected answer, it is read from the records.
 The answer's words are mapped to Slurm's terms (`TERMS`: ``time limit`` ->
 ``TIMEOUT``, ``higher priority`` -> ``Priority``...).  An answer naming the
 right term and no competing one passes; a wrong term gets a message saying
-what that term would mean and where the exhibit contradicts it.
+what that term would mean and where the exhibit contradicts it.  The feedback is
+said in the learner's language (messages of the ``quizzes`` gettext catalogue); the
+terms themselves are Slurm's words, the same in every language.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
 from minislurm.common.timespec import format_timestamp
 from minislurm.sim import Cluster
+from quizzes.i18n import M, Msg
 from quizzes.labs.model import Verdict
 
 
@@ -34,52 +38,67 @@ class Exhibit:
     kind: str = "term"
 
 
-#: Slurm's terms and the phrasings that name them (lower case, ``_``/``-`` read as spaces).
+#: Slurm's terms and the phrasings that name them (lower case, ``_``/``-`` read as spaces,
+#: accents dropped): English, then Portuguese (a pt-BR learner may answer in either).
 TERMS: dict[str, tuple[str, ...]] = {
     "Resources": ("resources", "not enough free", "no free", "nodes are busy",
-                  "cluster is full", "all gpus are in use", "all gpus busy", "busy"),
-    "Priority": ("priority",),
-    "Dependency": ("dependency",),
+                  "cluster is full", "all gpus are in use", "all gpus busy", "busy",
+                  "recursos", "ocupad", "cluster cheio", "nenhum no livre", "nenhuma gpu livre",
+                  "sem nos livres", "sem gpus livres"),
+    "Priority": ("priority", "prioridade"),
+    "Dependency": ("dependency", "dependencia"),
     "QOSMaxGRESPerUser": ("qosmaxgrespreuser", "qosmaxgresperuser", "qos limit",
-                          "maxtresperuser", "maxtrespu", "qos gpu limit", "qos max gres"),
+                          "maxtresperuser", "maxtrespu", "qos gpu limit", "qos max gres",
+                          "limite da qos", "limite de qos", "limite de gpus da qos",
+                          "limite de gpus por usuario"),
     "JobArrayTaskLimit": ("jobarraytasklimit", "array task limit", "throttle",
-                          "arraytaskthrottle", "array limit"),
+                          "arraytaskthrottle", "array limit", "limite do array",
+                          "limite de tasks do array"),
     "TIMEOUT": ("timeout", "time limit", "timelimit", "out of time", "walltime",
-                "ran too long"),
+                "ran too long", "tempo limite", "limite de tempo", "estourou o tempo",
+                "acabou o tempo"),
     "NODE_FAIL": ("node fail", "node failure", "node failed", "node died", "node crashed",
-                  "node went down", "node down"),
-    "PREEMPTED": ("preempt",),
-    "OUT_OF_MEMORY": ("out of memory", "oom"),
-    "CANCELLED": ("cancelled", "canceled", "scancel"),
-    "FAILED": ("failed", "non zero exit", "exit code"),
+                  "node went down", "node down", "falha do no", "falha de no", "no falhou",
+                  "no caiu", "no morreu", "no fora do ar"),
+    "PREEMPTED": ("preempt", "preempca", "preemcao"),
+    "OUT_OF_MEMORY": ("out of memory", "oom", "sem memoria", "falta de memoria",
+                      "memoria insuficiente", "estouro de memoria"),
+    "CANCELLED": ("cancelled", "canceled", "scancel", "cancelad", "cancelou", "cancelamento"),
+    "FAILED": ("failed", "non zero exit", "exit code", "falhou", "codigo de saida"),
 }
+#: Phrases naming a node's failure, which also hold FAILED's word.
+NODE_FAILED = ("node failed", "no falhou")
 
 #: What each term would mean, said when it is the wrong diagnosis.
-MEANS: dict[str, str] = {
-    "Resources": "Resources means the job is first in line but the free nodes/GPUs are not "
-                 "enough yet",
-    "Priority": "Priority means a job with a higher priority is ahead of it in the queue "
-                "(sprio shows the factors)",
-    "Dependency": "Dependency means it waits for another job (squeue's Reason would say so)",
-    "QOSMaxGRESPerUser": "QOSMaxGRESPerUser means the QOS caps the GPUs one user may hold",
-    "JobArrayTaskLimit": "JobArrayTaskLimit means the array's %N throttle holds it back",
-    "TIMEOUT": "TIMEOUT means the job reached its TimeLimit (Elapsed = Timelimit)",
-    "NODE_FAIL": "NODE_FAIL means a node of the job stopped answering",
-    "PREEMPTED": "PREEMPTED means a job of a higher-priority QOS took its resources",
-    "OUT_OF_MEMORY": "OUT_OF_MEMORY means the cgroup memory limit killed it",
-    "CANCELLED": "CANCELLED means scancel (a user or an admin) ended it",
-    "FAILED": "FAILED means the script exited with a non-zero code",
+MEANS: dict[str, Msg] = {
+    "Resources": M("Resources means the job is first in line but the free nodes/GPUs are "
+                   "not enough yet"),
+    "Priority": M("Priority means a job with a higher priority is ahead of it in the queue "
+                  "(sprio shows the factors)"),
+    "Dependency": M("Dependency means it waits for another job (squeue's Reason would say "
+                    "so)"),
+    "QOSMaxGRESPerUser": M("QOSMaxGRESPerUser means the QOS caps the GPUs one user may "
+                           "hold"),
+    "JobArrayTaskLimit": M("JobArrayTaskLimit means the array's %N throttle holds it back"),
+    "TIMEOUT": M("TIMEOUT means the job reached its TimeLimit (Elapsed = Timelimit)"),
+    "NODE_FAIL": M("NODE_FAIL means a node of the job stopped answering"),
+    "PREEMPTED": M("PREEMPTED means a job of a higher-priority QOS took its resources"),
+    "OUT_OF_MEMORY": M("OUT_OF_MEMORY means the cgroup memory limit killed it"),
+    "CANCELLED": M("CANCELLED means scancel (a user or an admin) ended it"),
+    "FAILED": M("FAILED means the script exited with a non-zero code"),
 }
 
 
 def mentioned(answer: str) -> list[str]:
     """The Slurm terms an answer names, in `TERMS` order."""
-    text = " " + re.sub(r"[\s_\-]+", " ", answer.lower()) + " "
+    plain = "".join(c for c in unicodedata.normalize("NFKD", answer.lower())
+                    if not unicodedata.combining(c))
+    text = " " + re.sub(r"[\s_\-]+", " ", plain) + " "
     found = []
     for term, phrases in TERMS.items():
         if any(p in text for p in phrases):
             found.append(term)
-    if "FAILED" in found and "NODE_FAIL" in found and "node failed" in text:
+    if "FAILED" in found and "NODE_FAIL" in found and any(p in text for p in NODE_FAILED):
         found.remove("FAILED")
     return found
 
@@ -88,15 +107,17 @@ def grade_term(answer: str, exhibit: Exhibit) -> Verdict:
     """Pass when the answer names minislurm's term and no competing one."""
     said = mentioned(answer)
     if not said:
-        return Verdict(False, "Name the reason or the state in Slurm's words (the REASON "
-                              "column of squeue, the State column of sacct).")
+        return Verdict.said(False, M("Name the reason or the state in Slurm's words (the "
+                                     "REASON column of squeue, the State column of sacct)."))
     if len(said) > 1:
-        return Verdict(False, f"Your answer names {', '.join(said)}: say which one it is.")
+        return Verdict.said(False, M("Your answer names {terms}: say which one it is.",
+                                     terms=", ".join(said)))
     if said[0] == exhibit.truth:
-        return Verdict(True, f"Right: minislurm reports {exhibit.truth} for this job. "
-                             f"{MEANS[exhibit.truth]}.")
-    return Verdict(False, f"Not {said[0]}: {MEANS[said[0]]}, and the output above does not "
-                          "show that. Read the columns again.")
+        return Verdict.said(True, M("Right: minislurm reports {term} for this job. {means}.",
+                                    term=exhibit.truth, means=MEANS[exhibit.truth]))
+    return Verdict.said(False, M("Not {term}: {means}, and the output above does not show "
+                                 "that. Read the columns again.", term=said[0],
+                                 means=MEANS[said[0]]))
 
 
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
@@ -107,12 +128,15 @@ def grade_time(answer: str, exhibit: Exhibit) -> Verdict:
     reports, to the minute."""
     match = _TIME.search(answer)
     if match is None:
-        return Verdict(False, "Give a time of day as squeue --start prints it (HH:MM:SS).")
+        return Verdict.said(False, M("Give a time of day as squeue --start prints it "
+                                     "(HH:MM:SS)."))
     said = f"{int(match.group(1)):02d}:{match.group(2)}"
     if said == exhibit.truth[:5]:
-        return Verdict(True, f"Right: the scheduler plans the start at {exhibit.truth}.")
-    return Verdict(False, f"{said} is not the START_TIME squeue --start gives for that job; "
-                          "read its row (not the running jobs' end times).")
+        return Verdict.said(True, M("Right: the scheduler plans the start at {time}.",
+                                    time=exhibit.truth))
+    return Verdict.said(False, M("{time} is not the START_TIME squeue --start gives for that "
+                                 "job; read its row (not the running jobs' end times).",
+                                 time=said))
 
 
 def _show(c: Cluster, *commands: str) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from quizzes.i18n import DEFAULT_LANG, tr
+from minislurm.errors import SlurmError
+from quizzes.i18n import DEFAULT_LANG, Msg, tr
 
 #: What a lab answer may be: a batch script (or command lines that submit one),
 #: a shell snippet, or a diagnosis (a word or a sentence).
@@ -20,6 +21,16 @@ KINDS = ("script", "snippet", "diagnose")
 
 #: Largest answer a lab reads (bytes of UTF-8).
 MAX_ANSWER_BYTES = 64 * 1024
+
+
+class Refusal(SlurmError):
+    """An answer the lab does not play (shell it does not interpret, a size limit): the
+    reason as a message (``said``), said in the learner's language by the verdict;
+    ``message`` is its English text."""
+
+    def __init__(self, said: Msg) -> None:
+        super().__init__(said.render())
+        self.said = said
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,23 +87,48 @@ class Lab:
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """The grading of one answer: pass or not, feedback in Slurm's terms, and what
-    Slurm printed when it refused something (``slurm``)."""
+    Slurm printed when it refused something (``slurm``).
+
+    ``feedback`` and ``details`` are English (the gradebook's text); a checker's verdict
+    also carries them as messages (``message``, ``detail_messages``: `quizzes.i18n.Msg`,
+    made by :meth:`said`) so the CLI, the widget and a quiz say them in the learner's
+    language, Slurm's words (commands, options, states, reasons, job ids) being their
+    arguments, the same bytes in every language."""
 
     passed: bool
     feedback: str
     details: tuple[str, ...] = ()
     slurm: str = ""
+    message: Msg | None = None
+    detail_messages: tuple[Msg, ...] = ()
+
+    @classmethod
+    def said(cls, passed: bool, message: Msg, details: tuple[Msg, ...] = (),
+             slurm: str = "") -> Verdict:
+        """A verdict whose feedback is ``message`` (its English text kept alongside)."""
+        return cls(passed, message.render(), tuple(d.render() for d in details), slurm,
+                   message, details)
+
+    def in_language(self, lang: str) -> tuple[str, tuple[str, ...]]:
+        """(feedback, details) in ``lang``; the English text when the verdict has no
+        message (a plain-text verdict: the lab's input limits, a file read error)."""
+        if self.message is None:
+            return self.feedback, self.details
+        details = tuple(d.render(lang) for d in self.detail_messages) \
+            if len(self.detail_messages) == len(self.details) else self.details
+        return self.message.render(lang), details
 
     def text(self, lang: str = DEFAULT_LANG) -> str:
         """Feedback, details and Slurm's own words, as the CLI and the widget print them.
 
-        The frame (the pass/not-yet lead-in, the line before Slurm's words) is in
-        ``lang``; the checkers' sentences (``feedback``, ``details``) are English, and
-        what Slurm printed (``slurm``) is Slurm's bytes."""
+        The frame (the pass/not-yet lead-in, the line before Slurm's words) and the
+        checkers' sentences are in ``lang`` (:meth:`in_language`); what Slurm printed
+        (``slurm``) is Slurm's bytes."""
+        feedback, details = self.in_language(lang)
         lead = tr(lang, "PASS: {feedback}") if self.passed \
             else tr(lang, "NOT YET: {feedback}")
-        lines = [lead.format(feedback=self.feedback)]
-        lines += [f"  - {d}" for d in self.details]
+        lines = [lead.format(feedback=feedback)]
+        lines += [f"  - {d}" for d in details]
         if self.slurm:
             lines += [tr(lang, "Slurm said:"),
                       *("  " + s for s in self.slurm.rstrip().splitlines())]

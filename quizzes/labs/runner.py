@@ -42,7 +42,8 @@ from minislurm.job import JobRecord
 from minislurm.options import JobOptions, SbatchInvocation
 from minislurm.sim import Cluster
 from minislurm.sim.simscript import script_body
-from quizzes.labs.model import MAX_ANSWER_BYTES, Lab
+from quizzes.i18n import M, Msg
+from quizzes.labs.model import MAX_ANSWER_BYTES, Lab, Refusal
 from quizzes.labs.shell import Interpreter, ShellError
 
 #: Commands a lab answer may run (read-only ones, and sbatch/scancel for the learner's jobs).
@@ -74,7 +75,7 @@ MAX_OUTPUT = 256 * 1024
 SUBMITTED = re.compile(r"^(?:Submitted batch job )?(\d+)(?:;\S+)?\s*$")
 
 
-class LabLimit(SlurmError):
+class LabLimit(Refusal):
     """The answer goes beyond what a lab plays (its message says which limit)."""
 
 
@@ -131,6 +132,7 @@ class Trial:
     refused: str = ""  # a shell or lab-limit refusal (nothing was run past it)
     alternate: Trial | None = None  # the same answer with the lab's alternate files
     queue: tuple[JobRecord, ...] = ()  # every job, 1 s after the answer ran (squeue)
+    said: Msg | None = None  # ``refused`` as a message (said in the learner's language)
 
     @property
     def errors(self) -> tuple[Command, ...]:
@@ -179,15 +181,15 @@ def decode_answer(data: bytes | str) -> str:
     """The answer as text; raises `LabLimit` for oversize or non-UTF-8 answers."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > MAX_ANSWER_BYTES:
-        raise LabLimit(f"the answer is {len(raw)} bytes; a lab answer is at most "
-                       f"{MAX_ANSWER_BYTES} bytes (64 KiB)")
+        raise LabLimit(M("the answer is {n} bytes; a lab answer is at most {limit} bytes "
+                         "(64 KiB)", n=len(raw), limit=MAX_ANSWER_BYTES))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LabLimit(f"the answer is not UTF-8 text (byte {exc.start} cannot be "
-                       "decoded)") from None
+        raise LabLimit(M("the answer is not UTF-8 text (byte {n} cannot be decoded)",
+                         n=exc.start)) from None
     if "\x00" in text:
-        raise LabLimit("the answer is not text (it holds NUL bytes)")
+        raise LabLimit(M("the answer is not text (it holds NUL bytes)"))
     return text
 
 
@@ -196,8 +198,8 @@ def _check_script(text: str) -> None:
     sruns = sum(1 for line in text.splitlines()
                 if line.strip().split(" ", 1)[0] == "srun")
     if sruns > MAX_SRUN_LINES:
-        raise LabLimit(f"the script has {sruns} srun lines; a lab plays at most "
-                       f"{MAX_SRUN_LINES} job steps per job")
+        raise LabLimit(M("the script has {n} srun lines; a lab plays at most {limit} job "
+                         "steps per job", n=sruns, limit=MAX_SRUN_LINES))
 
 
 def _array_tasks(options: JobOptions) -> int:
@@ -260,22 +262,22 @@ class _Session:
         try:
             self.cluster.wait(seen, limit=max(0, self.stop - self.cluster.now))
         except SlurmError:
-            raise LabLimit(f"sbatch --wait: the job had not ended after "
-                           f"{self.lab.horizon // 3600} simulated hours, the lab's "
-                           "horizon") from None
+            raise LabLimit(M("sbatch --wait: the job had not ended after {hours} simulated "
+                             "hours, the lab's horizon",
+                             hours=self.lab.horizon // 3600)) from None
 
     def job_body(self, inv: SbatchInvocation, _ctx: Any) -> Any:
         _check_script(inv.script_text)
         tasks = _array_tasks(inv.options)
         if tasks > MAX_ARRAY_TASKS:
-            raise LabLimit(f"the array has {tasks} tasks; a lab plays at most "
-                           f"{MAX_ARRAY_TASKS}")
+            raise LabLimit(M("the array has {n} tasks; a lab plays at most {limit}", n=tasks,
+                             limit=MAX_ARRAY_TASKS))
         self.array_tasks += tasks
         if self.array_tasks > MAX_ARRAY_TASKS:
-            raise LabLimit(f"the answer's arrays have {self.array_tasks} tasks in all; a lab "
-                           f"plays at most {MAX_ARRAY_TASKS}")
+            raise LabLimit(M("the answer's arrays have {n} tasks in all; a lab plays at most "
+                             "{limit}", n=self.array_tasks, limit=MAX_ARRAY_TASKS))
         if len(self.invocations) >= MAX_JOBS:
-            raise LabLimit(f"more than {MAX_JOBS} jobs submitted; a lab needs a few")
+            raise LabLimit(M("more than {n} jobs submitted; a lab needs a few", n=MAX_JOBS))
         self._last_inv = inv
         return script_body(inv.script_text)
 
@@ -295,8 +297,8 @@ class _Session:
             return out, "", 0
         wide = next((a for a in argv[1:] if _WIDE.search(a)), None)
         if wide is not None:
-            raise LabLimit(f"{name} {wide}: a field width of 10000 characters or more is not "
-                           "printed in a lab")
+            raise LabLimit(M("{command}: a field width of 10000 characters or more is not "
+                             "printed in a lab", command=name + " " + wide))
         refusal = _admin(argv[1:]) if name == "scontrol" else None
         if refusal is not None:
             msg = refusal + "\n"
@@ -392,7 +394,7 @@ def play_once(lab: Lab, text: str, files: tuple[tuple[str, str], ...],
         session.stop = start + lab.horizon
         shell = Interpreter(session.run, {"HOME": str(workdir), "USER": cluster.user},
                             max_commands=MAX_COMMANDS)
-        refused = ""
+        refused, said = "", None
         try:
             if lab.kind == "script" and looks_like_script(text):
                 _check_script(text)
@@ -401,13 +403,13 @@ def play_once(lab: Lab, text: str, files: tuple[tuple[str, str], ...],
             else:
                 shell.run(text)
         except (ShellError, LabLimit) as exc:
-            refused = exc.message
+            refused, said = exc.message, exc.said
         queue: list[JobRecord] = []
         jobs = _observe(session, start, queue) if not refused else ()
         commands = tuple(session.commands)
         cluster.close()
         return Trial(commands, jobs, start, lab.event.kind if lab.event else "", refused,
-                     queue=tuple(queue))
+                     queue=tuple(queue), said=said)
 
 
 def _observe(session: _Session, start: int, queue: list[JobRecord]

@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from minislurm.errors import SlurmError
+from quizzes.i18n import M, Msg
+from quizzes.labs.model import Refusal
 
 #: Longest ``$(...)`` nesting read.
 MAX_DEPTH = 4
@@ -37,7 +38,7 @@ _KEYWORDS = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", 
              "case", "esac", "function", "select"}
 
 
-class ShellError(SlurmError):
+class ShellError(Refusal):
     """The snippet uses shell the lab does not interpret (or is not valid shell)."""
 
 
@@ -76,8 +77,8 @@ class _Lexer:
         self.line = 1
         self.depth = depth
 
-    def error(self, what: str) -> ShellError:
-        return ShellError(f"line {self.line}: {what}")
+    def error(self, what: Msg) -> ShellError:
+        return ShellError(M("line {line}: {what}", line=self.line, what=what))
 
     def peek(self, k: int = 0) -> str:
         i = self.pos + k
@@ -110,20 +111,21 @@ class _Lexer:
                     self.pos += 1
                 continue
             if ch == "|":
-                raise self.error("pipes ('|', '||') are not interpreted in a lab; write each "
-                                 "command on its own line")
+                raise self.error(M("pipes ('|', '||') are not interpreted in a lab; write "
+                                   "each command on its own line"))
             if ch in "<>":
-                raise self.error("redirections ('>', '<') are not interpreted in a lab: "
-                                 "Slurm's own output files are graded")
+                raise self.error(M("redirections ('>', '<') are not interpreted in a lab: "
+                                   "Slurm's own output files are graded"))
             if ch == "&":
-                raise self.error("'&' (background) is not interpreted in a lab snippet")
+                raise self.error(M("'&' (background) is not interpreted in a lab snippet"))
             if ch in "()":
-                raise self.error("subshells '( ... )' are not interpreted in a lab")
+                raise self.error(M("subshells '( ... )' are not interpreted in a lab"))
             word = self._word(depth=self.depth)
             if not words and len(word.pieces) == 1 and word.pieces[0].kind == "text" \
                     and word.pieces[0].value in _KEYWORDS:
-                raise self.error(f"'{word.pieces[0].value}' (shell control flow) is not "
-                                 "interpreted in a lab; write the commands one by one")
+                raise self.error(M("'{word}' (shell control flow) is not interpreted in a "
+                                   "lab; write the commands one by one",
+                                   word=word.pieces[0].value))
             words.append(word)
 
     def _blanks(self) -> None:
@@ -161,7 +163,7 @@ class _Lexer:
             elif ch == "'":
                 end = self.text.find("'", self.pos + 1)
                 if end < 0:
-                    raise self.error("unexpected end of text: a ' is not closed")
+                    raise self.error(M("unexpected end of text: a ' is not closed"))
                 buf.append(self.text[self.pos + 1:end])
                 self.line += self.text.count("\n", self.pos, end)
                 self.pos = end + 1
@@ -188,7 +190,7 @@ class _Lexer:
         while True:
             ch = self.peek()
             if ch == "":
-                raise self.error('unexpected end of text: a " is not closed')
+                raise self.error(M('unexpected end of text: a " is not closed'))
             if ch == '"':
                 self.pos += 1
                 break
@@ -218,14 +220,14 @@ class _Lexer:
         if self.peek() == "`":
             end = self.text.find("`", self.pos + 1)
             if end < 0:
-                raise self.error("unexpected end of text: a ` is not closed")
+                raise self.error(M("unexpected end of text: a ` is not closed"))
             inner = self.text[self.pos + 1:end]
             self.pos = end + 1
             return self._command(inner, depth, quoted)
         nxt = self.peek(1)
         if nxt == "(":
             if self.peek(2) == "(":
-                raise self.error("arithmetic '$((...))' is not interpreted in a lab")
+                raise self.error(M("arithmetic '$((...))' is not interpreted in a lab"))
             start = self.pos + 2
             level, i = 1, start
             while i < len(self.text) and level:
@@ -235,17 +237,18 @@ class _Lexer:
                     level -= 1
                 i += 1
             if level:
-                raise self.error("unexpected end of text: a '$(' is not closed")
+                raise self.error(M("unexpected end of text: a '$(' is not closed"))
             inner = self.text[start:i - 1]
             self.pos = i
             return self._command(inner, depth, quoted)
         if nxt == "{":
             end = self.text.find("}", self.pos + 2)
             if end < 0:
-                raise self.error("unexpected end of text: a '${' is not closed")
+                raise self.error(M("unexpected end of text: a '${{' is not closed"))
             name = self.text[self.pos + 2:end]
             if not _is_name(name):
-                raise self.error(f"'${{{name}}}': only plain ${{NAME}} is interpreted in a lab")
+                raise self.error(M("'{ref}': only plain ${{NAME}} is interpreted in a lab",
+                                   ref="${" + name + "}"))
             self.pos = end + 1
             return Piece("var", name, quoted)
         if nxt and nxt in _NAME_START:
@@ -256,17 +259,17 @@ class _Lexer:
             self.pos = i
             return Piece("var", name, quoted)
         if nxt and (nxt.isdigit() or nxt in "?#@*!$-"):
-            raise self.error(f"'${nxt}' is not interpreted in a lab")
+            raise self.error(M("'{ref}' is not interpreted in a lab", ref="$" + nxt))
         self.pos += 1
         return None
 
     def _command(self, inner: str, depth: int, quoted: bool) -> Piece:
         if depth + 1 > MAX_DEPTH:
-            raise self.error(f"more than {MAX_DEPTH} nested $(...)")
+            raise self.error(M("more than {n} nested $(...)", n=MAX_DEPTH))
         try:
             _Lexer(inner, depth + 1).statements()  # check it now
         except ShellError as exc:  # name the outer line
-            raise self.error(exc.message.split(": ", 1)[-1]) from None
+            raise self.error(dict(exc.said.args)["what"]) from None
         return Piece("cmd", inner, quoted)
 
 
@@ -280,16 +283,16 @@ def _statement(words: list[Word], line: int, lexer: _Lexer) -> Statement:
         head = first.pieces[0].value
         if head == "export" and len(first.pieces) == 1:
             if len(words) != 2:
-                raise lexer.error("write one 'export NAME=value' per line")
+                raise lexer.error(M("write one 'export NAME=value' per line"))
             assign = _assignment(words[1], line, lexer)
             if assign is None:
-                raise lexer.error("write 'export NAME=value'")
+                raise lexer.error(M("write 'export NAME=value'"))
             return Statement("assign", assign.words, line, assign.name, exported=True)
         assign = _assignment(first, line, lexer)
         if assign is not None:
             if len(words) > 1:
-                raise lexer.error("'NAME=value command' (an environment for one command) is "
-                                  "not interpreted in a lab; use an sbatch option")
+                raise lexer.error(M("'NAME=value command' (an environment for one command) "
+                                    "is not interpreted in a lab; use an sbatch option"))
             return assign
     return Statement("command", tuple(words), line)
 
@@ -335,8 +338,9 @@ class Interpreter:
             if st.kind == "assign":
                 value, rc = self._expand_joined(st.words[0], depth)
                 if len(value) > MAX_VALUE:
-                    raise ShellError(f"line {st.line}: {st.name} would hold {len(value)} "
-                                     f"characters; a lab's shell keeps at most {MAX_VALUE}")
+                    raise ShellError(M("line {line}: {what}", line=st.line, what=M(
+                        "{name} would hold {n} characters; a lab's shell keeps at most {limit}",
+                        name=st.name, n=len(value), limit=MAX_VALUE)))
                 self.vars[st.name] = value
                 if st.exported:
                     self.exported.add(st.name)
@@ -349,12 +353,12 @@ class Interpreter:
             if not argv:
                 continue
             if sum(len(a) for a in argv) > MAX_VALUE:
-                raise ShellError(f"line {st.line}: the command line is longer than "
-                                 f"{MAX_VALUE} characters")
+                raise ShellError(M("line {line}: {what}", line=st.line, what=M(
+                    "the command line is longer than {limit} characters", limit=MAX_VALUE)))
             self.commands += 1
             if self.commands > self.max_commands:
-                raise ShellError(f"more than {self.max_commands} commands: a lab snippet "
-                                 "needs a few lines")
+                raise ShellError(M("more than {n} commands: a lab snippet needs a few lines",
+                                   n=self.max_commands))
             env = {k: self.vars[k] for k in sorted(self.exported)}
             stdout, stderr, rc = self.runner(argv, env)
             self.transcript.append((argv, stdout, stderr, rc))

@@ -12,8 +12,9 @@ wires widgets to it, and its callbacks are plain methods tested headless.
 ``lang=`` (default `quizzes.i18n.resolve`: ``$COURSE_LANG``, else the ``.course-lang``
 marker of the kernel's folder, else English) picks the language of the title, task and
 hints (`quizzes.labs.i18n`, falling back to English for a stale translation) and of the
-widget's own words (the ``quizzes`` gettext catalogue).  Slurm's words, the lab's files,
-minislurm's output and the checkers' feedback are the same bytes in every language.
+widget's own words and the checkers' feedback (the ``quizzes`` gettext catalogue).
+Slurm's words, the lab's files and minislurm's output are the same bytes in every
+language.
 """
 
 from __future__ import annotations

@@ -14,35 +14,28 @@ ones.  Skipped, with the reason, only when chromium or playwright is missing.
 
 from __future__ import annotations
 
-import os
-import secrets
 import shutil
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from test_lessons_in_browser import (  # the same JupyterLab drill as the English test
-    CHROMIUM,
-    FLAGS,
-    HOSTILE_PROFILE,
-    QUIZ_LEARNER,
-    _errors,
-    _free_port,
-    _open_and_run,
-    _settings,
-    _wait_idle,
+from lab_driver import (  # the same JupyterLab drill as the English test
+    BROWSER_MARKS,
+    SCREENSHOTS,
+    errors,
+    lab_env,
+    launched_chromium,
+    open_and_run,
+    running_lab,
+    wait_idle,
 )
 
 from course.i18n import build_edition
 from course.manifest import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
-SCREENSHOTS = ROOT / "build" / "screenshots"
 #: What the interface says in each edition: the File menu, the predict step's words.
 WORDS = {
     "en": {"menu": "File", "predict": "Predict first:", "check": "Check",
@@ -51,23 +44,16 @@ WORDS = {
               "explore": "Agora explore"},
 }
 
-try:
-    from playwright.sync_api import Page, sync_playwright
-except ImportError:  # pragma: no cover - depends on the machine
-    sync_playwright = None  # type: ignore[assignment]
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.is_file(),
-                       reason="chromium is not installed at /usr/bin/chromium "
-                              "(scripts/install-system-packages installs it)"),
-    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed"),
-]
+pytestmark = BROWSER_MARKS
 
 
 def _start(tmp: Path, lang: str) -> Iterator[tuple[str, str]]:
     """JupyterLab for one edition, on a copy of notebooks/ (the pt-BR edition built into
-    it; its readings/ links resolve through the copy's course/lessons link)."""
+    it; its readings/ links resolve through the copy's course/lessons link). Its lessons'
+    DDP jobs take the worker's own job ids (tests/ddp_notebooks.py)."""
     root = tmp / "notebooks"
     shutil.copytree(ROOT / "notebooks", root, symlinks=True,
                     ignore=shutil.ignore_patterns("pt-BR"))
@@ -77,51 +63,8 @@ def _start(tmp: Path, lang: str) -> Iterator[tuple[str, str]]:
         build_edition(lang, sorted(root.glob("[0-9][0-9]-*.ipynb")), root / lang,
                       lessons=tmp / "course" / "lessons")
         root = root / lang
-    home = tmp / "home"
-    home.mkdir()
-    for name in (".profile", ".bashrc"):
-        (home / name).write_text(HOSTILE_PROFILE)
-    env = dict(os.environ)
-    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[var] = str(tmp / var.lower())
-    env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "settings")
-    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
-    env["XDG_CACHE_HOME"] = str(tmp / "cache")
-    env["HOME"] = str(home)
-    env["MINISLURM_STATE_DIR"] = str(tmp / "state")
-    env["PYTHONPATH"] = str(ROOT)
-    env["JUPYTERHUB_USER"] = QUIZ_LEARNER
-    env.pop("SLURM_CONF", None)
-    env.pop("COURSE_LANG", None)        # the switch is --lang, as scripts/course passes it
-    _settings(tmp / "settings")
-    port, token = _free_port(), secrets.token_hex(16)
-    log = (tmp / "lab.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "course", "lab", "--lang", lang, "--root", str(root),
-         "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-         "--allow-root", f"--IdentityProvider.token={token}",
-         "--LabApp.expose_app_in_browser=True"],
-        cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text())
-                time.sleep(0.3)
-        yield base, token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
+    with running_lab(tmp, root, lab_env(tmp), ["--lang", lang]) as lab:
+        yield lab
 
 
 @pytest.fixture(scope="module", params=["en", "pt-BR"])
@@ -135,11 +78,8 @@ def edition(request: pytest.FixtureRequest,
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    assert sync_playwright is not None
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+    with launched_chromium() as b:
         yield b
-        b.close()
 
 
 def _predict_checks(words: dict[str, str]) -> str:
@@ -180,7 +120,7 @@ def test_each_lesson_runs_in_each_edition_in_its_language(
     words = WORDS[lang]
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        panel = _open_and_run(page, (base, token), notebook, f"{lang}-{notebook.stem}")
+        panel = open_and_run(page, (base, token), notebook, f"{lang}-{notebook.stem}")
         menus = _menu_bar(page)
         assert menus[0] == words["menu"], f"{lang}: JupyterLab's menu bar says {menus}"
         if lang == "pt-BR":
@@ -195,8 +135,8 @@ def test_each_lesson_runs_in_each_edition_in_its_language(
         text = page.locator(panel).inner_text()
         if answered:
             assert words["predict"] in text and other["predict"] not in text
-        _wait_idle(page, 120)
-        assert _errors(page) == [], f"{lang} {notebook.name}: cells errored"
+        wait_idle(page, 120)
+        assert errors(page) == [], f"{lang} {notebook.name}: cells errored"
         page.wait_for_timeout(800)
         folder = SCREENSHOTS / lang
         folder.mkdir(parents=True, exist_ok=True)

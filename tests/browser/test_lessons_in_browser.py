@@ -22,9 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -35,125 +33,58 @@ from typing import Any
 
 import nbformat
 import pytest
+from lab_driver import (
+    BROWSER_MARKS,
+    QUIZ_LEARNER,
+    SCREENSHOTS,
+    lab_env,
+    launched_chromium,
+    open_and_run,
+    running_lab,
+)
+from lab_driver import errors as _errors
+from lab_driver import wait_idle as _wait_idle
 
 from course.manifest import ROOT, load_manifest
 
-CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--no-first-run"]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-#: Notebooks whose "run all" starts DDP ranks on a cluster: in the ddp_ports group.
-DDP_NOTEBOOKS = ("04-srun-ddp", "07-failures-requeue")
-SCREENSHOTS = ROOT / "build" / "screenshots"
 
 try:
-    from playwright.sync_api import Page, expect, sync_playwright
+    from playwright.sync_api import Page, expect
 except ImportError:  # pragma: no cover - depends on the machine
-    sync_playwright = None  # type: ignore[assignment]
     expect = None  # type: ignore[assignment]
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.is_file(),
-                       reason="chromium is not installed at /usr/bin/chromium "
-                              "(scripts/install-system-packages installs it)"),
-    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _settings(folder: Path) -> None:
-    """No news pop-up; every cell kept in the DOM (no windowing) so all can be checked."""
-    for plugin, value in (
-        ("@jupyterlab/apputils-extension/notification",
-         {"fetchNews": "false", "checkForUpdates": False}),
-        ("@jupyterlab/notebook-extension/tracker", {"windowingMode": "none"}),
-    ):
-        path = folder / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(value))
-
-
-#: A learner's login files that rebuild PATH without the project's bin/ (Debian's
-#: /etc/profile does the same for root): the course's terminals must still be minislurm's.
-HOSTILE_PROFILE = "PATH=/usr/local/bin:/usr/bin:/bin\nexport PATH\n"
-#: Who takes the quizzes in the browser (JupyterLab runs as a hub user of that name).
-QUIZ_LEARNER = "student"
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     """JupyterLab started as scripts/course starts it (``python -m course lab``) on a copy
     of notebooks/ (its readings/ links resolving into the real course/lessons/), with a
-    minislurm cluster up and a HOME whose profile rebuilds PATH; yields (base url, token)."""
+    minislurm cluster up and a HOME whose profile rebuilds PATH; yields (base url, token).
+    Its lessons' DDP jobs take the worker's own job ids (tests/ddp_notebooks.py), so the
+    DDP notebooks run beside the tests that need the stored ids."""
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "notebooks"
     shutil.copytree(ROOT / "notebooks", root, symlinks=True)
     (tmp / "course").mkdir()
     (tmp / "course" / "lessons").symlink_to(ROOT / "course" / "lessons")
-    home = tmp / "home"
-    home.mkdir()
-    for name in (".profile", ".bashrc"):
-        (home / name).write_text(HOSTILE_PROFILE)
-    env = dict(os.environ)
-    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[var] = str(tmp / var.lower())
-    env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "settings")
-    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
-    env["XDG_CACHE_HOME"] = str(tmp / "cache")
-    env["HOME"] = str(home)
-    env["MINISLURM_STATE_DIR"] = str(tmp / "state")
-    env["PYTHONPATH"] = str(ROOT)
-    env["JUPYTERHUB_USER"] = QUIZ_LEARNER  # the quizzes' learner (quizzes/identity.py)
-    env.pop("SLURM_CONF", None)
-    _settings(tmp / "settings")
+    env = lab_env(tmp)
     up = subprocess.run([sys.executable, "-m", "minislurm", "cluster", "up"], env=env,
                         capture_output=True, text=True, timeout=120)
     assert up.returncode == 0, up.stdout + up.stderr
-    port, token = _free_port(), secrets.token_hex(16)
-    log = (tmp / "lab.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "course", "lab", "--root", str(root), "--no-browser",
-         "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
-         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True"],
-        cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text())
-                time.sleep(0.3)
-        yield base, token
+        with running_lab(tmp, root, env) as lab:
+            yield lab
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
         subprocess.run([sys.executable, "-m", "minislurm", "cluster", "down"], env=env,
                        capture_output=True, timeout=60)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    assert sync_playwright is not None
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+    with launched_chromium() as b:
         yield b
-        b.close()
 
 
 #: notebook -> how its slider moved ("4 -> 7"), printed at the end of the module.
@@ -178,67 +109,6 @@ _FIGURES = """cell => Array.from(cell.querySelectorAll('.js-plotly-plot'))
   .map(el => JSON.stringify({data: (el.data || []).map(t => [t.name, Array.from(t.x || []),
                                                              Array.from(t.y || [])]),
                              title: el.layout && el.layout.title && el.layout.title.text}))"""
-
-_BUSY = """() => {
-  const w = window.jupyterapp.shell.currentWidget;
-  if (!w || !w.sessionContext || !w.content) return 'no notebook';
-  const k = w.sessionContext.session && w.sessionContext.session.kernel;
-  if (!k) return 'no kernel';
-  if (k.status !== 'idle') return k.status;
-  const running = w.content.widgets.filter(c => c.model.type === 'code' &&
-      c.node.querySelector('.jp-InputPrompt') &&
-      c.node.querySelector('.jp-InputPrompt').textContent.includes('*'));
-  return running.length ? 'running ' + running.length : 'idle';
-}"""
-
-
-def _wait_idle(page: Page, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    quiet = 0
-    while time.monotonic() < deadline:
-        state = page.evaluate(_BUSY)
-        quiet = quiet + 1 if state == "idle" else 0
-        if quiet >= 3:
-            return
-        page.wait_for_timeout(500)
-    pytest.fail(f"the kernel was still busy after {seconds:.0f} s ({page.evaluate(_BUSY)})")
-
-
-def _errors(page: Page) -> list[str]:
-    return page.evaluate("""() => {
-      const nb = '#' + window.jupyterapp.shell.currentWidget.id;
-      const errs = Array.from(document.querySelectorAll(
-          nb + ' .jp-OutputArea-output[data-mime-type*="error"]'))
-          .map(e => e.innerText.slice(0, 2000));
-      const tb = Array.from(document.querySelectorAll(
-          nb + ' .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'))
-          .map(e => e.innerText).filter(t => t.includes('Traceback') || t.includes('Error'));
-      return errs.concat(tb.map(t => t.slice(0, 2000)));
-    }""")
-
-
-def _open_and_run(page: Page, lab: tuple[str, str], notebook: Path, workspace: str) -> str:
-    """Open ``notebook`` alone in a fresh JupyterLab workspace, clear its outputs, run all
-    its cells, wait for the kernel to be idle and check that no cell errored; returns the
-    notebook panel's CSS selector."""
-    base, token = lab
-    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{notebook.name}?reset&token={token}")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext",
-                           timeout=60_000)
-    page.wait_for_function(
-        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
-        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
-        timeout=90_000)
-    page.evaluate("() => window.jupyterapp.commands.execute("
-                  "'notebook:clear-all-cell-outputs')")
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_timeout(1000)
-    _wait_idle(page, 300)
-    panel = "#" + page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
-    assert _errors(page) == [], f"{notebook.name}: cells errored"
-    return panel
-
 
 #: A numeric/text answer no item expects.
 _WRONG_TEXT = "-987654"
@@ -363,15 +233,13 @@ def _answer_predictions(page: Page, panel: str) -> int:
     return buttons.count()
 
 
-@pytest.mark.parametrize("notebook", [
-    pytest.param(n, id=n.stem, marks=[pytest.mark.ddp_ports] if n.stem in DDP_NOTEBOOKS else [])
-    for n in NOTEBOOKS])
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[str, str],
                                                    browser: Any, shots: Path) -> None:
     module = load_manifest().by_notebook(notebook.name)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        panel = _open_and_run(page, lab, notebook, notebook.stem)
+        panel = open_and_run(page, lab, notebook, notebook.stem)
         assert page.locator(f"{panel} .js-plotly-plot").count() >= 1 or not (
             module and module.slider), f"{notebook.name}: no plotly figure was drawn"
 
@@ -488,7 +356,7 @@ def test_lab_is_completed_in_the_notebook(lab: tuple[str, str], browser: Any,
     assert not wrong.passed and right.passed  # the answers are what the test says
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        panel = _open_and_run(page, lab, LAB_NOTEBOOK, f"lab-{LAB_ID}")
+        panel = open_and_run(page, lab, LAB_NOTEBOOK, f"lab-{LAB_ID}")
         cell = page.locator(f"{panel} .jp-CodeCell").filter(
             has=page.locator(".jp-InputArea", has_text=f'lab_widget("{LAB_ID}")'))
         assert cell.count() == 1, f"{LAB_NOTEBOOK.name}: no cell showing lab {LAB_ID}"

@@ -14,26 +14,21 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from ddp_notebooks import notebook_params
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-#: Notebooks that run DDP ranks on a cluster (lesson 4's srun steps, lesson 7's drill).
-DDP_NOTEBOOKS = ("04-srun-ddp", "07-failures-requeue")
 #: Each notebook is a test of its own (no shared fixture): under xdist they spread over
-#: the workers, the DDP ones on the one worker of the ddp_ports group.
+#: the workers, the DDP ones (tests/ddp_notebooks.py) on the one worker of the ddp_ports
+#: group, as their stored outputs show the job ids and ports of FirstJobId 4001.
 pytestmark = pytest.mark.spread
-
-
-def _params(notebooks: list[Path]) -> list[object]:
-    return [pytest.param(n, id=n.stem, marks=[pytest.mark.ddp_ports] if n.stem in DDP_NOTEBOOKS
-                         else []) for n in notebooks]
 
 
 def test_there_are_notebooks() -> None:
     assert NOTEBOOKS, "notebooks/ holds no notebook"
 
 
-@pytest.mark.parametrize("notebook", _params(NOTEBOOKS))
+@pytest.mark.parametrize("notebook", notebook_params(NOTEBOOKS))
 def test_notebook_outputs_match(notebook: Path, tmp_path: Path) -> None:
     env = dict(os.environ)
     for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ddp_notebooks import DDP_NOTEBOOKS
 
 from course import i18n
 from course.__main__ import main as course_main
@@ -115,6 +116,12 @@ def test_the_command_line_refuses_an_unknown_language(capsys):
 # --- the real translations (course/locale/pt_BR/notebooks/) ------------------------------
 def real_translation(src: Path) -> Path:
     return translation_path("pt-BR", src)
+
+
+def ddp_marks(src: Path) -> list[pytest.MarkDecorator]:
+    """``ddp_ports`` for a notebook whose stored outputs show the DDP jobs' ids and ports
+    (tests/ddp_notebooks.py): its nbval runs on the one worker of that group."""
+    return [pytest.mark.ddp_ports] if src.stem in DDP_NOTEBOOKS else []
 
 
 def pending(src: Path) -> pytest.MarkDecorator:
@@ -218,7 +225,7 @@ def nbval(notebook: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
 
 
-@pytest.mark.parametrize("src", [pytest.param(s, marks=pending(s), id=s.stem)
+@pytest.mark.parametrize("src", [pytest.param(s, marks=[pending(s), *ddp_marks(s)], id=s.stem)
                                  for s in NOTEBOOKS])
 def test_the_pt_br_notebook_reproduces_the_english_outputs(src, tmp_path):
     """The same stored outputs, compared by strict nbval, with the widgets in Portuguese

@@ -15,12 +15,16 @@ import pytest
 from busy_probe import assert_busy_while
 
 from course.ddp.logfmt import format_record
+from course.ddp.wiring import master_port
 from course.lessons.ddp_ranks import (
+    FIRST_JOB_ID,
     PREDICT_RANK,
     PREDICT_STEP,
+    FirstJobIdError,
     LayoutExplorer,
     Placement,
     TaskRow,
+    _conf_text,
     digests,
     format_rank_rows,
     format_task_rows,
@@ -31,6 +35,7 @@ from course.lessons.ddp_ranks import (
     loss_figure,
     parse_env_dump,
     placements,
+    preferred_first_job_id,
     rank_placement,
     rank_rows,
     run_ddp,
@@ -244,3 +249,41 @@ def test_real_srun_env_and_two_rank_ddp() -> None:
     assert curves[0][-1][1] < curves[0][0][1]  # it learns
     d = digests(run.logs)
     assert d[0] == d[1] and len(d[0]) == 64  # the replicas hold the same parameters
+
+
+# ----- COURSE_FIRST_JOB_ID: the lessons' clusters moved to another job-id (port) range -----
+def test_the_first_job_id_is_4001_unless_the_environment_moves_it() -> None:
+    assert preferred_first_job_id({}) == FIRST_JOB_ID == 4001
+    assert preferred_first_job_id({"COURSE_FIRST_JOB_ID": " 5001 "}) == 5001
+    assert preferred_first_job_id({"COURSE_FIRST_JOB_ID": ""}) == 4001
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-5", "4001.5", "67043328", "1e4"])
+def test_a_first_job_id_that_is_not_a_job_id_is_refused_saying_so(raw: str) -> None:
+    with pytest.raises(FirstJobIdError) as err:
+        preferred_first_job_id({"COURSE_FIRST_JOB_ID": raw})
+    assert str(err.value) == (
+        f"COURSE_FIRST_JOB_ID={raw!r} is not a job id: give a whole number from 1 to "
+        "67043327 (the lessons' clusters start their job ids there)")
+
+
+def test_free_first_job_id_starts_from_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    first = random.randrange(100_000, 900_000)
+    monkeypatch.setenv("COURSE_FIRST_JOB_ID", str(first))
+    assert free_first_job_id(jobs=1) >= first
+    assert _conf_text(first).count(f"FirstJobId={first}\n") == 1
+
+
+def test_each_xdist_worker_has_a_lesson_range_of_its_own(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ddp_notebooks import own_first_job_id
+
+    firsts = []
+    for n in range(8):
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", f"gw{n}")
+        firsts.append(int(own_first_job_id()))
+    ports = [set(range(master_port(f), master_port(f) + 500)) for f in firsts]
+    stored = set(range(master_port(FIRST_JOB_ID), master_port(FIRST_JOB_ID) + 100))
+    assert all(not p & stored for p in ports)
+    assert all(not a & b for i, a in enumerate(ports) for b in ports[i + 1:])

@@ -166,3 +166,54 @@ def test_unavailable_words_the_error_like_each_client(prog: str, what: str,
     lines = error.message.splitlines()
     assert lines == [first_line, rpc.CONNECT_HINT]
     assert "python -m minislurm cluster up" in rpc.CONNECT_HINT
+
+
+def _full_backlog(path: Path) -> tuple[socket.socket, list[socket.socket]]:
+    """A listening socket that accepts nothing, its backlog filled until connecting
+    gives ``EAGAIN`` (what a daemon swamped by a burst of clients gives)."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(0)
+    waiting: list[socket.socket] = []
+    while True:
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.setblocking(False)
+        try:
+            client.connect(str(path))
+        except BlockingIOError:
+            client.close()
+            return server, waiting
+        waiting.append(client)
+
+
+def test_a_full_backlog_is_waited_for_not_a_traceback(short_dir: Path) -> None:
+    """A daemon that answers late (backlog full) is connected to once it accepts, like
+    Slurm's ``_open_controller`` retrying; one that never does is `ControllerUnavailable`
+    after the timeout, not an ``OSError`` traceback."""
+    path = short_dir / "busy.sock"
+    server, waiting = _full_backlog(path)
+    try:
+        with pytest.raises(ControllerUnavailable):
+            rpc.call(path, {"op": "ping"}, timeout=0.5)
+
+        def answer_later() -> None:
+            time.sleep(0.3)
+            for client in waiting:
+                client.close()
+            for _ in range(len(waiting) + 1):
+                conn, _addr = server.accept()
+                conn.settimeout(5)
+                if conn.recv(1 << 16):
+                    conn.sendall(b'{"ok": true, "late": 1}\n')
+                    conn.close()
+                    return
+                conn.close()
+
+        thread = threading.Thread(target=answer_later)
+        thread.start()
+        assert rpc.call(path, {"op": "ping"}, timeout=10) == {"ok": True, "late": 1}
+        thread.join(10)
+    finally:
+        server.close()
+        for client in waiting:
+            client.close()

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from minicluster import MiniCluster
 
-from minislurm.slurmd.spool import SUN_PATH_MAX, JobSpool, socket_address
+from minislurm.common.rpc import SUN_PATH_MAX, socket_address
+from minislurm.slurmd.spool import JobSpool
 
 
 def _deep_root(tmp_path: Path) -> Path:
@@ -57,5 +58,24 @@ def test_a_deep_cluster_runs_and_cancels_batch_jobs(tmp_path: Path) -> None:
         assert mini.run(["scancel", str(second)]).rc == 0
         assert mini.wait_job(second, timeout=60) == "CANCELLED"
         assert f"*** JOB {second} ON n1 CANCELLED AT " in out.read_text()
+    finally:
+        assert mini.stop() == []
+
+
+def test_a_controller_deeper_than_sun_path_starts_and_answers(tmp_path: Path) -> None:
+    """slurmctld's own socket past 108 bytes: ``cluster up`` binds it, sbatch and squeue
+    reach it (it used to fail with ``AF_UNIX path too long``)."""
+    base = tmp_path / "c"
+    sock = f"{base}/state/slurmctld.sock"
+    root = tmp_path / ("d" * (112 - len(sock) - 1)) / "c"
+    mini = MiniCluster(root)
+    assert len(str(mini.state_dir / "slurmctld.sock")) == 112 > SUN_PATH_MAX
+    mini.start_or_skip()
+    try:
+        done = mini.run(["sbatch", "--parsable", "--wrap", "echo deep"], cwd=mini.work_dir)
+        assert done.rc == 0, done.stderr
+        job = int(done.stdout.strip())
+        assert mini.wait_job(job, timeout=60) == "COMPLETED", mini.log_tail()
+        assert (mini.work_dir / f"slurm-{job}.out").read_text() == "deep\n"
     finally:
         assert mini.stop() == []

@@ -147,7 +147,7 @@ def test_the_widget_speaks_pt_br_and_keeps_slurms_bytes(monkeypatch):
     assert wdg.on_hint() == "Verifique uma resposta primeiro: as dicas vêm depois de um erro."
     wdg.answer.value = FIRST.replace("-J train", "-J demo")
     verdict = wdg.on_check()
-    assert not verdict.passed and "JobName=demo" in wdg.feedback.value  # checker: English
+    assert not verdict.passed and "JobName=demo" in wdg.feedback.value
     assert "AINDA NÃO: " in wdg.feedback.value and "NOT YET" not in wdg.feedback.value
     assert wdg.on_hint() == "Dica: " + localise(lab("first-job"), "pt-BR").hints[0]
     wdg.answer.value = FIRST
@@ -261,3 +261,69 @@ def test_a_quiz_items_lab_statement_has_a_pt_br_twin(lab_id):
     fences = re.compile(r"^```\n(.*?)\n```$", re.S | re.M)
     assert fences.findall(portuguese) == fences.findall(statement_markdown(lab(lab_id)))
     assert ("```" in portuguese) == bool(lab(lab_id).skeleton or lab(lab_id).files)
+
+
+# ---- a lab item inside a pt-BR quiz ------------------------------------------------------
+
+def _quiz_lab(session, item_id):
+    return next(i for i in session.items() if i.item_id == item_id)
+
+
+def _session(lang, quiz="01-what-is-slurm"):
+    from quizzes.bank import load_banks
+    from quizzes.session import QuizSession
+
+    bank = load_banks()[quiz]
+    shown = {it.common.id for it in bank.items}
+    assert {"lab-first-job", "lab-diagnose-queue"} <= shown
+    return QuizSession(bank, "ada", lang=lang, clock=lambda: 0.0)
+
+
+@pytest.mark.parametrize("item_id,lab_id", [("lab-first-job", "first-job"),
+                                            ("lab-diagnose-queue", "diagnose-queue")])
+def test_a_pt_br_quiz_shows_the_labs_pt_br_statement_after_its_prompt(item_id, lab_id):
+    from quizzes.labs.i18n import statement_markdown
+
+    pt, en = _quiz_lab(_session("pt-BR"), item_id), _quiz_lab(_session("en"), item_id)
+    item = lab(lab_id)
+    assert en.prompt.endswith("\n\n" + statement_markdown(item))
+    assert pt.prompt.endswith("\n\n" + statement_markdown(item, "pt-BR"))
+    assert pt.prompt.startswith("Lab: ") and not pt.prompt.startswith(en.prompt[:20])
+    assert localise(item, "pt-BR").task in pt.prompt and item.task not in pt.prompt
+    assert item.title not in pt.prompt
+    fences = re.compile(r"^```\n(.*?)\n```$", re.S | re.M)
+    assert fences.findall(pt.prompt) == fences.findall(en.prompt)  # files: the same bytes
+    assert pt.exhibit == en.exhibit                                 # minislurm's output too
+
+
+def test_the_exam_service_presents_a_lab_item_in_pt_br():
+    from quizzes import translations
+    from quizzes.bank import load_banks
+    from quizzes.exam import present_items
+
+    bank = load_banks()["02-sbatch"]
+    labs = [it for it in bank.items if it.common.type == "lab"]
+    shown = {p.item_id: p for p in present_items(bank, "ada", 1,
+                                                 translations.load(bank, "pt-BR"))}
+    drawn = [it for it in labs if it.common.id in shown]
+    assert drawn
+    for it in drawn:
+        assert localise(lab(it.lab_id), "pt-BR").task in shown[it.common.id].prompt
+
+
+def test_a_pt_br_quiz_shows_the_english_statement_when_the_labs_translation_is_stale(
+        tmp_path, monkeypatch):
+    """Never a translation of an older task the checker no longer grades."""
+    import quizzes.labs.i18n as labs_i18n
+    from quizzes.labs.i18n import statement_markdown
+
+    item = lab("first-job")
+    folder = _write(tmp_path, {item.id: {"source": "0" * 16, "title": "Antigo",
+                                         "task": "Enunciado antigo.", "hints": ["x", "y"]}})
+    monkeypatch.setattr(labs_i18n, "LOCALE_DIR", folder)
+    pt = _quiz_lab(_session("pt-BR"), "lab-first-job")
+    assert pt.prompt.startswith("Lab: seu primeiro job")      # the bank's pt-BR prompt
+    # the lab's English title and task (the fixed labels stay pt-BR, as in the widget)
+    assert pt.prompt.endswith("\n\n" + statement_markdown(item, "pt-BR"))
+    assert f"{item.id}: {item.title} ({item.lesson})\n\n{item.task}\n" in pt.prompt
+    assert "Antigo" not in pt.prompt and "`train.sh` (comece por este):" in pt.prompt

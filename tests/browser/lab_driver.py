@@ -1,0 +1,203 @@
+"""Driving the course's JupyterLab in a real chromium (Playwright): what the browser tests
+share. `running_lab` starts JupyterLab as ``scripts/course`` does (``python -m course lab``)
+on a copy of the notebooks, in a folder of its own (HOME with hostile login files, its own
+Jupyter and minislurm state folders); `open_and_run` opens a notebook in a fresh workspace,
+runs every cell and checks that none errored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ddp_notebooks import own_first_job_id
+
+from course.manifest import ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run"]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+#: A learner's login files that rebuild PATH without the project's bin/ (Debian's
+#: /etc/profile does the same for root): the course's terminals must still be minislurm's.
+HOSTILE_PROFILE = "PATH=/usr/local/bin:/usr/bin:/bin\nexport PATH\n"
+#: Who takes the quizzes in the browser (JupyterLab runs as a hub user of that name).
+QUIZ_LEARNER = "student"
+
+try:
+    from playwright.sync_api import Page, sync_playwright
+except ImportError:  # pragma: no cover - depends on the machine
+    sync_playwright = None  # type: ignore[assignment]
+
+#: The browser tests' module marks: slow, and skipped (saying why) without chromium or
+#: playwright.
+BROWSER_MARKS = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.is_file(),
+                       reason="chromium is not installed at /usr/bin/chromium "
+                              "(scripts/install-system-packages installs it)"),
+    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write_settings(folder: Path) -> None:
+    """No news pop-up; every cell kept in the DOM (no windowing) so all can be checked."""
+    for plugin, value in (
+        ("@jupyterlab/apputils-extension/notification",
+         {"fetchNews": "false", "checkForUpdates": False}),
+        ("@jupyterlab/notebook-extension/tracker", {"windowingMode": "none"}),
+    ):
+        path = folder / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+
+
+def lab_env(tmp: Path) -> dict[str, str]:
+    """The environment JupyterLab runs in: this process's, with Jupyter's, JupyterLab's
+    and minislurm's folders under ``tmp``, a HOME whose profile rebuilds PATH, the quizzes'
+    learner, no SLURM_CONF or COURSE_LANG, and a ``COURSE_FIRST_JOB_ID`` of the worker's
+    own (tests/ddp_notebooks.py: its DDP lessons meet no other test's rendezvous port)."""
+    home = tmp / "home"
+    home.mkdir()
+    for name in (".profile", ".bashrc"):
+        (home / name).write_text(HOSTILE_PROFILE)
+    env = dict(os.environ)
+    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[var] = str(tmp / var.lower())
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "settings")
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
+    env["XDG_CACHE_HOME"] = str(tmp / "cache")
+    env["HOME"] = str(home)
+    env["MINISLURM_STATE_DIR"] = str(tmp / "state")
+    env["PYTHONPATH"] = str(ROOT)
+    env["JUPYTERHUB_USER"] = QUIZ_LEARNER  # the quizzes' learner (quizzes/identity.py)
+    env["COURSE_FIRST_JOB_ID"] = own_first_job_id()
+    env.pop("SLURM_CONF", None)
+    env.pop("COURSE_LANG", None)  # the switch is --lang, as scripts/course passes it
+    write_settings(tmp / "settings")
+    return env
+
+
+@contextmanager
+def running_lab(tmp: Path, root: Path, env: dict[str, str],
+                extra: Sequence[str] = ()) -> Iterator[tuple[str, str]]:
+    """``python -m course lab [extra] --root root`` on a free loopback port with a fresh
+    token, in ``tmp`` with ``env`` (`lab_env`); yields (base url, token) once it answers,
+    fails with its log if it does not start in 60 s; stopped on exit."""
+    port, token = free_port(), secrets.token_hex(16)
+    log = (tmp / "lab.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "course", "lab", *extra, "--root", str(root), "--no-browser",
+         "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0", "--allow-root",
+         f"--IdentityProvider.token={token}", "--LabApp.expose_app_in_browser=True"],
+        cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text())
+                time.sleep(0.3)
+        yield base, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        log.close()
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Any]:
+    """Headless chromium through Playwright (`CHROMIUM`, `FLAGS`)."""
+    assert sync_playwright is not None
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
+        yield b
+        b.close()
+
+
+_BUSY = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.sessionContext || !w.content) return 'no notebook';
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  if (!k) return 'no kernel';
+  if (k.status !== 'idle') return k.status;
+  const running = w.content.widgets.filter(c => c.model.type === 'code' &&
+      c.node.querySelector('.jp-InputPrompt') &&
+      c.node.querySelector('.jp-InputPrompt').textContent.includes('*'));
+  return running.length ? 'running ' + running.length : 'idle';
+}"""
+
+
+def wait_idle(page: Page, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    quiet = 0
+    while time.monotonic() < deadline:
+        state = page.evaluate(_BUSY)
+        quiet = quiet + 1 if state == "idle" else 0
+        if quiet >= 3:
+            return
+        page.wait_for_timeout(500)
+    pytest.fail(f"the kernel was still busy after {seconds:.0f} s ({page.evaluate(_BUSY)})")
+
+
+def errors(page: Page) -> list[str]:
+    return page.evaluate("""() => {
+      const nb = '#' + window.jupyterapp.shell.currentWidget.id;
+      const errs = Array.from(document.querySelectorAll(
+          nb + ' .jp-OutputArea-output[data-mime-type*="error"]'))
+          .map(e => e.innerText.slice(0, 2000));
+      const tb = Array.from(document.querySelectorAll(
+          nb + ' .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'))
+          .map(e => e.innerText).filter(t => t.includes('Traceback') || t.includes('Error'));
+      return errs.concat(tb.map(t => t.slice(0, 2000)));
+    }""")
+
+
+def open_and_run(page: Page, lab: tuple[str, str], notebook: Path, workspace: str) -> str:
+    """Open ``notebook`` alone in a fresh JupyterLab workspace, clear its outputs, run all
+    its cells, wait for the kernel to be idle and check that no cell errored; returns the
+    notebook panel's CSS selector."""
+    base, token = lab
+    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{notebook.name}?reset&token={token}")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext",
+                           timeout=60_000)
+    page.wait_for_function(
+        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
+        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
+        timeout=90_000)
+    page.evaluate("() => window.jupyterapp.commands.execute("
+                  "'notebook:clear-all-cell-outputs')")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_timeout(1000)
+    wait_idle(page, 300)
+    panel = "#" + page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
+    assert errors(page) == [], f"{notebook.name}: cells errored"
+    return panel
+
