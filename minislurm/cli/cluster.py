@@ -5,27 +5,31 @@ daemons) in the background and waits until it answers; it picks up the saved
 state (jobs, nodes, accounting) and the jobs that kept running. ``status`` says
 whether it runs. ``down`` shuts the cluster down: running jobs are cancelled
 (SIGTERM, SIGKILL after KillWait) and end CANCELLED, pending jobs stay queued for
-the next ``up``. ``down --keep-jobs`` stops only the controller, like
-``systemctl stop slurmctld``: running jobs go on and the next ``up`` finds them
-again (so does a controller that was killed). ``up -i`` starts despite unreadable
-state files (slurmctld ``-i``). The configuration is ``--conf``, else
-``$SLURM_CONF``, else the embedded default, as for every command.
+the next ``up``; a controller that has not stopped within ``DOWN_TIMEOUT`` (frozen,
+stuck) is killed, so ``down`` never leaves one behind. ``down --keep-jobs`` stops only
+the controller, like ``systemctl stop slurmctld``: running jobs go on and the next
+``up`` finds them again (so does a controller that was killed). ``up -i`` starts
+despite unreadable state files (slurmctld ``-i``). The configuration is ``--conf``,
+else ``$SLURM_CONF``, else the embedded default, as for every command.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from minislurm.cli.transport import state_dir
 from minislurm.common import rpc
 from minislurm.errors import ControllerUnavailable, SlurmError
+from minislurm.slurmd.spool import process_start_ticks
 
 USAGE = "usage: python -m minislurm cluster up|status|down [--conf slurm.conf]"
 HELP = (f"{USAGE}\n"
@@ -35,8 +39,11 @@ HELP = (f"{USAGE}\n"
 
 #: How long ``up`` waits for the daemon to answer (seconds).
 START_TIMEOUT = 30.0
-#: How long ``down`` waits for the daemon to exit (cancelled jobs get KillWait first).
+#: How long ``down`` waits in all for the daemon to stop by itself (cancelled jobs get
+#: KillWait first); then it kills it.
 DOWN_TIMEOUT = 120.0
+#: How long ``down`` waits for a daemon it killed to be gone.
+KILL_TIMEOUT = 10.0
 
 
 def _ping(sock: Path) -> dict[str, Any] | None:
@@ -93,23 +100,49 @@ def status(env: dict[str, str]) -> int:
     return 0
 
 
-def down(env: dict[str, str], *, keep_jobs: bool = False) -> int:
+def down(env: dict[str, str], *, keep_jobs: bool = False, timeout: float = DOWN_TIMEOUT) -> int:
+    """Stop the cluster within ``timeout`` seconds in all, whatever the daemon does.
+
+    The daemon is asked to shut down (its running jobs cancelled unless ``keep_jobs``)
+    and waited for. A daemon slow to answer is busy, not gone (a loaded machine): only
+    "nothing listens on the socket" means no cluster. One deadline bounds the ping, the
+    shutdown request and the wait, so a caller's clean-up (scripts/course) is bounded
+    too. A daemon still there at the deadline (frozen, stuck) is killed with SIGKILL,
+    as systemd kills a slurmctld that outlives its stop timeout, and its socket and pid
+    file go: ``down`` never leaves a daemon behind. Its running jobs then go on under
+    their step daemons, and the next ``up`` finds them again.
+    """
     state = state_dir(env)
-    sock = state / "slurmctld.sock"
-    try:  # a busy daemon is slow to answer, not gone: only "nothing listens" means down
-        answer = rpc.call(sock, {"op": "ping"}, timeout=DOWN_TIMEOUT)
+    sock, pid_file = state / "slurmctld.sock", state / "slurmctld.pid"
+    deadline = time.monotonic() + timeout
+    daemon = _from_pid_file(pid_file, state)  # known even if it never answers
+    try:
+        answer = rpc.call(sock, {"op": "ping"}, timeout=_left(deadline))
+        daemon = _Daemon.of(int(answer["pid"])) or daemon
+        with contextlib.suppress(ControllerUnavailable):  # it may close as it goes down
+            rpc.call(sock, {"op": "shutdown", "kill_jobs": not keep_jobs},
+                     timeout=_left(deadline))
     except ControllerUnavailable:
-        print("minislurm: no cluster is running")
-        return 0
-    except TimeoutError:
-        print(f"minislurm: slurmctld did not answer in {DOWN_TIMEOUT:.0f} s", file=sys.stderr)
-        return 1
-    pid = int(answer["pid"])
-    with contextlib.suppress(ControllerUnavailable):  # it may close as it goes down
-        rpc.call(sock, {"op": "shutdown", "kill_jobs": not keep_jobs}, timeout=DOWN_TIMEOUT)
-    deadline = time.monotonic() + DOWN_TIMEOUT
-    while time.monotonic() < deadline and (sock.exists() or _alive(pid)):
+        if daemon is None:  # nothing listens and no daemon runs: a stale socket at most
+            _remove(sock, pid_file)
+            print("minislurm: no cluster is running")
+            return 0
+    except OSError:  # no answer in time (TimeoutError), or reset as it went down
+        pass
+    while time.monotonic() < deadline and (
+            daemon.running() if daemon is not None else sock.exists()):
         time.sleep(0.05)
+    if daemon is not None and daemon.running():
+        daemon.kill()
+        _remove(sock, pid_file)
+        print(f"minislurm: slurmctld (pid {daemon.pid}) did not stop within {timeout:.0f} s: "
+              "killed it (running jobs go on; 'cluster up' finds them again)", file=sys.stderr)
+        return 1
+    if daemon is None and sock.exists():
+        print(f"minislurm: slurmctld did not answer within {timeout:.0f} s and its pid file "
+              f"({pid_file}) names no slurmctld: stop it by hand", file=sys.stderr)
+        return 1
+    _remove(sock, pid_file)  # a daemon that died as it went down leaves them behind
     if keep_jobs:
         print("minislurm: cluster is down (running jobs go on; 'cluster up' finds them again)")
     else:
@@ -117,17 +150,61 @@ def down(env: dict[str, str], *, keep_jobs: bool = False) -> int:
     return 0
 
 
-def _alive(pid: int | None) -> bool:
-    """Whether process ``pid`` still exists (the daemon has not exited yet)."""
-    if pid is None:
-        return False
+def _left(deadline: float) -> float:
+    """Seconds until ``deadline``; never 0 (a socket timeout of 0 means non-blocking)."""
+    return max(deadline - time.monotonic(), 0.01)
+
+
+def _remove(*paths: Path) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class _Daemon:
+    """One slurmctld process: its pid and its start time (`process_start_ticks`).
+
+    The start time tells the daemon from a process that got its pid after it exited (a
+    loaded machine wraps its 32768 pids within minutes): that one is never waited for
+    nor killed.
+    """
+
+    pid: int
+    started: int
+
+    @classmethod
+    def of(cls, pid: int) -> _Daemon | None:
+        """Process ``pid`` if it runs, else None (a zombie has exited: its parent, often
+        init, may reap it late)."""
+        started = process_start_ticks(pid)
+        return None if started is None else cls(pid, started)
+
+    def running(self) -> bool:
+        """Whether this very process still runs."""
+        return _Daemon.of(self.pid) == self
+
+    def kill(self) -> None:
+        """SIGKILL it (a stopped process dies too) and wait until it is gone."""
+        if self.running():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+        end = time.monotonic() + KILL_TIMEOUT
+        while time.monotonic() < end and self.running():
+            time.sleep(0.02)
+
+
+def _from_pid_file(pid_file: Path, state: Path) -> _Daemon | None:
+    """The daemon ``slurmctld.pid`` names, if that process is a minislurm slurmctld
+    started in ``state`` (``up`` starts it there); else None (no file, a stale one)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        pid = int(pid_file.read_text().split()[0])
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+    except (OSError, ValueError, IndexError):
+        return None
+    if b"minislurm" not in argv or b"slurmctld" not in argv or cwd != state.resolve():
+        return None
+    return _Daemon.of(pid)
 
 
 def main(argv: Sequence[str]) -> int:
