@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from course.ddp.logfmt import format_record, loss_curve, parse_records
 from course.ddp.wiring import master_port, wiring_from_env
+from minislurm.cli.cluster import DOWN_TIMEOUT
 from minislurm.common.layout import TaskLayout, distribute
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ def local_cluster(first_job_id: int | None = None, *, conf_lines: str = ""
         try:
             yield cluster
         finally:
-            cluster.run([*cli, "down"], cwd=root, timeout=120)
+            cluster.run([*cli, "down"], cwd=root, timeout=DOWN_TIMEOUT + 30)  # it kills by then
             time.sleep(0.2)  # let the daemon finish writing its log before the folder goes
 
 
