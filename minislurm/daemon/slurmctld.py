@@ -275,27 +275,29 @@ class Slurmctld:
         does. ``kill_jobs`` (``cluster down``) first cancels every running job, as
         ``scancel`` would (SIGTERM, SIGKILL after KillWait), and waits for them to end.
         """
-        if kill_jobs:
-            def cancel_all() -> None:
-                for job in self.controller.jobs():
-                    if job.state in (JobState.RUNNING, JobState.CONFIGURING):
-                        self.controller.cancel(job.job_id, uid=0)
-            self.driver.call(cancel_all)
-            self.driver.wait(lambda: not any(j.state.is_active and j.state
-                                             is not JobState.PENDING
-                                             for j in self.controller.jobs()),
-                             float(self.controller.kill_wait) + 10.0)
-        self._closing = True
-        self.runner.drop_spare()
-        self.server.shutdown()
-        self.server.server_close()
-        self.driver.stop()
-        self.driver.call(self.save_now)
-        log_line("Saving all slurm state" + ("" if kill_jobs else
-                                             "; running jobs go on without slurmctld"))
-        for name in ("slurmctld.sock", "slurmctld.pid"):
-            (self.state / name).unlink(missing_ok=True)
-        self.stopped.set()
+        try:
+            if kill_jobs:
+                def cancel_all() -> None:
+                    for job in self.controller.jobs():
+                        if job.state in (JobState.RUNNING, JobState.CONFIGURING):
+                            self.controller.cancel(job.job_id, uid=0)
+                self.driver.call(cancel_all)
+                self.driver.wait(lambda: not any(j.state.is_active and j.state
+                                                 is not JobState.PENDING
+                                                 for j in self.controller.jobs()),
+                                 float(self.controller.kill_wait) + 10.0)
+            self._closing = True
+            self.runner.drop_spare()
+            self.server.shutdown()
+            self.server.server_close()
+            self.driver.stop()
+            self.driver.call(self.save_now)
+            log_line("Saving all slurm state" + ("" if kill_jobs else
+                                                 "; running jobs go on without slurmctld"))
+        finally:  # a failure above (a dead clock thread) must still end the daemon
+            for name in ("slurmctld.sock", "slurmctld.pid"):
+                (self.state / name).unlink(missing_ok=True)
+            self.stopped.set()
 
 
 def main(argv: Sequence[str]) -> int:

@@ -33,6 +33,9 @@ SCREENSHOTS = ROOT / "build" / "screenshots"
 #: A learner's login files that rebuild PATH without the project's bin/ (Debian's
 #: /etc/profile does the same for root): the course's terminals must still be minislurm's.
 HOSTILE_PROFILE = "PATH=/usr/local/bin:/usr/bin:/bin\nexport PATH\n"
+#: Seconds JupyterLab may take to answer after its start: its imports alone took over 60 s
+#: on a 2-core machine at load 25 (its log still empty), 5-10 s on a quiet one.
+LAB_START = 240
 #: Who takes the quizzes in the browser (JupyterLab runs as a hub user of that name).
 QUIZ_LEARNER = "student"
 
@@ -111,7 +114,7 @@ def running_lab(tmp: Path, root: Path, env: dict[str, str],
         cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + LAB_START
         while True:
             try:
                 with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):

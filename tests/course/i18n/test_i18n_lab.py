@@ -103,7 +103,7 @@ def _server(tmp: Path, lang_args: list[str], env_lang: str | None) -> Iterator[d
         cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 240  # its imports alone took over 60 s at load 25
         while True:
             try:
                 url = f"{base}/lab/api/settings/{TRANSLATION_PLUGIN}?token={token}"
