@@ -217,12 +217,13 @@ def read_task_usage(job_id: int, step_id: int | str, proc: str | Path = "/proc",
                 continue
             key: TaskKey = (0, env.get("SLURMD_NODENAME", ""))
         else:
-            if step != str(step_id):
+            # a task's processes carry its SLURM_PROCID and SLURMD_NODENAME (slurmstepd
+            # sets both for every task); a process of the step without them is not a task
+            # (seen under load: one sampled between fork and exec counted as a 2nd task)
+            procid, node = env.get("SLURM_PROCID"), env.get("SLURMD_NODENAME")
+            if step != str(step_id) or procid is None or not node or not procid.isdigit():
                 continue
-            try:
-                key = (int(env.get("SLURM_PROCID", "0")), env.get("SLURMD_NODENAME", ""))
-            except ValueError:
-                continue
+            key = (int(procid), node)
         usage = _process_usage(entry)
         if usage is None:
             continue

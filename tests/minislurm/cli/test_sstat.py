@@ -171,6 +171,9 @@ def test_read_task_usage_finds_tasks_by_their_environment(tmp_path: Path) -> Non
                "SLURMD_NODENAME": "n2"}, 5000)
     proc(102, {"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}, 1200)
     proc(103, {"SLURM_JOB_ID": "8", "SLURM_STEP_ID": "0"}, 1)
+    # the step's, but no task's (no SLURM_PROCID / SLURMD_NODENAME): not a task of its own
+    proc(104, {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n2"}, 9)
+    proc(105, {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0"}, 9)
     tasks, pids = read_task_usage(7, 0, tmp_path)
     assert pids == (101,)
     ticks = 300 / __import__("os").sysconf("SC_CLK_TCK")
@@ -234,7 +237,7 @@ srun -n2 python3 -c '
 import time
 block = bytearray(50 * 1024 * 1024)
 end = time.time() + 6
-while time.time() < end:
+while time.time() < end or time.process_time() < 1.5:  # 6 s, and 1.5 s of CPU however loaded
     pass
 '
 """
@@ -280,7 +283,7 @@ def test_on_the_wall_clock_sstat_reads_the_tasks_and_sacct_keeps_it(
     sacct = c.run(["sacct", "-j", f"{jid}.0", "-P", "-n", "-o",
                    "JobID,MaxRSS,NTasks,AveCPU,TRESUsageInMax"], timeout=30).stdout.split("|")
     assert sacct[0] == f"{jid}.0" and int(sacct[1][:-1]) > 50 * 1024, sacct
-    assert sacct[2] == "2" and sacct[3] >= "00:00:01", sacct  # two 6 s busy loops
+    assert sacct[2] == "2" and sacct[3] >= "00:00:01", sacct  # two busy loops of 1.5+ s CPU
     batch = c.run(["sacct", "-j", f"{jid}.batch", "-P", "-n", "-o", "JobID,MaxRSS,NTasks"],
                   timeout=30).stdout.strip()
     assert re.fullmatch(rf"{jid}\.batch\|\d+K\|1", batch), batch  # the script and its srun
