@@ -27,7 +27,9 @@ that second, not at slurmctld's 30-s periodic check; sacct still shows the minut
 and the backfill pass runs at the event (the job end or submission), right after the
 main scheduler, not ``bf_interval`` later (``bf_at_event``).  Every other scheduler of
 ``--procs`` mode (``slurm``, ``conservative``, ``fifo``), and every scheduler on a
-``slurm.conf`` cluster, keeps Slurm's: whole-minute limits and ``bf_interval``.
+``slurm.conf`` cluster, keeps Slurm's: whole-minute limits and ``bf_interval``.  On
+10,000-job Lublin traces EASY's schedule is then the textbook's second for second
+(tests/minislurm/sim/test_simulate_easy_textbook.py).
 """
 
 from __future__ import annotations
