@@ -76,14 +76,18 @@ def shadow_and_extra(
 
     ``running``: ``(requested end, size)`` of each running job.  Processors come back
     in order of requested end; the shadow time is the first end at which ``free`` plus
-    what came back covers ``head_size`` (``now`` when it already does).
+    what came back covers ``head_size`` (``now`` when it already does).  The extra
+    processors are all those free at the shadow time: every job ending then counts,
+    not only the ones needed to cover the head.
     """
     available = free
     if available >= head_size:
         return now, available - head_size
-    for end, size in sorted(running):
+    ends = sorted(running)
+    for i, (end, size) in enumerate(ends):
         available += size
         if available >= head_size:
+            available += sum(s for e, s in ends[i + 1:] if e == end)
             return end, available - head_size
     raise ValueError(f"a job of {head_size} processors can never start")
 

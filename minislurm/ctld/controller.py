@@ -95,15 +95,19 @@ class Controller(CtldState):
         bodies: Mapping[int, JobBody] | None = None,
         prog: str = "sbatch",
         batch: bool = True,
+        exact_limit: int | None = None,
     ) -> int:
         """Queue a job like ``sbatch`` (``prog='srun'``/``'salloc'`` change the error wording).
 
         ``body`` says what a simulated job does (run time, exit code); ``bodies`` per
-        array task index.  Returns the job id; raises ``SubmitError`` when rejected.
+        array task index.  ``exact_limit``: the time limit in seconds, finer than
+        ``--time``'s minutes (``Job.exact_limit``; simulate's textbook EASY only).
+        Returns the job id; raises ``SubmitError`` when rejected.
         """
         return submit_api.submit(self, self.view, options, script, name=name, user=user,
                                  uid=uid, group=group, gid=gid, cwd=cwd, command=command,
-                                 body=body, bodies=bodies, prog=prog, batch=batch)
+                                 body=body, bodies=bodies, prog=prog, batch=batch,
+                                 exact_limit=exact_limit)
 
     def submit_invocation(self, inv: Any, **kw: Any) -> int:
         """``submit`` for an ``SbatchInvocation`` (options, script text, name, args)."""

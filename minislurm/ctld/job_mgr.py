@@ -123,6 +123,12 @@ class Job:
         self.end_time: int | None = None
         self.est_start: int | None = None
         self.time_limit: int | None = None
+        #: The time limit to the second, finer than ``time_limit``'s whole minutes (which
+        #: stay what squeue/sacct show): the job ends, and the schedulers plan, at
+        #: ``start + exact_limit``.  Only ``simulate --procs N --scheduler easy`` sets it
+        #: (the textbook's requested time, ``Controller.submit(exact_limit=)``); None:
+        #: ``time_limit * 60``, as slurmctld.
+        self.exact_limit: int | None = None
         self.time_min: int | None = None
         #: A running attempt's ``end_time`` once ``scontrol update TimeLimit=`` moved it
         #: (None: start + TimeLimit); at least the update's time (job_update.py).
@@ -347,7 +353,8 @@ class Job:
         job ``later``: slurmctld packs ``details->begin_time`` as the eligible time); a
         job with a start, running or expected, shows start + TimeLimit as EndTime
         (one year for UNLIMITED), as ``job_ptr->end_time`` holds it, or, for a running
-        job whose limit ``scontrol update`` changed, the end that update set.
+        job whose limit ``scontrol update`` changed, the end that update set; start +
+        ``exact_limit`` for a job with a limit to the second (simulate's textbook EASY).
         """
         eligible, start, end = self.eligible_time, self.start_time, self.end_time
         if self.state is JobState.PENDING:
@@ -361,7 +368,9 @@ class Job:
             end = self.limit_end  # moved by scontrol update TimeLimit= (job_update.py)
         if end is None and start is not None and not self.state.is_terminal:
             limit = self.time_limit
-            end = start + (365 * 86400 if limit is None or limit < 0 else time_limit_secs(limit))
+            end = start + (self.exact_limit if self.exact_limit is not None
+                           else 365 * 86400 if limit is None or limit < 0
+                           else time_limit_secs(limit))  # fmt: skip
         return eligible, start, end
 
     def snapshot(self, *, task_index: int | None = None, accounting: bool = False) -> JobRecord:

@@ -77,12 +77,16 @@ def running_end(job: Job) -> int | None:
     ``start + TimeLimit * 60`` (``job_end_time_reset``, the product in ``uint32_t``),
     unless ``scontrol update TimeLimit=`` moved it since (``job.limit_end``, never
     before the update: a limit lowered below the time used ends the job now).
+    ``start + exact_limit`` for a job with a limit to the second (simulate's textbook
+    EASY; ``arm_time_limit`` then times it out at that second, not at a periodic check).
     """
     limit = job.time_limit
     if limit is None or job.start_time is None:
         return None
     if job.limit_end is not None:
         return job.limit_end
+    if job.exact_limit is not None:  # simulate's textbook EASY: the limit to the second
+        return job.start_time + job.exact_limit
     return job.start_time + time_limit_secs(limit)
 
 
@@ -116,7 +120,8 @@ def arm_time_limit(ctl: CtldState, job: Job) -> None:
     if deadline is None:
         return
     attempt = job.attempt
-    at = next_limit_check(ctl, deadline)
+    # a limit to the second (``exact_limit``: the textbook's) is enforced at that second
+    at = deadline if job.exact_limit is not None else next_limit_check(ctl, deadline)
     delay = max(ctl.at(at) - ctl.env.now, 0)
     ctl.env.timeout(delay).callbacks.append(lambda _ev: time_limit(ctl, job, attempt))
 

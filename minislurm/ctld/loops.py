@@ -2,9 +2,10 @@
 
 Scheduling is event driven (``CtldState.kick``): a submission, a job end or an update
 runs the main scheduler at this instant and a backfill pass ``bf_interval`` seconds
-later; ``PriorityCalcPeriod`` recomputes pending priorities while something can
-change.  ``CtldState.idle`` says when nothing can happen any more without an outside
-change, so that ``env.run()`` returns (slurmctld's own timers would tick forever).
+later (at the same instant with ``bf_at_event``: simulate's textbook EASY);
+``PriorityCalcPeriod`` recomputes pending priorities while something can change.
+``CtldState.idle`` says when nothing can happen any more without an outside change,
+so that ``env.run()`` returns (slurmctld's own timers would tick forever).
 
 These are functions over the controller's state and the schedulers' view of it
 (``sched_view.SchedView``); ``Controller`` starts the loops.  ``main_pass`` and
@@ -69,14 +70,19 @@ def run_backfill(state: CtldState, view: SchedView) -> int:
 
 
 def backfill_loop(state: CtldState, view: SchedView) -> Process:
-    """``backfill_agent``: a pass ``bf_interval`` seconds after a change, then sleep."""
+    """``backfill_agent``: a pass ``bf_interval`` seconds after a change, then sleep.
+
+    With ``state.bf_at_event`` (the textbook EASY of ``simulate --procs``) the pass runs
+    at the change's own instant instead, after the events of that instant that were
+    already due and after the main scheduler (whose pass the change queued first).
+    """
     env = state.env
     while True:
         if not state.bf_dirty:
             state.bf_wake = env.event()
             yield state.bf_wake
             state.bf_wake = None
-        yield env.timeout(max(state.bf.bf_interval, 1))
+        yield env.timeout(0 if state.bf_at_event else max(state.bf.bf_interval, 1))
         state.bf_dirty = False
         run_backfill(state, view)
 

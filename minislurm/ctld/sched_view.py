@@ -311,7 +311,7 @@ class SchedView:
         if isinstance(res, Allocation):
             return state.now, res
         ending = sorted(
-            (j.start_time + j.time_limit * 60, j.job_id, j.allocation)
+            (j.start_time + state.duration(j), j.job_id, j.allocation)
             for j in state.running_jobs()
             if j.allocation is not None and j.start_time is not None
             and j.time_limit is not None and j.time_limit >= 0

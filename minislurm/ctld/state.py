@@ -170,6 +170,11 @@ class CtldState:
         #: no one (squeue, sprio, a notebook) reads the controller between its own
         #: events: trace simulations, which then skip priority passes read by no one
         self.unobserved = False
+        #: the backfill pass runs at the instant of the change that asked for it (after
+        #: the main scheduler), not ``bf_interval`` seconds later: the textbook EASY of
+        #: ``simulate --procs N --scheduler easy`` (minislurm.sim.simulate); Slurm has no
+        #: such setting (its ``bf_interval`` is at least 1 s)
+        self.bf_at_event = False
 
     @property
     def _prio_period(self) -> int:
@@ -343,7 +348,10 @@ class CtldState:
 
     @staticmethod
     def duration(job: Job) -> int:
-        """The job's time limit in seconds (a year when UNLIMITED)."""
+        """The job's time limit in seconds (a year when UNLIMITED); its ``exact_limit``
+        when it has one."""
+        if job.exact_limit is not None:
+            return job.exact_limit
         if job.time_limit is None or job.time_limit < 0:
             return 365 * 86400
         return job.time_limit * 60

@@ -60,11 +60,14 @@ def submit(
     bodies: Mapping[int, JobBody] | None = None,
     prog: str = "sbatch",
     batch: bool = True,
+    exact_limit: int | None = None,
 ) -> int:
     """Queue a job like ``sbatch`` (``prog='srun'``/``'salloc'`` change the error wording).
 
     ``body`` says what a simulated job does (run time, exit code); ``bodies`` per
-    array task index.  Returns the job id; raises ``SubmitError`` when rejected.
+    array task index.  ``exact_limit``: the limit in seconds (``Job.exact_limit``),
+    within the ``--time`` minutes it refines (``ValueError`` otherwise: a caller's
+    mistake, not a user's).  Returns the job id; raises ``SubmitError`` when rejected.
     """
     jid = ctl.next_job_id()
     job = Job(jid, options.job_name or name or "sbatch", ctl.now)
@@ -77,6 +80,12 @@ def submit(
         job.partition = job.partition or ctl.default_partition
         ctl.accounting_store.record(job.snapshot(accounting=True), ctl.now)
         raise
+    if exact_limit is not None:
+        minutes = job.time_limit  # None or negative: UNLIMITED, no upper bound
+        cap = minutes * 60 if minutes is not None and minutes >= 0 else None
+        if exact_limit <= 0 or (cap is not None and exact_limit > cap):
+            raise ValueError(f"exact_limit={exact_limit} s is not within TimeLimit={minutes}")
+        job.exact_limit = exact_limit
     job.script, job.command = script, command or job.command
     job.batch_flag = batch
     if body is not None:

@@ -6,10 +6,12 @@
 A trace (SWF, ``--workload``) or a generated AI-cluster mix (``--generate N --seed S``:
 the first N jobs of ``minislurm.sim.workload.generate``) runs on the cluster of ``--conf``
 (default: ``$SLURM_CONF``, else the embedded teaching cluster) or on ``--procs N``
-single-processor units (see ``minislurm.sim.simulate``).  ``--out`` writes one CSV row per
-job attempt: ``job_id,workload_id,submit,start,end,wait,procs|nodes,gpus,state`` with
-times in seconds from the trace's start (SWF's convention; empty when the job never
-started).  The metrics of ``minislurm.sim.metrics`` are printed on stdout.
+single-processor units (see ``minislurm.sim.simulate``: there ``--scheduler easy`` is
+textbook EASY, with limits to the second and backfill at the event, where every other
+scheduler keeps Slurm's minute limits and ``bf_interval``).  ``--out`` writes one CSV
+row per job attempt: ``job_id,workload_id,submit,start,end,wait,procs|nodes,gpus,state``
+with times in seconds from the trace's start (SWF's convention; empty when the job
+never started).  The metrics of ``minislurm.sim.metrics`` are printed on stdout.
 
 This is not a Slurm command: its options are argparse's.  Every failure (a bad SWF line,
 a missing file, a bad slurm.conf) is one ``simulate: error: ...`` line on stderr and a
@@ -58,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     machine.add_argument("--conf", metavar="slurm.conf", help="the cluster (default $SLURM_CONF)")
     machine.add_argument("--procs", metavar="N", type=int,
                          help="N single-processor units; SWF requested time is the limit")
-    p.add_argument("--scheduler", choices=SCHEDULERS, default="slurm")
+    p.add_argument("--scheduler", choices=SCHEDULERS, default="slurm",
+                   help="slurm is Slurm's sched/backfill; easy with --procs is textbook EASY "
+                        "(limits to the second, backfill at the event)")
     p.add_argument("--out", metavar="jobs.csv", help="write one CSV row per job")
     p.add_argument("--progress", action="store_true", help="force the progress bar on")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")

@@ -34,6 +34,9 @@ class WorkloadJob:
     ``time_limit`` is in minutes (``--time``); ``run_time`` is the seconds the job
     would run if started (for an array: each task).  A ``run_time`` beyond the limit
     means the job ends in TIMEOUT; ``exit_code`` is what the program returns.
+    ``limit_seconds``: the requested time to the second when the source has it (an SWF
+    trace's field 9; ``time_limit`` is it rounded up to minutes); None: ``time_limit``
+    minutes.  Only ``simulate --procs N --scheduler easy`` uses it (``limit_secs``).
     """
 
     job_id: int
@@ -51,6 +54,12 @@ class WorkloadJob:
     exit_code: int = 0
     array_size: int | None = None
     qos: str = "normal"
+    limit_seconds: int | None = None
+
+    @property
+    def limit_secs(self) -> int:
+        """The time limit in seconds: ``limit_seconds``, else ``time_limit * 60``."""
+        return self.limit_seconds if self.limit_seconds is not None else self.time_limit * 60
 
     @property
     def gpus(self) -> int:

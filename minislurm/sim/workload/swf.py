@@ -233,7 +233,8 @@ def to_workload(swf: SWFWorkload, *, partition: str = "batch") -> list[WorkloadJ
     """Import SWF records as jobs of single-processor units (``--procs N`` mode).
 
     ``nodes`` = processors (requested, else allocated); the time limit is the
-    requested time (field 9) or, when unknown, the run time, in whole minutes.
+    requested time (field 9) or, when unknown, the run time: in whole minutes
+    (``time_limit``, rounded up) and in seconds (``limit_seconds``).
     Records without a usable size or time are skipped, as SWF simulators do.
     """
     start = swf.unix_start_time
@@ -251,6 +252,7 @@ def to_workload(swf: SWFWorkload, *, partition: str = "batch") -> list[WorkloadJ
             partition=partition, kind="swf", name=f"swf-{r.job_number}", nodes=procs,
             gpus_per_node=0, cpus=procs, time_limit=max(1, math.ceil(limit_s / 60)),
             run_time=run, exit_code=0 if r.status in (UNKNOWN, STATUS_COMPLETED) else 1,
+            limit_seconds=limit_s,
         ))  # fmt: skip
     return jobs
 

@@ -1,7 +1,8 @@
 """``minislurm.sim.simulate`` and ``python -m minislurm simulate``: workloads via the controller.
 
 The hand-made trace ``TRACE`` runs on 4 single-processor units (``--procs 4``).  Time
-limits are SWF's requested times (field 9) in whole minutes; jobs end before them.
+limits are SWF's requested times (field 9): in whole minutes (Slurm's ``--time``), to
+the second under ``--scheduler easy`` (textbook EASY); jobs end before them.
 
     job  submit  procs  run     limit (requested)
     J1   0       3      5000 s  6000 s (100 min)
@@ -19,35 +20,41 @@ Expected starts, by hand (backfill plans with the *limits*, sees *actual* ends):
   2 procs.  J4 fits the free proc now and, holding it to 3+12000, still leaves 3 procs
   for J2 at 6000: backfilled at once (3).  J5 finds no free proc.  J1 ends at 5000: J2
   starts (1 proc left); J3, now the head, is reserved at 11000 (J2's limit end); J5
-  (limit 3000) fits the last proc and ends before 11000: backfilled at 5001 (the
-  backfill pass follows the change within bf_interval = 1 s).  J2 ends at 10000 and
-  frees 2 procs (+1 free since J5 ended at 7001): J3 starts at 10000.
-  -> 0, 5000, 10000, 3, 5001.
+  (limit 3000) fits the last proc and ends before 11000: backfilled at 5000 (textbook
+  EASY backfills at the event, not bf_interval later).  J2 ends at 10000 and frees 2
+  procs (+1 free since J5 ended at 7000): J3 starts at 10000.
+  -> 0, 5000, 10000, 3, 5000.
 * Conservative (a reservation for every job): J2 and J3 are both reserved at 6000 (4
   procs).  J4 would keep one of them until 12003: it would delay J3, so it waits (its
-  reservation is at 12000).  J5 ends by 3004 < 6000: backfilled at once (5).  J1 ends
-  at 5000: J2 and J3 start; J4 starts when they end at 10000.
+  reservation is at 12000).  J5 ends by 3005 < 6000: backfilled in the pass
+  bf_interval = 1 s after its submission (5; Slurm's semantics).  J1 ends at 5000: J2
+  and J3 start; J4 starts when they end at 10000.
   -> 0, 5000, 5000, 10000, 5.
 * Slurm's sched/backfill reserves for every job it tests (bf_max_job_test): same as
   conservative here.
 
-Backfilled starts are checked to within bf_interval (1 s) of the moment they become
-possible; starts by the main scheduler exactly.
+Every start is checked to the second.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import simpy
+from easy_reference import RefJob, easy_schedule
 
 from minislurm.conf import load_config
+from minislurm.ctld import Controller, JobBody
+from minislurm.options import JobOptions
 from minislurm.sim.command import csv_text, main, run
 from minislurm.sim.simulate import SimulationResult, job_options, procs_config, simulate
 from minislurm.sim.workload import (
     SWFFormatError,
+    WorkloadJob,
     WorkloadSpec,
     format_swf,
     from_job_records,
@@ -67,12 +74,12 @@ TRACE = """\
 5 4 -1  2000 1 -1 -1 1  3000 -1 1 3 1 -1 -1 -1 -1 -1
 """
 
-#: (exact start, or (earliest, latest) for a backfilled start), per job, per scheduler
-EXPECTED: dict[str, list[int | tuple[int, int]]] = {
+#: the start of each job, per scheduler (module docstring)
+EXPECTED: dict[str, list[int]] = {
     "fifo": [0, 5000, 5000, 10000, 10000],
-    "easy": [0, 5000, 10000, (3, 4), (5000, 5001)],
-    "conservative": [0, 5000, 5000, 10000, (4, 5)],
-    "slurm": [0, 5000, 5000, 10000, (4, 5)],
+    "easy": [0, 5000, 10000, 3, 5000],
+    "conservative": [0, 5000, 5000, 10000, 5],
+    "slurm": [0, 5000, 5000, 10000, 5],
 }
 
 
@@ -85,13 +92,80 @@ def starts(result: SimulationResult) -> dict[int, int]:
 @pytest.mark.parametrize("scheduler", list(EXPECTED))
 def test_fifo_easy_conservative_start_times_by_hand(scheduler: str) -> None:
     result = simulate(parse_swf(TRACE), procs=4, scheduler=scheduler)
-    got = starts(result)
-    for number, want in enumerate(EXPECTED[scheduler], start=1):
-        if isinstance(want, tuple):
-            assert want[0] <= got[number] <= want[1], (number, got)
-        else:
-            assert got[number] == want, (number, got)
+    assert starts(result) == dict(enumerate(EXPECTED[scheduler], start=1))
     assert all(j.state is JobState.COMPLETED for j in result.jobs)
+
+
+#: J1 runs 100 s, J2 200 s, both asking for 90 s (``--time=2``: 120 s), from second 10.
+OVERRUN = """; UnixStartTime: 1767600000
+1 10 -1 100 1 -1 -1 1 90 -1 1 1 1 -1 -1 -1 -1 -1
+2 10 -1 200 1 -1 -1 1 90 -1 1 1 1 -1 -1 -1 -1 -1
+"""
+
+
+def test_easy_of_procs_mode_kills_at_the_requested_second() -> None:
+    """Textbook EASY: a job runs ``min(run time, requested time)``, to the second."""
+    result = simulate(parse_swf(OVERRUN), procs=2, scheduler="easy")
+    got = [(j.state, j.end_time - j.start_time, j.time_limit) for j in result.jobs
+           if j.start_time is not None and j.end_time is not None]  # fmt: skip
+    assert got == [(JobState.TIMEOUT, 90, 2), (JobState.TIMEOUT, 90, 2)]  # sacct: minutes
+
+
+def _procs_trace() -> list[WorkloadJob]:
+    """test_schedule_digests.py's ``--procs 32`` trace: 150 generated jobs, 7 time out."""
+    return [replace(j, nodes=max(1, j.nodes * j.gpus_per_node // 2), array_size=None)
+            for j in generate(WorkloadSpec(seed=3, days=2))][:150]  # fmt: skip
+
+
+def test_easy_of_procs_mode_is_the_textbook_schedule() -> None:
+    """Job for job, start and end (kills at the limit included), as tests/easy_reference.py."""
+    jobs = _procs_trace()
+    result = simulate(jobs, procs=32, scheduler="easy")
+    e = result.epoch
+    got = {result.workload_id(j): (j.start_time - e, j.end_time - e) for j in result.jobs
+           if j.start_time is not None and j.end_time is not None}  # fmt: skip
+    ref = easy_schedule([RefJob(j.job_id, j.submit_time - e, j.nodes, j.run_time, j.limit_secs)
+                         for j in jobs], 32)  # fmt: skip
+    assert len(got) == len(ref) > 100
+    assert got == {o.job.number: (o.start, o.end) for o in ref}
+    assert sum(j.state is JobState.TIMEOUT for j in result.jobs) == 7
+
+
+def test_exact_limit_refines_the_minutes_of_time() -> None:
+    """``Controller.submit(exact_limit=)``, the seam of textbook EASY: within ``--time``,
+    EndTime is start + exact_limit while the limit shown stays in minutes."""
+    ctl = Controller(procs_config(1), simpy.Environment())
+    opts = JobOptions(time_limit=2, time_limit_set=True)
+    with pytest.raises(ValueError, match="exact_limit=121 s is not within TimeLimit=2"):
+        ctl.submit(opts, exact_limit=121)
+    jid = ctl.submit(opts, body=JobBody(run_time=None), exact_limit=75)
+    ctl.env.run(until=1)
+    job = ctl.job(jid)
+    assert job.state is JobState.RUNNING and job.time_limit == 2
+    assert job.start_time is not None and job.end_time == job.start_time + 75
+    ctl.env.run(until=100)
+    assert (ctl.job(jid).state, ctl.job(jid).end_time) == (JobState.TIMEOUT, job.end_time)
+
+
+@pytest.mark.parametrize("scheduler", ["slurm", "conservative", "fifo"])
+def test_other_schedulers_of_procs_mode_keep_slurms_minute_limits(scheduler: str) -> None:
+    """``--time=2``: J1 (100 s) completes; J2 is over its 120 s at 130 and is timed out
+    at slurmctld's next periodic check (every 30 s from the start: 150)."""
+    result = simulate(parse_swf(OVERRUN), procs=2, scheduler=scheduler)
+    got = [(j.state, j.end_time - j.start_time) for j in result.jobs
+           if j.start_time is not None and j.end_time is not None]  # fmt: skip
+    assert got == [(JobState.COMPLETED, 100), (JobState.TIMEOUT, 140)]
+
+
+def test_easy_on_a_slurm_conf_keeps_slurms_semantics() -> None:
+    """Only ``--procs`` mode's EASY is the textbook's: the same machine given as a
+    slurm.conf (``procs_config``) backfills ``bf_interval`` after the event and keeps
+    whole-minute limits (J4 starts at 3 there too: the pass that J3's submission at 2
+    asked for runs at 3, after J4's submission)."""
+    result = simulate(parse_swf(TRACE), procs_config(4), scheduler="easy")
+    assert starts(result) == {1: 0, 2: 5000, 3: 10000, 4: 3, 5: 5001}
+    result = simulate(parse_swf(OVERRUN), procs_config(2), scheduler="easy")
+    assert [j.state for j in result.jobs] == [JobState.COMPLETED, JobState.TIMEOUT]
 
 
 def test_the_three_policies_really_differ() -> None:
