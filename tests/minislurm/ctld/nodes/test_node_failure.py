@@ -37,7 +37,9 @@ job ends NODE_FAIL and its step CANCELLED 0:15 (or NODE_FAIL 0:0 when the job's 
 closes the step before srun's report arrives: a race on real Slurm).  Real srun prints
 ``Node failure on n2`` twice there (slurmctld tells the allocating srun and the step's
 srun, which are one process); minislurm prints it once, so the lines are compared as a
-set.
+set. How srun words its step's end (``Job step aborted...`` or ``Force Terminated
+StepId=J.0``) depends on whether slurmctld's messages or the tasks' exits reach it
+first, on real Slurm only a race (see ``_srun_end``).
 """
 
 from __future__ import annotations
@@ -110,13 +112,39 @@ def _failed(cluster: MiniCluster | RealSlurm, name: str) -> tuple[str, list[str]
 #: The DOWN node's task line: its report may not reach srun first on real Slurm (seen
 #: missing once in three standalone runs), so it is compared as "present or not".
 DOWN_TASK = "srun: error: nDOWN: task 1: Terminated"
+#: How srun ends its step when slurmctld's word never came (src/api/step_launch.c
+#: ``slurm_step_launch_wait_finish``): see :func:`_srun_end`.
+FORCED = "srun: Force Terminated StepId=J.0"
+ABORTED_AT_ONCE = "srun: Job step aborted"
+
+
+def _srun_end(lines: list[str], real: bool) -> list[str]:
+    """``lines`` without srun's last word on its step, once that word is checked.
+
+    Two sources tell srun its step is over, and nothing orders them: slurmctld's
+    messages to the step's port (``SRUN_NODE_FAIL``, ``SRUN_JOB_COMPLETE``: they set
+    ``abort``) and the slurmstepds' task-exit reports after slurmd's SIGTERM. If an
+    abort came while a task still ran, srun prints ``Job step aborted: Waiting up to 7
+    seconds ...``; if it came with the last task's end (the node failure marks the DOWN
+    node's tasks ended), just ``Job step aborted``; and if ``SRUN_JOB_COMPLETE`` had
+    not come when the last task ended, a task killed by a signal adds ``Force
+    Terminated StepId=J.0`` (alone when no abort came at all). Seen on a loaded machine:
+    ``Force Terminated`` alone in 2 standalone runs of 3. Real Slurm: one of those
+    endings; minislurm stays pinned to the usual order (its messages come first:
+    ``Job step aborted: Waiting ...`` alone).
+    """
+    counts = (lines.count(ABORTED), lines.count(ABORTED_AT_ONCE), lines.count(FORCED))
+    endings = {(1, 0, 0), (1, 0, 1), (0, 1, 0), (0, 1, 1), (0, 0, 1)}
+    assert counts in (endings if real else {(1, 0, 0)}), lines
+    return [x for x in lines if x not in (ABORTED, ABORTED_AT_ONCE, FORCED)]
 
 
 def _check(cluster: MiniCluster | RealSlurm, name: str) -> None:
     state, lines = _failed(cluster, name)
     assert state == ("NODE_FAIL" if name == "no-requeue" else "PENDING")
-    assert [x for x in lines if x != DOWN_TASK] == sorted(
-        x for x in CASES[name][2] if x != DOWN_TASK)
+    real = isinstance(cluster, RealSlurm)
+    assert [x for x in _srun_end(lines, real) if x != DOWN_TASK] == sorted(
+        x for x in CASES[name][2] if x not in (DOWN_TASK, ABORTED))
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -162,11 +190,12 @@ def _standalone(cluster: MiniCluster | RealSlurm) -> tuple[int, set[str], list[s
     return proc.returncode, set(text.splitlines()) - set(RACING) - {""}, rows_seen
 
 
-def _check_standalone(seen: tuple[int, set[str], list[str]]) -> None:
+def _check_standalone(seen: tuple[int, set[str], list[str]], *, real: bool) -> None:
     rc, lines, rows = seen
     assert rc == 143
     lines.discard(DOWN_TASK)
-    assert lines == {FAIL, ABORTED, STEP, "srun: error: nUP: task 0: Terminated"}
+    assert set(_srun_end(sorted(lines), real)) == {
+        FAIL, STEP, "srun: error: nUP: task 0: Terminated"}
     # the step's row: CANCELLED 0:15 when srun's report reached slurmctld first (4 runs
     # in 5 here), else the job's end closed it NODE_FAIL 0:0 (once, in a CI run);
     # minislurm logs the first (its tasks got SIGTERM)
@@ -175,8 +204,8 @@ def _check_standalone(seen: tuple[int, set[str], list[str]]) -> None:
 
 
 def test_node_failure_under_a_standalone_srun_like_slurm(mini_slurm: MiniCluster) -> None:
-    _check_standalone(_standalone(mini_slurm))
+    _check_standalone(_standalone(mini_slurm), real=False)
 
 
 def test_node_failure_under_a_standalone_srun_on_real_slurm(real_slurm: RealSlurm) -> None:
-    _check_standalone(_standalone(real_slurm))
+    _check_standalone(_standalone(real_slurm), real=True)
