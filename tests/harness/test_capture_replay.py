@@ -19,6 +19,7 @@ from captures import Case, load_case
 from realslurm import HarnessUnavailable, RealSlurm, Result
 from realslurm.normalize import (
     JOB_ID_BASE,
+    drop_step_waits,
     job_id_offset,
     mask_volatile,
     squeeze_columns,
@@ -432,5 +433,8 @@ def test_batch_and_step_environments(
     assert_files_like_capture(real_slurm, work, captures / folder, full_envs, offset)
     assert offset is not None
     job = int(submit.out.split()[-1])
+    # a3's second srun may have to wait until slurmctld has released the first step
+    # (timing, not the job: see drop_step_waits); the rest of the output must be equal
     got = ours(real_slurm, (work / f"slurm-{job + offset}.out").read_text(), offset)
-    assert got == theirs((captures / folder / f"slurm-{job}.out").read_text())
+    expected = theirs((captures / folder / f"slurm-{job}.out").read_text())
+    assert drop_step_waits(got) == drop_step_waits(expected)

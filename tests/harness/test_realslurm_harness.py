@@ -17,7 +17,7 @@ from captures import load_case
 from realslurm import HarnessUnavailable, RealSlurm, harness
 from realslurm.conf import ClusterConfig, gres_conf, slurm_conf
 from realslurm.differential import parse_env, run_batch
-from realslurm.normalize import mask_volatile, to_reference
+from realslurm.normalize import drop_step_waits, mask_volatile, to_reference
 from realslurm.ports import BLOCK_SIZE, REFERENCE_PORTS, choose_ports, worker_range
 from realslurm.replay import case_dir, replay_case
 
@@ -47,6 +47,26 @@ def test_ports_avoid_ephemeral_and_ddp_ports_and_each_xdist_worker_has_its_own()
         assert not ddp & set(range(low, high))
     ports = choose_ports()
     assert worker_range()[0] <= ports.ctld < ports.nodes[-1] < worker_range()[1]
+
+
+BUSY = "(Requested nodes are busy)"
+
+
+def test_drop_step_waits_removes_whole_waits_only() -> None:
+    """srun's wait for a step (launch.c: ``temporarily disabled`` on the first failed
+    try, ``still disabled`` on each later one, ``Step created`` at the end) goes as a
+    whole, however many tries; a broken or foreign block stays to fail the comparison."""
+    first = f"srun: Job 6 step creation temporarily disabled, retrying {BUSY}\n"
+    still = f"srun: Job 6 step creation still disabled, retrying {BUSY}\n"
+    created = "srun: Step created for job 6\n"
+    for tries in range(3):
+        text = f"before\n{first}{still * tries}{created}after\n"
+        assert drop_step_waits(text) == "before\nafter\n"
+    assert drop_step_waits(first + created + first + still + created) == ""
+    for kept in (first, first + still, still + created, created,
+                 first + "srun: Step created for job 7\n",
+                 first + "task output\n" + created):
+        assert drop_step_waits(kept) == kept
 
 
 def test_without_accounting_only_the_storage_lines_change(captures: Path) -> None:

@@ -43,6 +43,7 @@ import time
 import pytest
 from minicluster import MiniCluster
 from realslurm import RealSlurm
+from realslurm.launch import FOREVER, TASK_READY, wait_launched
 
 from minislurm.ctld.step_mgr import StepBusy, StepUse, plan_step
 from minislurm.errors import SlurmError
@@ -184,9 +185,10 @@ srun bash -c 'echo s1; sleep 1' &
 srun bash -c 'echo s2; sleep 1' &
 wait""", sorted(["s0", "s1", "s2", BUSY, BUSY, STILL, CREATED, CREATED]), True),
     "partial": ("-N1 -n4", f"""
-srun -n2 --exact bash -c 'touch $SLURM_JOB_ID.s0; sleep 3; echo s0 $SLURM_CPUS_ON_NODE' &
+srun -n2 --exact bash -c 'touch $SLURM_JOB_ID.s0; {ON.format('s1')}; sleep 3
+echo s0 $SLURM_CPUS_ON_NODE' &
 {ON.format('s0')}
-srun -n2 --exact -l bash -c 'echo s1 $SLURM_CPUS_ON_NODE'
+srun -n2 --exact -l bash -c 'touch $SLURM_JOB_ID.s1; echo s1 $SLURM_CPUS_ON_NODE'
 srun -n3 --exact bash -c 'echo s2 $SLURM_CPUS_ON_NODE' | sort
 wait""", sorted(["0: s1 2", "1: s1 2", "s0 2", "s0 2", BUSY, CREATED, "s2 3", "s2 3",
                   "s2 3"]), True),
@@ -254,19 +256,19 @@ def _run_cases(cluster: MiniCluster | RealSlurm) -> dict[str, list[str]]:
 
 
 def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
-    """``scancel`` of a batch job in ``srun sleep`` (1 and 2 nodes) and of a standalone srun."""
+    """``scancel`` of a batch job in ``srun`` (1 and 2 nodes), a batch script ending
+    while its ``srun ... &`` runs, and ``scancel`` of a standalone srun; each only once
+    srun has launched its step completely (`realslurm.launch.wait_launched`: the
+    subject is how the job's end reaches a running step, not an aborted launch)."""
     work = cluster.work_dir / "step-sharing"
     work.mkdir(exist_ok=True)
     out: dict[str, object] = {}
-    for name, opts in (("cancel-1", "-N1 -n1"), ("cancel-2", "-N2 -n2")):
+    for name, opts, ntasks in (("cancel-1", "-N1 -n1", 1), ("cancel-2", "-N2 -n2", 2)):
         (work / f"{name}.sh").write_text(
-            "#!/bin/bash\nsrun bash -c 'touch $SLURM_JOB_ID.on; sleep 300'\necho after\n")
+            f"#!/bin/bash\nsrun bash -c '{TASK_READY}; {FOREVER}'\necho after\n")
         job = cluster.run(f"sbatch --parsable {opts} -o {name}.out {name}.sh",
                           cwd=work).stdout.strip()
-        deadline = time.monotonic() + 30
-        while not (work / f"{job}.on").exists():
-            assert time.monotonic() < deadline, "the srun step did not start"
-            time.sleep(0.2)
+        wait_launched(cluster, work, job, ntasks)  # the job ends a launched step
         cluster.run(f"scancel {job}")
         assert cluster.wait_job(job, timeout=60) == "CANCELLED"
         time.sleep(8)  # KillWait + 2: everything srun prints is in the file
@@ -283,21 +285,24 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
         out[f"{name} sacct"] = step0
     for name, code in (("ends-0", 0), ("ends-3", 3)):  # the script does not wait for srun
         (work / f"{name}.sh").write_text(
-            "#!/bin/bash\nsrun bash -c 'touch $SLURM_JOB_ID.on; sleep 300' &\n"
-            f"while [ ! -e $SLURM_JOB_ID.on ]; do sleep 0.1; done\nexit {code}\n")
+            f"#!/bin/bash\nsrun bash -c '{TASK_READY}; {FOREVER}' &\n"
+            f"while [ ! -e $SLURM_JOB_ID.ready.0 ]; do sleep 0.1; done\nexit {code}\n")
         job = cluster.run(f"sbatch --parsable -o {name}.out {name}.sh", cwd=work).stdout.strip()
+        wait_launched(cluster, work, job, 1)  # then the script ends
         state = cluster.wait_job(job, timeout=60)
         time.sleep(3)
         lines = _norm((work / f"{name}.out").read_text(), job)
         rows = cluster.run(f"sacct -n -P -j {job} -o JobID,State,ExitCode").stdout
         out[name] = (state, sorted(re.sub(r"\bn\d\b", "nX", line) for line in lines),
                      [r for r in rows.replace(job, "J").split() if r.startswith("J.0|")])
-    proc = subprocess.Popen(["srun", "-N1", "bash", "-c", "echo $SLURM_JOB_ID; sleep 300"],
+    proc = subprocess.Popen(["srun", "-N1", "bash", "-c", f"{TASK_READY}; echo $SLURM_JOB_ID; "
+                             f"{FOREVER}"],
                             cwd=work, env=cluster.env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         job = proc.stdout.readline().strip()  # the task runs
+        wait_launched(cluster, work, job, 1)
         cluster.run(f"scancel {job}")
         err = proc.communicate(timeout=60)[1]
     finally:
@@ -315,9 +320,29 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
 RACY_LINES = {"memory": (BUSY,)}
 
 
+def _without_retries(name: str, got: list[str], want: list[str]) -> tuple[list[str], list[str]]:
+    """Both outputs without srun's ``still disabled`` lines, once their count is checked.
+
+    A waiting srun (src/srun/libsrun/launch.c ``launch_common_create_job_step``) prints
+    ``temporarily disabled`` after its first failed try, ``still disabled`` after each
+    later one and ``Step created`` once it got the step. It tries again whenever
+    slurmctld tells it a step of the job ended, so the number of tries follows timing:
+    under load the step before it may still be being released when it asks (seen in
+    CI: ``partial`` with one more ``still disabled``). The measured count is the least
+    the job's resources force (``three``: the srun losing the race for the one CPU); more
+    are fine, but only from an srun that waited (``temporarily disabled`` is there).
+    The ``temporarily disabled`` and ``Step created`` lines are compared exactly.
+    """
+    tries = got.count(STILL)
+    assert tries >= want.count(STILL), (name, got)
+    assert tries == 0 or BUSY in got, (name, got)
+    return [x for x in got if x != STILL], [x for x in want if x != STILL]
+
+
 def _check_cases(seen: dict[str, list[str]]) -> None:
     for name, (_opts, _body, want, _ordered) in CASES.items():
-        got = [line for line in seen[name] if line not in RACY_LINES.get(name, ())]
+        got, want = _without_retries(name, seen[name], want)
+        got = [line for line in got if line not in RACY_LINES.get(name, ())]
         assert got == want, name
 
 

@@ -21,6 +21,15 @@ step on the surviving node alone hears no ``Node failure`` line.  The job is req
 (``--requeue``: PENDING, BeginTime) or ends NODE_FAIL (``--no-requeue``) either way.
 ``got SIGCONT`` and ``forcing job termination`` race with srun's end (the batch shell's
 signals reach srun too) and are not compared; the order of the lines is a race too.
+So is the batch script's next line (``echo after srun``): slurmd signals the job's
+steps one after the other (src/slurmd/slurmd/req.c ``_rpc_terminate_job`` ->
+``_kill_all_active_steps``/``_terminate_all_steps``, in the order ``stepd_available``
+lists the steps' sockets, which is no defined order), so when step 0's tasks get
+SIGTERM first, srun reports them and exits before the batch shell's SIGTERM arrives,
+and the shell runs one more line (seen in CI, ``step-on-up-node``); it is compared as
+"present or not". The node goes DOWN only once srun has launched the step completely
+(`realslurm.launch.wait_launched`), else srun may add ``aborted before step completely
+launched`` (a step whose launch fails is not this test's subject).
 
 A standalone ``srun -N2 -n2`` (its own allocation) prints the same lines on its stderr
 and exits 143 (the DOWN node's ``task 1: Terminated`` line did not always come); the
@@ -28,7 +37,9 @@ job ends NODE_FAIL and its step CANCELLED 0:15 (or NODE_FAIL 0:0 when the job's 
 closes the step before srun's report arrives: a race on real Slurm).  Real srun prints
 ``Node failure on n2`` twice there (slurmctld tells the allocating srun and the step's
 srun, which are one process); minislurm prints it once, so the lines are compared as a
-set.
+set. How srun words its step's end (``Job step aborted...`` or ``Force Terminated
+StepId=J.0``) depends on whether slurmctld's messages or the tasks' exits reach it
+first, on real Slurm only a race (see ``_srun_end``).
 """
 
 from __future__ import annotations
@@ -39,11 +50,13 @@ import time
 import pytest
 from minicluster import MiniCluster
 from realslurm import RealSlurm
+from realslurm.launch import FOREVER, TASK_READY, wait_launched
 from realslurm.normalize import mask_volatile
 
 from minislurm.common.hostlist import expand
 
-RACING = ("srun: got SIGCONT", "srun: forcing job termination")
+#: Lines that race with srun's end (see the module docstring): compared as "present or not".
+RACING = ("srun: got SIGCONT", "srun: forcing job termination", "after srun")
 DUE = "DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"
 FAIL = "srun: error: Node failure on nDOWN"
 ABORTED = "srun: Job step aborted: Waiting up to 7 seconds for job step to finish."
@@ -69,17 +82,13 @@ def _failed(cluster: MiniCluster | RealSlurm, name: str) -> tuple[str, list[str]
     work.mkdir(exist_ok=True)
     (work / f"{name}.sh").write_text(
         "#!/bin/bash\n"
-        f"srun {srun_opts} bash -c 'echo task $SLURM_PROCID; touch $SLURM_JOB_ID.$SLURM_PROCID;"
-        " sleep 300'\necho after srun\n")
+        f"srun {srun_opts} bash -c '{TASK_READY}; echo task $SLURM_PROCID; {FOREVER}'\n"
+        "echo after srun\n")
     job = cluster.run(f"sbatch --parsable -N2 --ntasks-per-node=1 {sbatch_opts} -t 5 "
                       f"-o {name}.out {name}.sh", cwd=work).stdout.strip()
     down = ""
     try:
-        deadline = time.monotonic() + 30
-        tasks = 2 if srun_opts.startswith("-N2") else 1
-        while not all((work / f"{job}.{t}").exists() for t in range(tasks)):
-            assert time.monotonic() < deadline, "the srun step did not start"
-            time.sleep(0.2)
+        wait_launched(cluster, work, job, 2 if srun_opts.startswith("-N2") else 1)
         up, down = expand(cluster.run(f"squeue -h -j {job} -o %N").stdout.strip())
         res = cluster.run(f"scontrol update nodename={down} state=down reason=drill")
         assert res.rc == 0, res.stderr
@@ -91,8 +100,9 @@ def _failed(cluster: MiniCluster | RealSlurm, name: str) -> tuple[str, list[str]
         text = mask_volatile(text)
         text = text.replace(up, "nUP").replace(down, "nDOWN")
         lines = [line for line in text.splitlines()
-                 if line.strip() and line not in RACING and not line.startswith("task ")]
-        return state, sorted(lines)
+                 if line.strip() and not line.startswith("task ")]
+        assert lines.count("after srun") <= 1, lines
+        return state, sorted(line for line in lines if line not in RACING)
     finally:
         if down:
             cluster.run(f"scontrol update nodename={down} state=resume")
@@ -102,13 +112,39 @@ def _failed(cluster: MiniCluster | RealSlurm, name: str) -> tuple[str, list[str]
 #: The DOWN node's task line: its report may not reach srun first on real Slurm (seen
 #: missing once in three standalone runs), so it is compared as "present or not".
 DOWN_TASK = "srun: error: nDOWN: task 1: Terminated"
+#: How srun ends its step when slurmctld's word never came (src/api/step_launch.c
+#: ``slurm_step_launch_wait_finish``): see :func:`_srun_end`.
+FORCED = "srun: Force Terminated StepId=J.0"
+ABORTED_AT_ONCE = "srun: Job step aborted"
+
+
+def _srun_end(lines: list[str], real: bool) -> list[str]:
+    """``lines`` without srun's last word on its step, once that word is checked.
+
+    Two sources tell srun its step is over, and nothing orders them: slurmctld's
+    messages to the step's port (``SRUN_NODE_FAIL``, ``SRUN_JOB_COMPLETE``: they set
+    ``abort``) and the slurmstepds' task-exit reports after slurmd's SIGTERM. If an
+    abort came while a task still ran, srun prints ``Job step aborted: Waiting up to 7
+    seconds ...``; if it came with the last task's end (the node failure marks the DOWN
+    node's tasks ended), just ``Job step aborted``; and if ``SRUN_JOB_COMPLETE`` had
+    not come when the last task ended, a task killed by a signal adds ``Force
+    Terminated StepId=J.0`` (alone when no abort came at all). Seen on a loaded machine:
+    ``Force Terminated`` alone in 2 standalone runs of 3. Real Slurm: one of those
+    endings; minislurm stays pinned to the usual order (its messages come first:
+    ``Job step aborted: Waiting ...`` alone).
+    """
+    counts = (lines.count(ABORTED), lines.count(ABORTED_AT_ONCE), lines.count(FORCED))
+    endings = {(1, 0, 0), (1, 0, 1), (0, 1, 0), (0, 1, 1), (0, 0, 1)}
+    assert counts in (endings if real else {(1, 0, 0)}), lines
+    return [x for x in lines if x not in (ABORTED, ABORTED_AT_ONCE, FORCED)]
 
 
 def _check(cluster: MiniCluster | RealSlurm, name: str) -> None:
     state, lines = _failed(cluster, name)
     assert state == ("NODE_FAIL" if name == "no-requeue" else "PENDING")
-    assert [x for x in lines if x != DOWN_TASK] == sorted(
-        x for x in CASES[name][2] if x != DOWN_TASK)
+    real = isinstance(cluster, RealSlurm)
+    assert [x for x in _srun_end(lines, real) if x != DOWN_TASK] == sorted(
+        x for x in CASES[name][2] if x not in (DOWN_TASK, ABORTED))
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -123,7 +159,8 @@ def test_node_failure_lines_on_real_slurm(real_slurm: RealSlurm, name: str) -> N
 
 def _standalone(cluster: MiniCluster | RealSlurm) -> tuple[int, set[str], list[str]]:
     proc = subprocess.Popen(
-        ["srun", "-N2", "-n2", "bash", "-c", "echo $SLURM_JOB_ID $SLURM_JOB_NODELIST; sleep 300"],
+        ["srun", "-N2", "-n2", "bash", "-c",
+         f"{TASK_READY}; echo $SLURM_JOB_ID $SLURM_JOB_NODELIST; {FOREVER}"],
         cwd=cluster.work_dir, env=cluster.env, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     down = ""
@@ -131,7 +168,7 @@ def _standalone(cluster: MiniCluster | RealSlurm) -> tuple[int, set[str], list[s
         assert proc.stdout is not None
         job, nodes = proc.stdout.readline().split()
         up, down = expand(nodes)
-        time.sleep(1)  # both tasks run
+        wait_launched(cluster, cluster.work_dir, job, 2)  # both tasks run, srun knows it
         assert cluster.run(f"scontrol update nodename={down} state=down reason=drill").rc == 0
         err = proc.communicate(timeout=60)[1]
     finally:
@@ -153,11 +190,12 @@ def _standalone(cluster: MiniCluster | RealSlurm) -> tuple[int, set[str], list[s
     return proc.returncode, set(text.splitlines()) - set(RACING) - {""}, rows_seen
 
 
-def _check_standalone(seen: tuple[int, set[str], list[str]]) -> None:
+def _check_standalone(seen: tuple[int, set[str], list[str]], *, real: bool) -> None:
     rc, lines, rows = seen
     assert rc == 143
     lines.discard(DOWN_TASK)
-    assert lines == {FAIL, ABORTED, STEP, "srun: error: nUP: task 0: Terminated"}
+    assert set(_srun_end(sorted(lines), real)) == {
+        FAIL, STEP, "srun: error: nUP: task 0: Terminated"}
     # the step's row: CANCELLED 0:15 when srun's report reached slurmctld first (4 runs
     # in 5 here), else the job's end closed it NODE_FAIL 0:0 (once, in a CI run);
     # minislurm logs the first (its tasks got SIGTERM)
@@ -166,8 +204,8 @@ def _check_standalone(seen: tuple[int, set[str], list[str]]) -> None:
 
 
 def test_node_failure_under_a_standalone_srun_like_slurm(mini_slurm: MiniCluster) -> None:
-    _check_standalone(_standalone(mini_slurm))
+    _check_standalone(_standalone(mini_slurm), real=False)
 
 
 def test_node_failure_under_a_standalone_srun_on_real_slurm(real_slurm: RealSlurm) -> None:
-    _check_standalone(_standalone(real_slurm))
+    _check_standalone(_standalone(real_slurm), real=True)

@@ -13,6 +13,8 @@ must be equal, present on both sides or on neither.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from minicluster import (
     KNOWN_ENV_GAPS,
@@ -35,7 +37,19 @@ needs_srun = pytest.mark.xfail(
 )
 
 BATCH_ENV = "#!/bin/bash\nenv | sort > batch.env\n"
-ARRAY_ENV = "#!/bin/bash\nenv | sort > env.$SLURM_ARRAY_TASK_ID\n"
+#: Each array task says it runs, then waits (up to 60 s) until all four do before it
+#: dumps its environment and ends: no task may end while another still has to be placed.
+#: A task that ended leaves its node COMPLETING for a moment, and slurmctld places no
+#: job on a COMPLETING node (src/slurmctld/node_scheduler.c ``_pick_best_nodes``:
+#: ``bit_and_not(..., cg_node_bitmap)``), so on a loaded machine, where slurmctld may
+#: start the tasks in two passes (backfill yields its locks, bf_yield_interval), a
+#: later task would land on n2 instead of n1 -- the node the tasks' environments name.
+ARRAY_ENV = (
+    "#!/bin/bash\n"
+    "touch started.$SLURM_ARRAY_TASK_ID\n"
+    "for _ in $(seq 600); do [ $(ls started.* | wc -l) -ge 4 ] && break; sleep 0.1; done\n"
+    "env | sort > env.$SLURM_ARRAY_TASK_ID\n"
+)
 STEP_ENV = (
     "#!/bin/bash\n"
     "env | sort > batch.env\n"
@@ -49,6 +63,21 @@ def real_slurm(fresh_real_slurm: RealSlurm) -> RealSlurm:
     the session's cluster ran before (22.05.8 put task 0 on n2, not n1, after other
     files), and these cases compare SLURMD_NODENAME & co. with a fresh minislurm's."""
     return fresh_real_slurm
+
+
+@pytest.fixture(scope="module")
+def mini_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster]:
+    """This module's own minislurm cluster, for the same reason as ``real_slurm``: the
+    nodes these cases name must not depend on what an earlier file left on the
+    session's cluster (a job still running or ending there moves them)."""
+    cluster = MiniCluster(tmp_path_factory.mktemp("minislurm-env"))
+    cluster.start_or_skip("minislurm cluster unavailable: ")
+    try:
+        yield cluster
+    finally:
+        left = cluster.stop()
+        if left:
+            pytest.fail(f"minislurm processes left after stop: {left}")
 
 
 def both(
@@ -118,7 +147,8 @@ def test_batch_environment(real_slurm: RealSlurm, mini_slurm: MiniCluster, case:
 
 
 def test_array_task_environments(real_slurm: RealSlurm, mini_slurm: MiniCluster) -> None:
-    """``--array=0-3``: four tasks, each with its own SLURM_JOB_ID and SLURM_ARRAY_*."""
+    """``--array=0-3``: four tasks, each with its own SLURM_JOB_ID and SLURM_ARRAY_*,
+    all running side by side (see ARRAY_ENV)."""
     real, mini = both(real_slurm, mini_slurm, "--array=0-3", ARRAY_ENV, "env-array")
     for task in range(4):
         assert_same_env(real, mini, f"env.{task}")

@@ -1,0 +1,63 @@
+"""Waiting until srun has launched a step completely, before a test ends the job.
+
+A task running is not enough. srun counts a step as launched when every node's
+slurmstepd has answered with ``RESPONSE_LAUNCH_TASKS`` (src/api/step_launch.c,
+``slurm_step_launch_wait_start``); slurmstepd releases the tasks to exec *before* it
+sends that answer (src/slurmd/slurmstepd/mgr.c ``job_manager``: ``_fork_all_tasks``,
+then ``_send_launch_resp``). If the job ends in between, slurmctld's "step complete"
+message makes srun abort the wait and print ``srun: launch/slurm:
+launch_p_step_launch: StepId=J.0 aborted before step completely launched.``
+(src/plugins/launch/slurm/launch_slurm.c), a line a test of the job's end does not
+expect. On a loaded machine a second node's tasks may also not have started yet when
+the first node's task says it runs (seen in CI).
+
+The handshake here closes both gaps. Each task traps SIGUSR1 before it says it runs
+(``<job>.on.<rank>``); the test then sends ``scancel --signal=USR1 <job>`` (the
+job's steps only, not the batch shell) and waits for every task's
+``<job>.ready.<rank>``. slurmstepd delivers a step signal only once the step is
+``SLURMSTEPD_STEP_RUNNING`` (req.c ``_handle_signal_container`` ->
+``_wait_for_job_running``), which it sets after ``_send_launch_resp`` returned, and
+that send waits until srun has read the answer and closed the connection
+(src/common/slurm_protocol_api.c ``slurm_send_only_node_msg``). So when every rank's
+ready file exists, srun has counted every task as started.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Protocol
+
+#: The start of a task's ``bash -c`` script: trap SIGUSR1 (it writes the ready file),
+#: then say the task runs.
+TASK_READY = (
+    'trap "touch $SLURM_JOB_ID.ready.$SLURM_PROCID" USR1; touch $SLURM_JOB_ID.on.$SLURM_PROCID'
+)
+#: A task's body after :data:`TASK_READY` that runs until the job's end kills it. The
+#: step signal reaches every process of the step, ``sleep`` too: a foreground
+#: ``sleep`` killed by SIGUSR1 makes bash print ``User defined signal 1``, a
+#: background one bash waits for does not; the trap ends ``wait`` and runs.
+FOREVER = "while :; do sleep 1 & wait; done"
+
+
+class _Runs(Protocol):
+    def run(self, cmd: str) -> object: ...
+
+
+def _wait_files(paths: list[Path], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not all(p.exists() for p in paths):
+        assert time.monotonic() < deadline, f"{what}: {[p.name for p in paths if not p.exists()]}"
+        time.sleep(0.1)
+
+
+def wait_launched(
+    cluster: _Runs, work: Path, job: str, ntasks: int, timeout: float = 60.0
+) -> None:
+    """Return once srun has launched job ``job``'s step of ``ntasks`` tasks completely
+    (see the module docstring); the tasks run :data:`TASK_READY` in ``work``."""
+    _wait_files([work / f"{job}.on.{t}" for t in range(ntasks)], timeout,
+                "the srun step's tasks did not start")
+    cluster.run(f"scancel --signal=USR1 {job}")
+    _wait_files([work / f"{job}.ready.{t}" for t in range(ntasks)], timeout,
+                "the step's tasks did not get SIGUSR1 (step not launched)")
