@@ -155,6 +155,10 @@ CREATED = "srun: Step created for job J"
 NO_MEM = "srun: error: Unable to create step for job J: Memory required by task is not available"
 
 #: name: (sbatch options, script body, the output measured on 22.05.8, sort it first?)
+#: A step that must still hold its resources while a later one is created waits until the
+#: script has seen that one end (``ON``: the file it touches after that srun) rather than
+#: sleeping (under load, creating a step took over 3 s; srun's output is written by then);
+#: ``busy``/``three``/``overlap`` keep a sleep: the later step there waits for it to end.
 CASES: dict[str, tuple[str, str, list[str], bool]] = {
     "busy": ("-N1 -n2", f"""
 srun -n1 bash -c 'touch $SLURM_JOB_ID.s0; sleep 3; echo s0 done' &
@@ -162,21 +166,24 @@ srun -n1 bash -c 'touch $SLURM_JOB_ID.s0; sleep 3; echo s0 done' &
 srun -n1 bash -c 'echo s1 $SLURM_STEP_ID $SLURM_CPUS_ON_NODE'
 wait""", ["s0 done", BUSY, CREATED, "s1 1 2"], False),
     "exact": ("-N1 -n2", f"""
-srun -n1 --exact bash -c 'touch $SLURM_JOB_ID.s0; sleep 3; echo s0 done' &
+srun -n1 --exact bash -c 'touch $SLURM_JOB_ID.s0; {ON.format('s1')}; echo s0 done' &
 {ON.format('s0')}
 srun -n1 --exact bash -c 'echo s1 $SLURM_STEP_ID $SLURM_CPUS_ON_NODE'
+touch $SLURM_JOB_ID.s1
 wait""", ["s1 1 1", "s0 done"], False),
     "gpus": ("-N1 -n4 --gres=gpu:4", """
 for i in 0 1 2 3; do
   srun -n1 --exact --gres=gpu:1 bash -c "touch \\$SLURM_JOB_ID.g$i; echo t\\$SLURM_STEP_ID \\
-CVD=\\$CUDA_VISIBLE_DEVICES SG=\\$SLURM_STEP_GPUS; sleep 3" &
+CVD=\\$CUDA_VISIBLE_DEVICES SG=\\$SLURM_STEP_GPUS; \\
+while [ ! -e \\$SLURM_JOB_ID.g3 ]; do sleep 0.1; done; sleep 1" &
   while [ ! -e $SLURM_JOB_ID.g$i ]; do sleep 0.1; done
 done
 wait""", [f"t{i} CVD={i} SG={i}" for i in range(4)], False),
     "idle-node": ("-N2 -n2", f"""
-srun -N1 -n1 bash -c 'touch $SLURM_JOB_ID.s0; sleep 3; echo s0 $SLURMD_NODENAME' &
+srun -N1 -n1 bash -c 'touch $SLURM_JOB_ID.s0; {ON.format('s1')}; echo s0 $SLURMD_NODENAME' &
 {ON.format('s0')}
 srun -N1 -n1 bash -c 'echo s1 $SLURMD_NODENAME'
+touch $SLURM_JOB_ID.s1
 wait""", ["s1 n2", "s0 n1"], False),
     "three": ("-N1 -n1", f"""
 srun bash -c 'touch $SLURM_JOB_ID.s0; sleep 3; echo s0' &
