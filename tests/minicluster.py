@@ -14,7 +14,11 @@ things only minislurm needs: the repository's ``bin/`` first on PATH (so that
 ``sbatch``, ``srun``, ``squeue`` ... inside command lines *and* inside batch
 scripts are minislurm's) and ``MINISLURM_STATE_DIR``. ``stop()`` runs
 ``cluster down`` and then ends, by pid, every process that still carries this
-run's ``MINISLURM_STATE_DIR`` or ``SLURM_CONF`` (jobs inherit both).
+run's ``MINISLURM_STATE_DIR`` or ``SLURM_CONF`` (jobs inherit both). ``reset()``
+puts a started cluster back as it was at start (tests/conftest.py runs it after each
+test file that used the session's ``mini_slurm``); :func:`wait_idle` waits, cancelling
+nothing, until a cluster (either kind) has no job, no reservation and every node idle,
+and :class:`ClusterNotIdle` names what is left when it times out.
 
 Usage::
 
