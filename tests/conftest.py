@@ -107,20 +107,52 @@ def pytest_terminal_summary(
 # ----- minislurm's local cluster (tests/minicluster.py; differential tests) -----------------
 from minicluster import MiniCluster  # noqa: E402
 
+#: The session's minislurm cluster once started, and the test files whose tests use it.
+_MINI_SLURM = pytest.StashKey[MiniCluster]()
+_MINI_SLURM_FILES = pytest.StashKey[frozenset[Path]]()
+
 
 @pytest.fixture(scope="session")
-def mini_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster]:
+def mini_slurm(
+    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
+) -> Iterator[MiniCluster]:
     """minislurm's local cluster on the reference slurm.conf (see tests/minicluster.py),
     the counterpart of ``real_slurm`` in differential tests; skips with the reason when
     it cannot start; torn down (no process left) at the end of the session."""
     cluster = MiniCluster(tmp_path_factory.mktemp("minislurm"))
     cluster.start_or_skip("minislurm cluster unavailable: ")
+    pytestconfig.stash[_MINI_SLURM] = cluster
     try:
         yield cluster
     finally:
+        del pytestconfig.stash[_MINI_SLURM]
         left = cluster.stop()
         if left:
             pytest.fail(f"minislurm processes left after stop: {left}")
+
+
+def _mini_slurm_files(session: pytest.Session) -> frozenset[Path]:
+    """The test files with a test that uses ``mini_slurm`` (directly or through a fixture)."""
+    files = session.config.stash.get(_MINI_SLURM_FILES, None)
+    if files is None:
+        files = frozenset(item.path for item in session.items
+                          if "mini_slurm" in getattr(item, "fixturenames", ()))
+        session.config.stash[_MINI_SLURM_FILES] = files
+    return files
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _mini_slurm_reset_after_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test file that used ``mini_slurm``: the session's minislurm cluster back as
+    started (:meth:`MiniCluster.reset`: no job, no reservation, every node resumed and
+    idle, partitions as at start), like ``_real_slurm_reset_after_module`` for real Slurm:
+    a job an earlier file left running (or still completing) must not change which nodes
+    a later file's jobs get, whatever order pytest-xdist's workers run the files in.
+    Fails the file's last test's teardown, naming what is left, when it cannot."""
+    yield
+    cluster = request.config.stash.get(_MINI_SLURM, None)
+    if cluster is not None and request.node.path in _mini_slurm_files(request.session):
+        cluster.reset()
 
 
 # ----- running side by side (pytest-xdist; scripts/test runs the suite with -n) ------------

@@ -14,7 +14,11 @@ things only minislurm needs: the repository's ``bin/`` first on PATH (so that
 ``sbatch``, ``srun``, ``squeue`` ... inside command lines *and* inside batch
 scripts are minislurm's) and ``MINISLURM_STATE_DIR``. ``stop()`` runs
 ``cluster down`` and then ends, by pid, every process that still carries this
-run's ``MINISLURM_STATE_DIR`` or ``SLURM_CONF`` (jobs inherit both).
+run's ``MINISLURM_STATE_DIR`` or ``SLURM_CONF`` (jobs inherit both). ``reset()``
+puts a started cluster back as it was at start (tests/conftest.py runs it after each
+test file that used the session's ``mini_slurm``); :func:`wait_idle` waits, cancelling
+nothing, until a cluster (either kind) has no job, no reservation and every node idle,
+and :class:`ClusterNotIdle` names what is left when it times out.
 
 Usage::
 
@@ -122,6 +126,8 @@ class MiniCluster(CommandLineCluster):
     conf_edits: tuple[tuple[str, str], ...] = ()
     #: More files for etc/ beside slurm.conf (e.g. ``{"cgroup.conf": "..."}``).
     etc_files: dict[str, str] = field(default_factory=dict)
+    #: ``scontrol show partition -o`` right after start (:meth:`reset` restores it).
+    partitions_at_start: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     # ----- layout (conf_path: the reference slurm.conf, paths rewritten; work_dir:
     # like the real harness's root/work; both from CommandLineCluster) ----------
@@ -176,6 +182,7 @@ class MiniCluster(CommandLineCluster):
             raise MiniClusterUnavailable(
                 f"minislurm cluster up failed (rc {res.rc}): {res.stdout}{res.stderr}\n{tail}"
             )
+        self.partitions_at_start = partitions(self)
         self.timings["total"] = time.monotonic() - t0
 
     def pids(self) -> list[int]:
@@ -205,6 +212,164 @@ class MiniCluster(CommandLineCluster):
         if not has_command("scontrol"):
             return []
         return super().job_records(job_id)
+
+    def reset(self, timeout: float = 60.0) -> None:
+        """Leave the cluster as started, for the next test file of a session (what
+        ``RealSlurm.reset`` does on real Slurm): every job cancelled and gone from squeue
+        (COMPLETING ones too), no reservation, every down/drained node resumed, every
+        partition's State as at start, and the controller reporting every node plainly
+        ``idle``. Polls until then (on a loaded machine a cancelled job's processes take
+        a while to end); raises :class:`ClusterNotIdle` naming what is left after
+        ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        self.run(_CANCEL_ALL, timeout=15)
+        while True:
+            left = leftovers(self, self.partitions_at_start)
+            if left.idle:
+                return
+            if time.monotonic() > deadline:
+                raise ClusterNotIdle(
+                    f"minislurm cluster not back to its start {timeout:g} s into reset: "
+                    f"{left.describe()}")
+            self._undo(left)
+            time.sleep(self.poll_seconds)
+
+    def _undo(self, left: Leftovers) -> None:
+        """One round of :meth:`reset`: cancel the jobs not already ending (a job a test
+        submitted in the background may arrive after the first scancel), delete the
+        reservations, resume the down/drained nodes, set the partitions' State back."""
+        if any(j.state != "COMPLETING" for j in left.jobs):
+            self.run(_CANCEL_ALL, timeout=15)
+        for name in left.reservations:
+            self.run(["scontrol", "delete", f"reservation={name}"], timeout=15)
+        stuck = sorted(n for n, st in left.nodes if node_base_state(st) in STUCK_NODE_STATES)
+        if stuck:
+            self.run(["scontrol", "update", f"NodeName={','.join(stuck)}", "State=RESUME"],
+                     timeout=15)
+        for name, key, (start, _) in left.partitions:
+            if key == "State":
+                self.run(["scontrol", "update", f"PartitionName={name}", f"State={start}"],
+                         timeout=15)
+
+
+# ----- is a cluster as started? (between test files, before a differential case) ------
+#: scancel of every job squeue shows (array jobs by their %A).
+_CANCEL_ALL = "scancel $(squeue -h -o %A | sort -u) 2>/dev/null"
+
+
+class ClusterNotIdle(TimeoutError):
+    """A cluster still has jobs, reservations, busy/down nodes or changed partitions
+    after the time allowed; the message names them."""
+
+
+#: sinfo ``%t`` base states of a node that only ``scontrol update State=RESUME`` ends.
+STUCK_NODE_STATES = frozenset({"down", "drain", "drng", "fail", "failg"})
+#: Fields of ``scontrol show partition -o`` that follow from the others or from time.
+_DERIVED_PARTITION_FIELDS = frozenset({"TotalCPUs", "TotalNodes", "TRES"})
+
+
+def node_base_state(sinfo_state: str) -> str:
+    """sinfo ``%t`` without its flag suffix (``*`` not responding, ``~`` powered off,
+    ``#`` powering up, ``!`` pending power down, ``%`` powering down, ``$`` maintenance
+    reservation, ``@`` reboot pending, ``^`` reboot issued, ``-`` planned by backfill)."""
+    return sinfo_state.rstrip("*~#!%$@^-")
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedJob:
+    """One squeue row: ``%i|%T|%N|%C|%R`` (id, state, nodes, CPUs, reason or nodes)."""
+
+    job_id: str
+    state: str
+    nodes: str
+    cpus: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leftovers:
+    """What keeps a cluster from being as started: jobs squeue still shows, reservations,
+    nodes whose sinfo ``%t`` is not ``idle``, partition fields that differ from the start
+    (``(name, field, (at start, now))``)."""
+
+    jobs: tuple[QueuedJob, ...] = ()
+    reservations: tuple[str, ...] = ()
+    nodes: tuple[tuple[str, str], ...] = ()
+    partitions: tuple[tuple[str, str, tuple[str, str]], ...] = ()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing left: no job, no reservation, every node idle, partitions as at start."""
+        return not (self.jobs or self.reservations or self.nodes or self.partitions)
+
+    def describe(self) -> str:
+        """One line per kind of leftover, e.g. ``jobs: 100130 RUNNING on n1 (1 CPUs)``."""
+        parts = []
+        if self.jobs:
+            parts.append("jobs: " + ", ".join(
+                f"{j.job_id} {j.state} on {j.nodes or '-'} ({j.cpus} CPUs, {j.reason})"
+                for j in self.jobs))
+        if self.reservations:
+            parts.append("reservations: " + ", ".join(self.reservations))
+        if self.nodes:
+            parts.append("nodes not idle: " + ", ".join(f"{n} {st}" for n, st in self.nodes))
+        if self.partitions:
+            parts.append("partitions changed: " + ", ".join(
+                f"{n} {k}={now} (was {start})" for n, k, (start, now) in self.partitions))
+        return "; ".join(parts) or "nothing"
+
+
+def partitions(cluster: Cluster) -> dict[str, dict[str, str]]:
+    """``scontrol show partition -o``: partition name -> its fields."""
+    shown = cluster.run(["scontrol", "show", "partition", "-o"], timeout=15).stdout
+    table: dict[str, dict[str, str]] = {}
+    for line in shown.splitlines():
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        if "PartitionName" in fields:
+            table[fields["PartitionName"]] = fields
+    return table
+
+
+def leftovers(
+    cluster: Cluster, partitions_at_start: Mapping[str, Mapping[str, str]] | None = None
+) -> Leftovers:
+    """What squeue, ``scontrol show reservation``, ``sinfo -N`` (and, given the table at
+    start, ``scontrol show partition``) show that a cluster as started would not."""
+    queue = cluster.run(["squeue", "-h", "-o", "%i|%T|%N|%C|%R"], timeout=15).stdout
+    jobs = tuple(QueuedJob(*(row.split("|", 4) + [""] * 4)[:5])
+                 for row in queue.splitlines() if row.strip())
+    shown = cluster.run(["scontrol", "show", "reservation", "-o"], timeout=15).stdout
+    reservations = tuple(re.findall(r"^ReservationName=(\S+)", shown, re.MULTILINE))
+    rows = cluster.run(["sinfo", "-h", "-N", "-o", "%N %t"], timeout=15).stdout
+    states = dict(row.split(None, 1) for row in rows.splitlines() if row.strip())
+    if not states:
+        states = {"(sinfo)": f"showed no node: {rows!r}"}
+    nodes = tuple(sorted((n, st) for n, st in states.items() if st != "idle"))
+    changed: list[tuple[str, str, tuple[str, str]]] = []
+    if partitions_at_start:
+        now = partitions(cluster)
+        for name, start in partitions_at_start.items():
+            current = now.get(name, {})
+            changed += [(name, key, (value, current.get(key, "<absent>")))
+                        for key, value in start.items()
+                        if key not in _DERIVED_PARTITION_FIELDS
+                        and current.get(key) != value]
+    return Leftovers(jobs, reservations, nodes, tuple(changed))
+
+
+def wait_idle(cluster: Cluster, timeout: float = 30.0, *, what: str = "cluster") -> None:
+    """Poll until the cluster has no job, no reservation and every node ``idle`` (jobs a
+    previous case ran may still be COMPLETING); nothing is cancelled. Raises
+    :class:`ClusterNotIdle` naming what is left: a test that needs the whole cluster free
+    (which nodes a job gets) fails with the cause instead of a puzzling diff."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = leftovers(cluster)
+        if left.idle:
+            return
+        if time.monotonic() > deadline:
+            raise ClusterNotIdle(f"{what} not idle after {timeout:g} s: {left.describe()}")
+        time.sleep(0.2)
 
 
 # ----- one case on both clusters ------------------------------------------------------
