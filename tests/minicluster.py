@@ -58,6 +58,8 @@ from realslurm.normalize import (
 )
 from realslurm.procs import end_processes, pids_with_env
 
+from minislurm.cli.cluster import DOWN_TIMEOUT
+
 REPO = Path(__file__).resolve().parent.parent
 #: Wrapper scripts named like Slurm's commands (``bin/sbatch`` = ``python -m minislurm sbatch``).
 BIN_DIR = REPO / "bin"
@@ -192,7 +194,7 @@ class MiniCluster(CommandLineCluster):
     def stop(self) -> list[int]:
         """``cluster down``, then end what is left by pid; return survivors (normally [])."""
         if (self.state_dir / "slurmctld.sock").exists():
-            self.run([python(), "-m", "minislurm", "cluster", "down"], timeout=30)
+            self.run([python(), "-m", "minislurm", "cluster", "down"], timeout=DOWN_TIMEOUT + 30)
         deadline = time.monotonic() + 5
         while self.pids() and time.monotonic() < deadline:
             time.sleep(0.1)

@@ -27,7 +27,7 @@ SCRIPTS = {
     "noshebang2.sh": "#SBATCH -N1\necho no shebang but directive first\n",
     "dos.sh": "#!/bin/bash\r\n#SBATCH -N1\r\necho dos\r\n",
     "trapterm.sh": "#!/bin/bash\n"
-    "srun bash -c 'trap \"echo step TERM >> got.txt\" TERM; "
+    "srun bash -c 'trap \"echo step TERM >> got.txt\" TERM; touch trapped; "
     "for i in $(seq 300); do sleep 0.2; done'\n",
 }
 
@@ -231,8 +231,10 @@ def test_scancel_signal_term_is_not_a_cancel(
     this before its USR2."""
     cmd = (
         "id=$(sbatch --parsable -o out.txt trapterm.sh); "
-        "sleep 3; "
-        "scancel --signal=TERM $id; echo rc=$?; sleep 2; squeue -h -j $id -o %T; cat got.txt"
+        "while [ ! -e trapped ]; do sleep 0.1; done; "  # the step's trap is set
+        "scancel --signal=TERM $id; echo rc=$?; "
+        "for i in $(seq 100); do [ -s got.txt ] && break; sleep 0.1; done; sleep 0.5; "
+        "squeue -h -j $id -o %T; cat got.txt; scancel $id"  # the job ends with the test
     )
     real, mini = on_both(real_slurm, mini_slurm, cmd, "signal-term", timeout=60)
     assert real.result.stdout == "rc=0\nRUNNING\nstep TERM\n", real.result
