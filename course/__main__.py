@@ -8,7 +8,9 @@ JupyterLab's menus in the edition's language; see course/lab.py, course/i18n_lab
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -129,10 +131,44 @@ def lab(argv: Sequence[str]) -> int:
     with app_settings(lang) as settings:
         cmd = [sys.executable, "-m", "jupyter",
                *with_settings(lab_arguments(root.resolve(), rest), settings)]
+        return run_jupyter(cmd, env)
+
+
+#: Seconds JupyterLab gets to shut its kernels and terminals down before it is killed.
+STOP_GRACE = 30.0
+
+
+def run_jupyter(cmd: Sequence[str], env: dict[str, str]) -> int:
+    """Run JupyterLab until it ends; stop it cleanly when this process is told to stop.
+
+    SIGTERM and SIGHUP (a test's or a hub's stop, a closed terminal) are passed on to
+    JupyterLab, which then shuts its kernels and terminals down: killed as this process
+    would be by default, JupyterLab and its kernels went on without it.  Ctrl-C reaches
+    JupyterLab too (the same foreground process group), where it only asks "Shutdown this
+    Jupyter server (y/[n])?" and resumes after 5 s: here it is stopped with SIGTERM
+    instead, and exit status 130 says it was interrupted.  After `STOP_GRACE` seconds it
+    is killed.
+    """
+    proc = subprocess.Popen(list(cmd), env=env)
+
+    def forward(signum: int, frame: object) -> None:
+        proc.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
         try:
-            return subprocess.call(cmd, env=env)
+            return proc.wait()
         except KeyboardInterrupt:
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired, KeyboardInterrupt):
+                proc.wait(timeout=STOP_GRACE)  # a second Ctrl-C: no more waiting
             return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":

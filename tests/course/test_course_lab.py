@@ -89,3 +89,76 @@ def test_reading_links_in_notebooks_resolve() -> None:
                 continue
             for href in pattern.findall("".join(cell["source"])):
                 assert (ROOT / "notebooks" / href).is_file(), f"{nb.name}: {href} is not there"
+
+
+# ----- stopping `python -m course lab` stops JupyterLab and its kernels ------------------------
+def _processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line mentions ``text`` (zombies do not count)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_stopped_course_lab_leaves_no_jupyterlab_or_kernel(tmp_path: Path) -> None:
+    """SIGTERM to ``python -m course lab`` (what a test's teardown, a hub or ``kill``
+    sends) ends JupyterLab and the kernel it started: killed by default, the wrapper used
+    to leave JupyterLab and its kernels running without it (CI collected dozens)."""
+    import secrets
+    import signal
+    import socket
+    import sys
+    import time
+    import urllib.request
+
+    runtime = tmp_path / "runtime"
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime),
+           "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+           "JUPYTER_DATA_DIR": str(tmp_path / "data"), "IPYTHONDIR": str(tmp_path / "ipy"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "ws"), "PYTHONPATH": str(ROOT)}
+    env.pop("COURSE_LANG", None)
+    (tmp_path / "root").mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(16)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "course", "lab", "--root", str(tmp_path / "root"),
+         "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
+         "--allow-root", f"--IdentityProvider.token={token}"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "no JupyterLab"
+                time.sleep(0.3)
+        req = urllib.request.Request(f"{base}/api/kernels?token={token}", data=b"{}",
+                                     method="POST")
+        urllib.request.urlopen(req, timeout=60).close()
+        while not [p for p in _processes_mentioning(str(runtime)) if p != proc.pid]:
+            assert time.monotonic() < deadline, "the kernel did not start"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) is not None
+        deadline = time.monotonic() + 60
+        while left := _processes_mentioning(str(tmp_path)):
+            assert time.monotonic() < deadline, f"still running after course lab: {left}"
+            time.sleep(0.2)
+    finally:
+        for pid in _processes_mentioning(str(tmp_path)):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
