@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from lab_driver import lab_env, running_lab
 
 from course.i18n_lab import (
     MAINMENU_PLUGIN,
@@ -76,60 +74,24 @@ def test_an_unknown_language_is_refused_with_the_known_ones():
     assert "Traceback" not in proc.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _server(tmp: Path, lang_args: list[str], env_lang: str | None) -> Iterator[dict]:
     root = tmp / "root"
     root.mkdir()
-    env = dict(os.environ)
-    for var in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[var] = str(tmp / var.lower())
-    env["JUPYTERLAB_SETTINGS_DIR"] = str(tmp / "user-settings")
-    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp / "workspaces")
-    env["PYTHONPATH"] = str(ROOT)
-    env.pop("COURSE_LANG", None)
+    env = lab_env(tmp)
     if env_lang:
         env["COURSE_LANG"] = env_lang
-    port, token = _free_port(), secrets.token_hex(8)
-    log = (tmp / "lab.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "course", "lab", *lang_args, "--root", str(root),
-         "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-         "--allow-root", f"--IdentityProvider.token={token}"],
-        cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 240  # its imports alone took over 60 s at load 25
-        while True:
-            try:
-                url = f"{base}/lab/api/settings/{TRANSLATION_PLUGIN}?token={token}"
-                with urllib.request.urlopen(url, timeout=2) as resp:
-                    settings = json.load(resp)
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not start:\n" + (tmp / "lab.log").read_text())
-                time.sleep(0.3)
+    with running_lab(tmp, root, env, lang_args) as (base, token):
+        url = f"{base}/lab/api/settings/{TRANSLATION_PLUGIN}?token={token}"
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            settings = json.load(resp)
         url = f"{base}/lab/api/settings/{MAINMENU_PLUGIN}?token={token}"
-        with urllib.request.urlopen(url, timeout=10) as resp:
+        with urllib.request.urlopen(url, timeout=30) as resp:
             menus = json.load(resp)["schema"]["properties"]["menus"]["default"]
         with urllib.request.urlopen(f"{base}/lab/api/translations/pt_BR?token={token}",
-                                    timeout=10) as resp:
+                                    timeout=30) as resp:
             pack = json.load(resp)
         yield {"settings": settings, "pack": pack, "menus": menus, "base": base,
                "token": token}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
 
 
 @pytest.mark.parametrize(("args", "env_lang", "locale"), [

@@ -1,6 +1,6 @@
-"""Driving the course's JupyterLab in a real chromium (Playwright): what the browser tests
-share. `running_lab` starts JupyterLab as ``scripts/course`` does (``python -m course lab``)
-on a copy of the notebooks, in a folder of its own (HOME with hostile login files, its own
+"""Driving the course's JupyterLab, and a real chromium through Playwright: what the
+browser tests and the JupyterLab tests share. `running_lab` starts JupyterLab as
+``scripts/course`` does (``python -m course lab``), in a folder of its own (HOME with hostile login files, its own
 Jupyter and minislurm state folders); `open_and_run` opens a notebook in a fresh workspace,
 runs every cell and checks that none errored.
 """
