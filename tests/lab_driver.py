@@ -1,8 +1,8 @@
 """Driving the course's JupyterLab, and a real chromium through Playwright: what the
 browser tests and the JupyterLab tests share. `running_lab` starts JupyterLab as
-``scripts/course`` does (``python -m course lab``), in a folder of its own (HOME with hostile login files, its own
-Jupyter and minislurm state folders); `open_and_run` opens a notebook in a fresh workspace,
-runs every cell and checks that none errored.
+``scripts/course`` does (``python -m course lab``), in a folder of its own (HOME with
+hostile login files, its own Jupyter and minislurm state folders); `open_and_run` opens
+a notebook in a fresh workspace, runs every cell and checks that none errored.
 """
 
 from __future__ import annotations

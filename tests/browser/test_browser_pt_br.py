@@ -47,7 +47,8 @@ WORDS = {
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = BROWSER_MARKS
+#: One xdist group per edition (each has its own JupyterLab): the two run side by side.
+pytestmark = [*BROWSER_MARKS, pytest.mark.spread_by("edition")]
 
 
 def _start(tmp: Path, lang: str) -> Iterator[tuple[str, str]]:
