@@ -229,6 +229,14 @@ def pytest_configure_node(node: Any) -> None:
         node.workerinput[_GROUPS_KEY] = folder
 
 
+def _group_map(folder: str) -> dict[str, str]:
+    """The test -> group maps the workers wrote into ``folder``, merged."""
+    groups: dict[str, str] = {}
+    for f in sorted(Path(folder).glob("gw*.json")):
+        groups.update(json.loads(f.read_text()))
+    return groups
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup`` by :func:`test_group` (xdist 3.8's own loadgroup no longer
@@ -245,9 +253,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
         def _split_scope(self, nodeid: str) -> str:
             if self.groups is None:
-                self.groups = {}
-                for f in sorted(Path(config.stash[_GROUPS_DIR]).glob("gw*.json")):
-                    self.groups.update(json.loads(f.read_text()))
+                self.groups = _group_map(config.stash[_GROUPS_DIR])
             return self.groups.get(nodeid, nodeid)
 
     config.option.loadscopereorder = False  # keep the order the workers collected
@@ -271,9 +277,7 @@ class _GroupTimes:
         folder = self.config.stash.get(_GROUPS_DIR, None)
         if not self.spent or not folder:
             return
-        groups: dict[str, str] = {}
-        for f in sorted(Path(folder).glob("gw*.json")):
-            groups.update(json.loads(f.read_text()))
+        groups = _group_map(folder)
         totals: dict[str, float] = {}
         for nodeid, seconds in self.spent.items():
             group = groups.get(nodeid, nodeid)

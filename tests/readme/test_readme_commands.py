@@ -170,10 +170,7 @@ def test_cluster_down_kills_a_daemon_that_does_not_stop_in_time(
     timeout (ping, shutdown, exit), then say "cluster is down" and leave it running."""
     env = _course_env(tmp_path)
     state = tmp_path / "state"
-    up = subprocess.run([PYTHON, "-m", "minislurm", "cluster", "up"],
-                        env=env, capture_output=True, text=True, timeout=120)
-    assert up.returncode == 0, up.stdout + up.stderr
-    daemon = _daemon(state)
+    daemon = _cluster_up(env, state)
     try:
         os.kill(daemon.pid, signal.SIGSTOP)
         capsys.readouterr()
@@ -199,10 +196,7 @@ def test_cluster_down_clears_what_a_killed_daemon_left(
     looks like a running cluster to a clean-up check)."""
     env = _course_env(tmp_path)
     state = tmp_path / "state"
-    up = subprocess.run([PYTHON, "-m", "minislurm", "cluster", "up"],
-                        env=env, capture_output=True, text=True, timeout=120)
-    assert up.returncode == 0, up.stdout + up.stderr
-    daemon = _daemon(state)
+    daemon = _cluster_up(env, state)
     try:
         os.kill(daemon.pid, signal.SIGKILL)
         assert _wait_until(lambda: not _alive(daemon), 30)
@@ -287,6 +281,14 @@ class Process(NamedTuple):
 
     pid: int
     started: str
+
+
+def _cluster_up(env: dict[str, str], state: Path) -> Process:
+    """``minislurm cluster up`` in ``env``; the daemon it started."""
+    up = subprocess.run([PYTHON, "-m", "minislurm", "cluster", "up"],
+                        env=env, capture_output=True, text=True, timeout=120)
+    assert up.returncode == 0, up.stdout + up.stderr
+    return _daemon(state)
 
 
 def _daemon(state: Path) -> Process:
