@@ -208,21 +208,22 @@ def _exchange(sock_path: str, data: bytes) -> bytes | None:
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        try:
-            sock.connect(sock_path)
-        except (FileNotFoundError, ConnectionRefusedError):
-            return None
-        sock.sendall(data)
         chunks: list[bytes] = []
         size = 0
-        while True:
-            chunk = sock.recv(1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if chunk.endswith(b"\n") or size > _MAX_ANSWER:
-                break
+        try:
+            sock.connect(sock_path)
+            sock.sendall(data)
+            while True:
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+                if chunk.endswith(b"\n") or size > _MAX_ANSWER:
+                    break
+        except (FileNotFoundError, ConnectionRefusedError, ConnectionResetError,
+                BrokenPipeError):
+            return None  # no daemon, or one that died with this request queued
         return b"".join(chunks) or None
     finally:
         sock.close()

@@ -95,7 +95,10 @@ def call(socket_path: str | os.PathLike[str], request: Mapping[str, Any],
             sock.sendall(data)
             reader = sock.makefile("rb")
             line = reader.readline(MAX_MESSAGE + 1)
-    except (FileNotFoundError, ConnectionRefusedError, BlockingIOError) as exc:
+    except (FileNotFoundError, ConnectionRefusedError, BlockingIOError, ConnectionResetError,
+            BrokenPipeError) as exc:
+        # reset/broken before any answer: the daemon died with this connection queued
+        # (just after a SIGKILL, connect still succeeds into the closing backlog)
         raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR) from exc
     if not line:
         raise ControllerUnavailable(Errno.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)

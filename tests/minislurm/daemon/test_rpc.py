@@ -217,3 +217,29 @@ def test_a_full_backlog_is_waited_for_not_a_traceback(short_dir: Path) -> None:
         server.close()
         for client in waiting:
             client.close()
+
+
+def test_a_daemon_dying_with_the_request_queued_is_unavailable_not_a_traceback(
+        short_dir: Path) -> None:
+    """A connection still in the backlog when the daemon dies (SIGKILL: its listening
+    socket closes unaccepted) is reset: `ControllerUnavailable`, as for no daemon at all
+    (it was a ``ConnectionResetError``, which ``cluster down`` took for a busy daemon and
+    waited its whole timeout for)."""
+    import select
+
+    path = short_dir / "dying.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(4)
+
+    def die_with_it_queued() -> None:
+        select.select([server], [], [], 10)  # a connection waits to be accepted
+        server.close()
+
+    thread = threading.Thread(target=die_with_it_queued)
+    thread.start()
+    try:
+        with pytest.raises(ControllerUnavailable):
+            rpc.call(path, {"op": "ping"}, timeout=10)
+    finally:
+        thread.join(10)
