@@ -178,9 +178,13 @@ def test_batch_output_in_a_missing_directory(real_slurm: RealSlurm) -> None:
 
 
 def test_cancel_message(real_slurm: RealSlurm) -> None:
-    """scancel of a running batch job: one slurmstepd line in the job's output."""
+    """scancel of a running batch job: one slurmstepd line in the job's output.
+
+    The real job ``exec``s sleep, as ours runs it: with a shell between, the shell may
+    reap its SIGTERMed child before its own SIGTERM arrives and add ``Terminated`` (a race
+    in Slurm itself, seen in CI)."""
     real, ours = _folders(real_slurm, "cancel")
-    res = real_slurm.run("sbatch --parsable -w n1 -o c.out --wrap 'sleep 30'", cwd=real)
+    res = real_slurm.run("sbatch --parsable -w n1 -o c.out --wrap 'exec sleep 30'", cwd=real)
     job_id = res.stdout.strip()
     deadline = time.monotonic() + TIMEOUT
     while real_slurm.run(["squeue", "-h", "-j", job_id, "-o", "%T"]).stdout.strip() != "RUNNING":
