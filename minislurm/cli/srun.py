@@ -29,6 +29,7 @@ from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
 from minislurm.common import rpc
 from minislurm.common.hostlist import compress
+from minislurm.common.wire import MAX_MESSAGE
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 from minislurm.options.gres_names import check_command_gres
 from minislurm.options.model import SrunInvocation
@@ -206,7 +207,7 @@ def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -
             return  # the step is over: run_step closed the port
         with conn:
             try:
-                message = json.loads(conn.makefile("rb").readline(rpc.MAX_MESSAGE) or b"{}")
+                message = json.loads(conn.makefile("rb").readline(MAX_MESSAGE) or b"{}")
             except (OSError, ValueError):
                 continue
             if message.get("op") == "node_fail":  # srun_node_fail: the job's end follows

@@ -26,6 +26,7 @@ import os
 import sys
 
 from minislurm.cli.identity import process_identity
+from minislurm.common.wire import MAX_MESSAGE, SUN_PATH_MAX
 
 TYPE_CHECKING = False  # typing itself costs a forwarded command ~5 ms (re, collections)
 if TYPE_CHECKING:
@@ -35,8 +36,6 @@ if TYPE_CHECKING:
 
     from minislurm.cli.common import Context
 
-#: Largest answer `quick_forward` reads (as `minislurm.common.rpc.MAX_MESSAGE`).
-_MAX_ANSWER = 64 * 1024 * 1024
 #: Seconds sbatch waits for a piped script to show data (see `_read_stdin_if_needed`).
 _STDIN_GRACE = 0.2
 
@@ -219,7 +218,7 @@ def _exchange(sock_path: str, data: bytes) -> bytes | None:
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-                if chunk.endswith(b"\n") or size > _MAX_ANSWER:
+                if chunk.endswith(b"\n") or size > MAX_MESSAGE:
                     break
         except (FileNotFoundError, ConnectionRefusedError, ConnectionResetError,
                 BrokenPipeError):
@@ -240,7 +239,7 @@ def quick_forward(name: str, argv: Sequence[str], stdin: str | None = None) -> i
     if where is None:
         return None
     sock = os.path.join(where, "slurmctld.sock")
-    if not os.path.exists(sock) or len(os.fsencode(sock)) >= 108:
+    if not os.path.exists(sock) or len(os.fsencode(sock)) >= SUN_PATH_MAX:
         return None  # a path past sun_path: the full path's rpc.socket_address reaches it
     request = _request(name, argv, os.environ, os.getcwd(), stdin, *process_identity())
     raw = _exchange(sock, (_dumps(request) + "\n").encode())

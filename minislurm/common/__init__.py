@@ -12,8 +12,9 @@ above may import them, they import only `minislurm.errors` and each other:
 * `minislurm.common.billing` -- ``TRESBillingWeights`` (``assoc_mgr_tres_weighted``);
 * `minislurm.common.accounts` -- associations and QOS (``assoc_mgr.c``'s cache of slurmdbd);
 * `minislurm.common.jobacct` -- ``slurm_jobacct_gather.c`` / jobacct_gather/linux usage;
-* `minislurm.common.rpc` -- ``slurm_protocol_api.c``: the wire between commands and daemons.
+* `minislurm.common.rpc` -- ``slurm_protocol_api.c``: the wire between commands and daemons;
+* `minislurm.common.wire` -- the wire's limits, without the server side (a command's quick path).
 
 The package imports none of them itself, so a forwarded command that needs only
-`minislurm.common.rpc` stays fast.
+`minislurm.common.wire` stays fast.
 """

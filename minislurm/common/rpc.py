@@ -24,13 +24,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from minislurm.common.wire import MAX_MESSAGE, SUN_PATH_MAX
 from minislurm.errors import ControllerUnavailable, Errno, SlurmError
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
-#: ``sizeof(struct sockaddr_un.sun_path)`` on Linux: a Unix socket's address holds at most
-#: this many bytes, a longer path fails with ``AF_UNIX path too long``.
-SUN_PATH_MAX = 108
 
 
 @contextlib.contextmanager
@@ -56,9 +54,6 @@ def socket_address(path: str | os.PathLike[str]) -> Iterator[str]:
     finally:
         os.close(folder)
 
-
-#: Largest request or answer accepted (a batch script plus its environment fits easily).
-MAX_MESSAGE = 64 * 1024 * 1024
 
 CONNECT_HINT = (
     "(minislurm: no controller is running; start one with "

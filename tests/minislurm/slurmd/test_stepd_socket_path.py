@@ -14,7 +14,8 @@ from pathlib import Path
 
 from minicluster import MiniCluster
 
-from minislurm.common.rpc import SUN_PATH_MAX, socket_address
+from minislurm.common.rpc import socket_address
+from minislurm.common.wire import SUN_PATH_MAX
 from minislurm.slurmd.spool import JobSpool
 
 
