@@ -10,6 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from realslurm.procs import processes
+
 from course.lab import (
     APP_SETTINGS,
     PATH_HOOK,
@@ -94,18 +96,7 @@ def test_reading_links_in_notebooks_resolve() -> None:
 # ----- stopping `python -m course lab` stops JupyterLab and its kernels ------------------------
 def _processes_mentioning(text: str) -> list[int]:
     """Live processes whose command line mentions ``text`` (zombies do not count)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if text in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
+    return [p.pid for p in processes() if text in p.cmdline and p.state != "Z"]
 
 
 def test_a_stopped_course_lab_leaves_no_jupyterlab_or_kernel(tmp_path: Path) -> None:

@@ -22,9 +22,9 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
+from realslurm.procs import Proc, proc, processes
 
 from minislurm.cli.cluster import DOWN_TIMEOUT, down
 
@@ -92,7 +92,7 @@ def _finish(proc: subprocess.Popen[bytes]) -> str:
     return output
 
 
-def _never_leave_a_daemon(env: dict[str, str], daemon: Process | None) -> None:
+def _never_leave_a_daemon(env: dict[str, str], daemon: Proc | None) -> None:
     """Whatever the test found, no daemon of it stays on the machine (and no other
     process that got its pid after it exited is signalled)."""
     sock = Path(env["MINISLURM_STATE_DIR"]) / "slurmctld.sock"
@@ -233,7 +233,8 @@ def test_cluster_down_does_not_wait_for_a_daemon_that_exited_unreaped(
         took = time.monotonic() - started
         out, err = capsys.readouterr()
         assert (rc, out, err) == (0, "minislurm: cluster is down\n", "")
-        assert _state(daemon.pid) == "Z"  # exited, not reaped: `down` did not wait for that
+        exited = proc(daemon.pid)  # exited, not reaped: `down` did not wait for that
+        assert exited is not None and exited.state == "Z"
         assert took < timeout / 2, f"cluster down waited {took:.1f} s for a zombie"
         assert not (state / "slurmctld.sock").exists()
     finally:
@@ -244,18 +245,7 @@ def test_cluster_down_does_not_wait_for_a_daemon_that_exited_unreaped(
 
 def _session(sid: int) -> list[str]:
     """The command lines of the processes in session ``sid``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(fields[3]) == sid:
-            found.append(cmdline.replace(b"\0", b" ").decode(errors="replace"))
-    return found
+    return [p.cmdline for p in processes() if p.session == sid]
 
 
 def _wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
@@ -267,23 +257,7 @@ def _wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
     return predicate()
 
 
-def _state(pid: int) -> str | None:
-    """Process ``pid``'s state letter (``Z`` for a zombie), None if there is none."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
-
-
-class Process(NamedTuple):
-    """A process: its pid and start time (``/proc/<pid>/stat`` field 22). Another
-    process may get the pid once it has exited (a loaded machine wraps pids in minutes)."""
-
-    pid: int
-    started: str
-
-
-def _cluster_up(env: dict[str, str], state: Path) -> Process:
+def _cluster_up(env: dict[str, str], state: Path) -> Proc:
     """``minislurm cluster up`` in ``env``; the daemon it started."""
     up = subprocess.run([PYTHON, "-m", "minislurm", "cluster", "up"],
                         env=env, capture_output=True, text=True, timeout=120)
@@ -291,17 +265,16 @@ def _cluster_up(env: dict[str, str], state: Path) -> Process:
     return _daemon(state)
 
 
-def _daemon(state: Path) -> Process:
+def _daemon(state: Path) -> Proc:
     """The daemon ``slurmctld.pid`` names (it runs: the cluster just answered)."""
-    pid = int((state / "slurmctld.pid").read_text())
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return Process(pid, fields[19])
+    found = proc(int((state / "slurmctld.pid").read_text()))
+    assert found is not None
+    return found
 
 
-def _alive(process: Process) -> bool:
-    """Whether ``process`` still runs: same pid and start, not exited (a zombie has)."""
-    try:
-        fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return False
-    return fields[0] != "Z" and fields[19] == process.started
+def _alive(process: Proc) -> bool:
+    """Whether ``process`` still runs: same pid and start, not exited (a zombie has).
+    Another process may get the pid once it has exited (a loaded machine wraps pids in
+    minutes)."""
+    now = proc(process.pid)
+    return now is not None and now.live and now.started == process.started

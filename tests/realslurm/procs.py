@@ -6,6 +6,9 @@ conf>`` from slurmd (see CAPTURES.md: "SLURM_CONF is set by slurmd itself").
 Both strings are unique to one run, so scanning ``/proc/<pid>/environ`` finds
 the run's daemons, slurmstepd processes and job tasks without ever matching a
 process by its name. They are then ended one by one, by pid.
+
+`processes` is the one scan of ``/proc`` the tests share (by command line, state,
+session, start time); `environ` reads a process's initial environment.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 #: Environment variable placed in every daemon's environment.
@@ -26,6 +30,45 @@ def _environ(pid: int) -> bytes:
         return Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:
         return b""
+
+
+def environ(pid: int) -> str:
+    """Process ``pid``'s initial environment, ``NAME=value`` entries NUL-separated
+    ("" when it is gone or not ours to read)."""
+    return _environ(pid).decode(errors="replace")
+
+
+@dataclass(frozen=True)
+class Proc:
+    """One process as ``/proc/<pid>/stat`` and ``cmdline`` show it."""
+
+    pid: int
+    cmdline: str  #: arguments joined by spaces
+    state: str  #: ``R``, ``S``, ... ``Z`` for a zombie
+    session: int  #: field 6, the session id
+    started: str  #: field 22, start time in clock ticks: (pid, started) names one process
+
+    @property
+    def live(self) -> bool:
+        return self.state not in ("Z", "X")
+
+
+def proc(pid: int) -> Proc | None:
+    """Process ``pid``, or None when there is none."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, IndexError):
+        return None
+    return Proc(pid, cmdline.replace(b"\0", b" ").decode(errors="replace").strip(),
+                fields[0], int(fields[3]), fields[19])
+
+
+def processes() -> Iterator[Proc]:
+    """Every process now on the machine (one that ends during the scan is left out)."""
+    for name in os.listdir("/proc"):
+        if name.isdigit() and (found := proc(int(name))) is not None:
+            yield found
 
 
 def pids_with_env(entries: Iterable[str], *, every: bool = False) -> list[int]:
@@ -48,11 +91,8 @@ def pids_with_env(entries: Iterable[str], *, every: bool = False) -> list[int]:
 
 def alive(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+    found = proc(pid)
+    return found is not None and found.live
 
 
 def read_pid_file(path: Path) -> int | None:

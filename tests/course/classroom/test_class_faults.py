@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from realslurm.procs import environ, processes
 
 pytest.importorskip("jupyterhub", reason="the 'class' extra (jupyterhub) is not installed")
 
@@ -29,18 +30,9 @@ QUIZZES = ("01-what-is-slurm", "02-sbatch", "03-gres-gpus")
 
 def pids(cls: RunningClass, needle: str) -> list[int]:
     """Pids of this class's processes whose command line holds ``needle``."""
-    out = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            env = (entry / "environ").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if needle in cmd and (str(cls.cfg.dir) in cmd or str(cls.cfg.dir) in env):
-            out.append(int(entry.name))
-    return out
+    where = str(cls.cfg.dir)
+    return [p.pid for p in processes()
+            if needle in p.cmdline and (where in p.cmdline or where in environ(p.pid))]
 
 
 def test_service_killed_mid_submission_loses_no_accepted_attempt(cls):

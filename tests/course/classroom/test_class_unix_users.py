@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from realslurm.procs import processes
 
 pytest.importorskip("jupyterhub", reason="the 'class' extra (jupyterhub) is not installed")
 
@@ -110,10 +111,4 @@ def test_learners_are_separate_unix_users_with_their_own_cluster(cls):
 
 
 def cls_pids(cls: RunningClass, needle: str) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if needle.encode() in (entry / "cmdline").read_bytes():
-                    out.append(int(entry.name))
-    return out
+    return [p.pid for p in processes() if needle in p.cmdline]

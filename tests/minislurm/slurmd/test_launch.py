@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from realslurm.procs import alive, processes
 
 from minislurm.slurmd.launch import (
     RunningStep,
@@ -241,21 +242,10 @@ def test_missing_working_directory_falls_back_to_tmp(
     assert sorted(out.read_text().splitlines()) == ["/tmp", "/tmp", message, message, message]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie still answers kill(0): look at its state
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def _gone(pid: int, within: float = 5.0) -> bool:
     """Signals are asynchronous: give a killed process a moment to die."""
     deadline = time.monotonic() + within
-    while _alive(pid):
+    while alive(pid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)
@@ -319,20 +309,10 @@ def test_finished_step_leaves_no_zombie_and_no_straggler(
         assert r.pid is not None
         with pytest.raises(ChildProcessError):
             os.waitpid(r.pid, os.WNOHANG)
-    leftover = [
-        int(p)
-        for p in os.listdir("/proc")
-        if p.isdigit() and _cmdline(p) == "sleep 60" and _pgid(int(p)) in {r.pid for r in results}
-    ]
+    leftover = [p.pid for p in processes()
+                if p.cmdline == "sleep 60" and _pgid(p.pid) in {r.pid for r in results}]
     assert all(_gone(pid) for pid in leftover)
     assert step.poll() and step.wait() == results
-
-
-def _cmdline(pid: str) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-    except OSError:
-        return ""
 
 
 def _pgid(pid: int) -> int:
