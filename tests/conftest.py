@@ -169,9 +169,7 @@ _GROUPS_DIR = pytest.StashKey[str]()
 
 def test_group(item: pytest.Item) -> str:
     """The unit ``--dist loadgroup`` hands to one worker: DDP_PORTS_GROUP for a test marked
-    ``ddp_ports``, the test alone in a module marked ``spread``, the file and the value of
-    the parameter a ``spread_by(name)`` mark names (the tests sharing one module fixture
-    instance: one JupyterLab per edition), else its file, so module-
+    ``ddp_ports``, the test alone in a module marked ``spread``, else its file, so module-
     and session-scoped fixtures (a started cluster, a JupyterLab) are made once per file
     as in a serial run. Each worker has its own session fixtures: its own real Slurm and
     minislurm clusters (own folder, ports from the worker's slice: tests/realslurm/ports.py)."""
@@ -179,10 +177,6 @@ def test_group(item: pytest.Item) -> str:
         return DDP_PORTS_GROUP
     if item.get_closest_marker("spread"):
         return item.nodeid
-    by = item.get_closest_marker("spread_by")
-    callspec = getattr(item, "callspec", None)
-    if by is not None and callspec is not None and by.args[0] in callspec.params:
-        return f"{item.nodeid.split('::', 1)[0]}[{callspec.params[by.args[0]]}]"
     return item.nodeid.split("::", 1)[0]
 
 
@@ -282,9 +276,15 @@ class _GroupTimes:
         for nodeid, seconds in self.spent.items():
             group = groups.get(nodeid, nodeid)
             totals[group] = totals.get(group, 0.0) + seconds
-        longest = sorted(totals.items(), key=lambda kv: -kv[1])[:8]
+        longest = sorted(totals.items(), key=lambda kv: -kv[1])
         terminalreporter.write_line("longest xdist groups: " + ", ".join(
-            f"{group} {seconds:.0f} s" for group, seconds in longest))
+            f"{group} {seconds:.0f} s" for group, seconds in longest[:15]))
+        workers = self.config.getoption("numprocesses", None)
+        workers = workers if isinstance(workers, int) and workers > 0 else 1
+        total = sum(totals.values())
+        terminalreporter.write_line(
+            f"all groups: {total:.0f} s of test time in {len(totals)} groups, "
+            f"{total / workers:.0f} s per worker on {workers} workers")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -38,6 +38,13 @@ HOSTILE_PROFILE = "PATH=/usr/local/bin:/usr/bin:/bin\nexport PATH\n"
 LAB_START = 240
 #: Who takes the quizzes in the browser (JupyterLab runs as a hub user of that name).
 QUIZ_LEARNER = "student"
+#: What the interface says in each edition: the File menu, the predict step's words.
+EDITION_WORDS = {
+    "en": {"menu": "File", "predict": "Predict first:", "check": "Check",
+           "explore": "Now explore"},
+    "pt-BR": {"menu": "Arquivo", "predict": "Preveja primeiro:", "check": "Verificar",
+              "explore": "Agora explore"},
+}
 
 try:
     from playwright.sync_api import Page, sync_playwright
@@ -204,3 +211,9 @@ def open_and_run(page: Page, lab: tuple[str, str], notebook: Path, workspace: st
     assert errors(page) == [], f"{notebook.name}: cells errored"
     return panel
 
+
+def menu_bar(page: Page) -> list[str]:
+    """The labels of JupyterLab's menu bar (File, Edit, ... or Arquivo, Editar, ...)."""
+    page.wait_for_selector("#jp-MainMenu .lm-MenuBar-itemLabel", timeout=60_000)
+    return list(page.eval_on_selector_all("#jp-MainMenu .lm-MenuBar-itemLabel",
+                                          "els => els.map(e => e.textContent)"))

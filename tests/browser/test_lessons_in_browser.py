@@ -2,12 +2,15 @@
 
 For each notebook under notebooks/ (a copy in a temporary root, so the stored notebooks
 are not touched): open it, clear the outputs, run all cells, wait for the kernel to be
-idle, check that no cell errored, commit a prediction in each experiment's predict step
-(its sliders show only after it), move the experiment's ipywidgets slider (the first of
-the notebook) with the keyboard and check that its readout and the plotly figure drawn in
-the same cell changed, and save a screenshot of the lesson to
-build/screenshots/NN-name.png (and to a temporary folder the test prints). A notebook
-without a slider fails only if the course manifest says its experiment has one.
+idle, check that no cell errored and that JupyterLab and the widgets speak English (the
+English edition: tests/browser/test_browser_pt_br.py runs the pt-BR one), commit a
+prediction in each experiment's predict step (its sliders show only after it), move the
+experiment's ipywidgets slider (the first of the notebook) with the keyboard and check
+that its readout and the plotly figure drawn in the same cell changed, and save a
+screenshot of the lesson to build/screenshots/NN-name.png and
+build/screenshots/en/NN-name.png (beside the pt-BR edition's) and to a temporary folder
+the test prints. A notebook without a slider fails only if the course manifest says its
+experiment has one.
 
 One lab is completed in its lesson's widget: a wrong batch script typed, its feedback
 read, a right one typed, PASS seen (build/screenshots/lab-first-job.png).
@@ -35,10 +38,12 @@ import nbformat
 import pytest
 from lab_driver import (
     BROWSER_MARKS,
+    EDITION_WORDS,
     QUIZ_LEARNER,
     SCREENSHOTS,
     lab_env,
     launched_chromium,
+    menu_bar,
     open_and_run,
     running_lab,
 )
@@ -209,9 +214,9 @@ def _answer_quiz_wrongly(page: Page, panel: str, notebook: Path) -> list[str]:
 #: Every predict-then-check step's Check button (course/lessons/predict.py PredictStep):
 #: the button in the row after the "Predict first:" prompt.
 _PREDICT_CHECKS = ("xpath=//div[contains(concat(' ', @class, ' '), ' widget-html ')]"
-                   "[.//b[normalize-space()='Predict first:']]"
+                   f"[.//b[normalize-space()='{EDITION_WORDS['en']['predict']}']]"
                    "/following-sibling::div[contains(concat(' ', @class, ' '), ' widget-hbox ')][1]"
-                   "//button[normalize-space()='Check']")
+                   f"//button[normalize-space()='{EDITION_WORDS['en']['check']}']")
 
 
 def _answer_predictions(page: Page, panel: str) -> int:
@@ -229,7 +234,7 @@ def _answer_predictions(page: Page, panel: str) -> int:
             row.locator("input").first.fill("1")
         button.click()
         feedback = row.locator("xpath=following-sibling::div[1]")
-        feedback.filter(has_text="Now explore").wait_for(timeout=60_000)
+        feedback.filter(has_text=EDITION_WORDS["en"]["explore"]).wait_for(timeout=60_000)
     return buttons.count()
 
 
@@ -242,10 +247,16 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
         panel = open_and_run(page, lab, notebook, notebook.stem)
         assert page.locator(f"{panel} .js-plotly-plot").count() >= 1 or not (
             module and module.slider), f"{notebook.name}: no plotly figure was drawn"
+        menus = menu_bar(page)
+        english, portuguese = EDITION_WORDS["en"], EDITION_WORDS["pt-BR"]
+        assert menus[0] == english["menu"] and portuguese["menu"] not in menus, menus
 
         answered = _answer_predictions(page, panel)
         assert answered >= 1 or not (module and module.slider), (
             f"{notebook.name}: the experiment asks for no prediction")
+        if answered:
+            text = page.locator(panel).inner_text()
+            assert english["predict"] in text and portuguese["predict"] not in text
         _wait_idle(page, 120)
         sliders = page.locator(f"{panel} .widget-slider .noUi-handle")
         if sliders.count() == 0:
@@ -289,7 +300,9 @@ def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[st
         name = f"{notebook.stem}.png"
         page.screenshot(path=str(shots / name))
         shutil.copyfile(shots / name, SCREENSHOTS / name)
-        print(f"\n{notebook.stem}: screenshot {SCREENSHOTS / name}")
+        (SCREENSHOTS / "en").mkdir(exist_ok=True)
+        shutil.copyfile(shots / name, SCREENSHOTS / "en" / name)
+        print(f"\n{notebook.stem}: screenshot {SCREENSHOTS / name} (and en/)")
         # two quiz items answered wrongly: their feedback and explanation are filled in
         feedback = _answer_quiz_wrongly(page, panel, notebook)
         if module is not None and module.quiz:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,17 +16,11 @@ _spec.loader.exec_module(conftest)
 
 
 @dataclass
-class _CallSpec:
-    params: dict[str, Any]
-
-
-@dataclass
 class _Item:
-    """What ``test_group`` reads of a pytest item: its id, marks and parameters."""
+    """What ``test_group`` reads of a pytest item: its id and marks."""
 
     nodeid: str
     marks: dict[str, pytest.Mark] = field(default_factory=dict)
-    callspec: _CallSpec | None = None
 
     def get_closest_marker(self, name: str) -> pytest.Mark | None:
         return self.marks.get(name)
@@ -45,14 +38,3 @@ def test_a_files_tests_are_one_group_unless_marked() -> None:
         == f"{f}::test_a"
     assert conftest.test_group(_Item(f"{f}::test_a[en-01]",
                                      {"ddp_ports": _mark("ddp_ports")})) == "ddp-ports"
-
-
-def test_spread_by_makes_one_group_per_value_of_the_named_parameter() -> None:
-    f = "tests/browser/test_browser_pt_br.py"
-    by = {"spread_by": _mark("spread_by", "edition")}
-    groups = {conftest.test_group(_Item(f"{f}::test_each[{lang}-{nb}]", by,
-                                        _CallSpec({"edition": lang, "notebook": nb})))
-              for lang in ("en", "pt-BR") for nb in ("01", "02")}
-    assert groups == {f"{f}[en]", f"{f}[pt-BR]"}
-    # a test without that parameter stays with its file
-    assert conftest.test_group(_Item(f"{f}::test_other", by)) == f
