@@ -166,7 +166,7 @@ def natcmp(a: str, b: str) -> int:
 
 def _prefix_cmp(a: _Range, b: _Range) -> int:
     """``hostrange_prefix_cmp``: natural order of prefixes, single hosts first."""
-    result = natcmp(a.prefix, b.prefix)
+    result = 0 if a.prefix == b.prefix else natcmp(a.prefix, b.prefix)
     return result if result else int(b.single) - int(a.single)
 
 
@@ -480,8 +480,33 @@ def compress(hosts: Iterable[str], *, sort: bool = False, uniq: bool = False) ->
     'n[1-2,2-3,10]'
     """
     ranges: list[_Range] = []
+    tail: _Range | None = None
+    digits = _DIGITS
     for host in hosts:
+        # _host_range + _push, inline (a job's NodeList is compressed as it starts):
+        # a host with the very same prefix and width as the last range extends it or
+        # opens the next one; anything else takes the general path.
+        end = len(host)
+        idx = end
+        while idx and host[idx - 1] in digits:
+            idx -= 1
+        if (
+            tail is not None
+            and idx != end
+            and not tail.single
+            and tail.width == end - idx
+            and tail.prefix == host[:idx]
+        ):
+            num = int(host[idx:])
+            if num <= _ULONG_MAX:
+                if tail.hi == num - 1:
+                    tail.hi = num
+                else:
+                    tail = _Range(tail.prefix, num, num, tail.width)
+                    ranges.append(tail)
+                continue
         _push(ranges, _host_range(host))
+        tail = ranges[-1]
     if sort or uniq:
         _sort(ranges, uniq=uniq)
     return _ranged_string(ranges)

@@ -8,7 +8,8 @@ holds, so a new ``PriorityType`` needs no change here.
 
 The order is a list kept sorted on insert; a scheduler pass walks it without copying
 it (``_OrderWalk``).  A change that may move jobs (a new priority, a hold, an update)
-marks it for a full sort before the next walk (``resort``).
+marks it for a full sort before the next walk (``resort``); entries of jobs that
+left the queue are dropped before a walk once they outnumber a quarter of it.
 """
 
 from __future__ import annotations
@@ -112,7 +113,20 @@ class JobQueue:
             self._order = live
             self._keys = keys
             self._dirty = False
+        elif len(self._order) > len(pending) + (len(pending) >> 2) + 8:
+            self._compact()
         return _OrderWalk(self, self._order)
+
+    def _compact(self) -> None:
+        """Drop the entries of jobs that left the queue (started, cancelled), keeping the
+        order and the keys as they are: every pass walks the whole list, so stale
+        entries must not pile up between sorts.  A new list, so that a walk alive keeps
+        its own."""
+        pending, order, keys = self._pending, self._order, self._keys
+        keep = [k for k, j in enumerate(order) if pending.get(j.job_id) is j]
+        self._order = [order[k] for k in keep]
+        self._keys = [keys[k] for k in keep]
+        self._ids = {j.job_id for j in self._order}
 
 
 class _OrderWalk:

@@ -145,7 +145,41 @@ class SchedView:
     def blocker(self, job: Job) -> Reason | None:
         """Why ``job`` cannot be considered now (None: it can), as the schedulers test:
         held, dependency, begin time, (the job becomes eligible), a partition limit,
-        the partition's state, the reservation, the array's task limit, QOS limits."""
+        the partition's state, the reservation, the array's task limit, QOS limits.
+
+        Every scheduler pass asks this of every pending job it walks, so the common
+        job (not held, no ``-d``) takes the rules inline and calls a rule's function
+        only when the job has what that rule reads (``--reservation``, ``%N``, a QOS
+        with per-user limits); the answers are the same as the rules'."""
+        if job.hold is None and not job.dependency:
+            state = self.state
+            now = state.now
+            if job.begin_time is not None and job.begin_time > now:
+                return Reason.BEGIN_TIME
+            if job._eligible_time is None:
+                job.eligible_time = now
+            if job.static_reason is not None:
+                return job.static_reason
+            part = state.parts.get(job.partition)
+            if part is not None and part.state in ("DOWN", "INACTIVE"):
+                return Reason.PARTITION_DOWN if part.state == "DOWN" else (
+                    Reason.PARTITION_INACTIVE)
+            if job.reservation:
+                why = self._reservation(job)
+                if why:
+                    return why
+            if job.array_max is not None and job.array_job_id is not None:
+                why = self._array_limit(job)
+                if why:
+                    return why
+            qos = state.qos.get(job.qos)
+            if qos is None or (qos.max_jobs_per_user is None and not qos.max_tres_per_user):
+                return None
+            return self._qos_limit(job)
+        return self._blocker_by_rules(job)
+
+    def _blocker_by_rules(self, job: Job) -> Reason | None:
+        """``blocker`` rule by rule, in the schedulers' order (its reference)."""
         why = self._held(job)
         if why is not None:
             return why

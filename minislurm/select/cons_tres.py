@@ -32,6 +32,7 @@ from minislurm.select.request import (
     fit_mask,
     gpus_roomy,
     node_alloc,
+    node_allocs,
     order_nodes,
 )
 from minislurm.select.table import BoolArray, IntArray, NodeTable
@@ -88,7 +89,7 @@ def _select_cpus(
         order = candidate_order(table, cand, req_idx, free_gpus)
         chosen += [int(i) for i in order[: count - len(chosen)]]
     chosen.sort()
-    return Allocation(tuple(node_alloc(table, i, req, cpus) for i in chosen))
+    return Allocation(node_allocs(table, chosen, req, cpus))
 
 
 def _select_spread(

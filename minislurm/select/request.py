@@ -188,6 +188,18 @@ def node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> Nod
     return table.node_alloc(i, cpus, mem, req.gpus_for_cpus(cpus), req.gpu_type)
 
 
+def node_allocs(table: NodeTable, idx: list[int], req: ResourceRequest, cpus: int
+                ) -> tuple[NodeAlloc, ...]:
+    """:func:`node_alloc` of ``cpus`` CPUs on each node of ``idx``, in that order.
+
+    A share that does not depend on the node (no ``--exclusive``, no ``--mem=0``) is
+    built in one loop (``NodeTable.node_allocs``), the rest node by node."""
+    if req.exclusive or req.mem_per_node == 0:
+        return tuple([node_alloc(table, i, req, cpus) for i in idx])
+    return table.node_allocs(idx, cpus, req.mem_on_node(cpus, 0), req.gpus_for_cpus(cpus),
+                             req.gpu_type)
+
+
 def gpus_roomy(req: ResourceRequest, table: NodeTable) -> BoolArray:
     """Nodes select/cons_tres tries first for a ``--gpus``/``--gpus-per-task`` job.
 
@@ -226,5 +238,6 @@ __all__ = [
     "fit_mask",
     "gpus_roomy",
     "node_alloc",
+    "node_allocs",
     "order_nodes",
 ]

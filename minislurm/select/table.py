@@ -121,12 +121,14 @@ class NodeTable:
         counts; the node indices.  A large allocation (a frontier job on thousands of
         nodes) is applied as one vector operation per count instead of per node."""
         nodes = alloc.nodes
-        idx = [self.index[na.node] for na in nodes]
+        index = self.index
+        idx = [index[na.node] for na in nodes]
         if len(nodes) < _VECTOR_NODES:
+            free_cpu, free_mem, njobs = self.free_cpu, self.free_mem, self.njobs
             for i, na in zip(idx, nodes, strict=True):
-                self.free_cpu[i] += sign * na.cpus
-                self.free_mem[i] += sign * na.mem_mb
-                self.njobs[i] -= sign
+                free_cpu[i] += sign * na.cpus
+                free_mem[i] += sign * na.mem_mb
+                njobs[i] -= sign
                 if na.gpus:
                     self.free_gpu[i] += sign * len(na.gpus)
                     for t, _ in na.gpus:
@@ -135,9 +137,11 @@ class NodeTable:
             return idx
         at = np.array(idx, dtype=np.int64)
         n = len(nodes)
-        np.add.at(self.free_cpu, at, np.fromiter((sign * na.cpus for na in nodes), np.int64, n))
-        np.add.at(self.free_mem, at, np.fromiter((sign * na.mem_mb for na in nodes), np.int64, n))
+        np.add.at(self.free_cpu, at, np.array([na.cpus for na in nodes], np.int64) * sign)
+        np.add.at(self.free_mem, at, np.array([na.mem_mb for na in nodes], np.int64) * sign)
         np.add.at(self.njobs, at, -sign)
+        if not alloc.num_gpus:  # a CPU job: the GPU counts stay
+            return idx
         gpus = np.fromiter((sign * len(na.gpus) for na in nodes), np.int64, n)
         np.add.at(self.free_gpu, at, gpus)
         for t, free in self.free_gpu_typed.items():
@@ -184,6 +188,19 @@ class NodeTable:
         ids and GPU indices chosen)."""
         return NodeAlloc(self.names[i], cpus, mem, self.take_gpus(i, gpus, gpu_type),
                          tuple(self._cpu_free[i][:cpus]))
+
+    def node_allocs(self, idx: Sequence[int], cpus: int, mem: int, gpus: int,
+                    gpu_type: str | None) -> tuple[NodeAlloc, ...]:
+        """``node_alloc(i, cpus, mem, gpus, gpu_type)`` for each node ``i`` of ``idx``: the
+        same share on every node (``-N``, ``--ntasks-per-node``), in one loop -- a
+        ``--procs`` job is one entry per processor."""
+        names, cpu_free = self.names, self._cpu_free
+        if not gpus:  # take_gpus of none: ()
+            return tuple([NodeAlloc(names[i], cpus, mem, (), tuple(cpu_free[i][:cpus]))
+                          for i in idx])
+        take = self.take_gpus
+        return tuple([NodeAlloc(names[i], cpus, mem, take(i, gpus, gpu_type),
+                                tuple(cpu_free[i][:cpus])) for i in idx])
 
     def check(self) -> None:
         """Assert the invariants (tests): nothing over-allocated, nothing negative."""
