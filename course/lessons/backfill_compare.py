@@ -71,6 +71,7 @@ __all__ = [
     "scenario_config",
     "scenario_listing",
     "start_hours",
+    "update_whatif_figure",
     "utilisation_before",
     "utilisation_figure",
     "wait_figure",
@@ -462,26 +463,54 @@ def whatif_run(size: int, window: int, resolution: int, *, policy: str = "slurm"
                         r.metrics.gpu_utilization, seconds)
 
 
+def _whatif_bars(current: WhatIfResult, baseline: WhatIfResult,
+                 lang: str) -> tuple[list[str], list[tuple[list[float], str]]]:
+    """The kinds of job (x) and, per bar trace (slurm.conf's, then the sliders'), its
+    mean waits (y) and legend name: what `whatif_figure` draws and `WhatIf` updates."""
+    kinds = sorted(set(baseline.waits) | set(current.waits))
+    bars = [([round(r.waits.get(k, 0.0), 4) for k in kinds],
+             t(lang, "{name}: GPU util. {util}").format(
+                 name=name, util=decimal(r.gpu_utilisation, ".0%", lang)))
+            for r, name in ((baseline, "slurm.conf (1440 min, 60 s)"),
+                            (current, f"{current.window} min, {current.resolution} s"))]
+    return kinds, bars
+
+
+def _whatif_title(current: WhatIfResult, lang: str) -> str:
+    return t(lang, "What if: {size} generated jobs, Slurm's backfill").format(size=current.size)
+
+
 def whatif_figure(current: WhatIfResult, baseline: WhatIfResult, *,
                   lang: str = "en") -> go.Figure:
     """Mean wait by kind of job: the sliders' settings next to slurm.conf's (``lang``:
     the language of the title, axis and legend; slurm.conf, the settings, the kinds of job
     and Slurm's backfill stay)."""
-    kinds = sorted(set(baseline.waits) | set(current.waits))
+    kinds, bars = _whatif_bars(current, baseline, lang)
     fig = go.Figure()
-    for i, (r, name) in enumerate(((baseline, "slurm.conf (1440 min, 60 s)"),
-                                   (current, f"{current.window} min, {current.resolution} s"))):
-        fig.add_trace(go.Bar(x=kinds, y=[round(r.waits.get(k, 0.0), 4) for k in kinds],
-                             name=t(lang, "{name}: GPU util. {util}").format(
-                                 name=name, util=decimal(r.gpu_utilisation, ".0%", lang)),
-                             marker_color=("#BBBBBB", PALETTE[0])[i]))
+    for i, (ys, name) in enumerate(bars):
+        fig.add_trace(go.Bar(x=kinds, y=ys, name=name, marker_color=("#BBBBBB", PALETTE[0])[i]))
     fig.update_layout(barmode="group", template="plotly_white", uirevision=UIREVISION,
                       height=380, yaxis={"title": t(lang, "mean wait (hours)"),
                                          "rangemode": "tozero"},
-                      title=t(lang, "What if: {size} generated jobs, Slurm's backfill").format(
-                          size=current.size),
+                      title=_whatif_title(current, lang),
                       legend={"orientation": "h", "y": -0.2})
     return localise(fig, lang)
+
+
+def update_whatif_figure(fig: go.Figure, current: WhatIfResult, baseline: WhatIfResult, *,
+                         lang: str = "en") -> go.Figure:
+    """``fig`` (a `whatif_figure`) redrawn in place for these runs: the bars' data, legend
+    names and the title change (one ``batch_update``), so a slider move does not build a
+    new figure (plotly validates its template again for each: ~10 ms).  The result equals
+    ``whatif_figure(current, baseline, lang=lang)``."""
+    kinds, bars = _whatif_bars(current, baseline, lang)
+    if len(fig.data) != len(bars):
+        raise ValueError("not a what-if figure: it needs one bar trace per run")
+    with fig.batch_update():
+        for trace, (ys, name) in zip(fig.data, bars, strict=True):
+            trace.update(x=kinds, y=ys, name=name)
+        fig.layout.title.text = _whatif_title(current, lang)
+    return fig
 
 
 def longest_wait(result: WhatIfResult) -> str:
@@ -578,7 +607,10 @@ class WhatIf:
         with self.busy.working("simulating {size} jobs…", size=size):
             base = self.run(size, *self.default)
             self.current = self.run(size, int(self.window.value), int(self.resolution.value))
-            self.figure = whatif_figure(self.current, base, lang=self.lang)
+            if self.figure.data:  # drawn before: update its data in place
+                update_whatif_figure(self.figure, self.current, base, lang=self.lang)
+            else:
+                self.figure = whatif_figure(self.current, base, lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
             self.status.value = t(self.lang, "{size} jobs: simulated in {seconds} s (cached "
                                   "settings are instant)").format(

@@ -27,10 +27,12 @@ from course.lessons.backfill_compare import (
     scenario_config,
     scenario_listing,
     start_hours,
+    update_whatif_figure,
     utilisation_before,
     utilisation_figure,
     wait_figure,
     wait_table,
+    whatif_figure,
     whatif_jobs,
     whatif_run,
 )
@@ -154,6 +156,25 @@ def test_whatif_size_and_knobs() -> None:
     after = w.figure.to_dict()["data"]
     assert after[1]["y"] != base[1]["y"]  # the coarse map changes the waits
     assert after[0]["y"] == base[0]["y"]  # the default stays as the reference
+
+
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+def test_the_whatif_redraws_its_figure_in_place(lang: str) -> None:
+    w = WhatIf(size=100, prefetch=False, lang=lang)
+    fig = w.figure
+    w.window.value = 60
+    w.resolution.value = 600
+    assert w.figure is fig  # built once: a move updates its data
+    assert w.current is not None
+    fresh = whatif_figure(w.current, w.run(100, *w.default), lang=lang)
+    assert fig.to_dict() == fresh.to_dict()  # the same figure as one drawn anew
+    assert fig.to_dict()["data"][1]["name"].startswith("60 min, 600 s")
+
+
+def test_update_whatif_figure_needs_a_whatif_figure() -> None:
+    r = whatif_run(100, 1440, 60)
+    with pytest.raises(ValueError, match="one bar trace per run"):
+        update_whatif_figure(wait_figure({}), r, r)
 
 
 def test_scenario_listing_gives_minutes_after_the_first_submission() -> None:
