@@ -29,6 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import ipywidgets as widgets
@@ -425,8 +426,15 @@ class BackfillExplorer:
 
 def whatif_jobs(size: int, seed: int = 1) -> list[WorkloadJob]:
     """The first ``size`` jobs of a generated AI-cluster workload (about 70 a day)."""
+    return list(_whatif_workload(size, seed))
+
+
+@lru_cache(maxsize=16)
+def _whatif_workload(size: int, seed: int) -> tuple[WorkloadJob, ...]:
+    """`whatif_jobs`, generated once per (size, seed): a pure function of both (frozen
+    records), so a slider move re-simulates without generating the workload again."""
     spec = WorkloadSpec(seed=seed, days=size / 50 + 1)
-    return list(itertools.islice(generate(spec), size))
+    return tuple(itertools.islice(generate(spec), size))
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,7 +452,7 @@ class WhatIfResult:
 def whatif_run(size: int, window: int, resolution: int, *, policy: str = "slurm",
                seed: int = 1) -> WhatIfResult:
     """Simulate the generated workload on the default cluster with these knobs."""
-    jobs = whatif_jobs(size, seed)
+    jobs = _whatif_workload(size, seed)
     kinds = {j.job_id: j.kind for j in jobs}
     base = load_config(None)
     cfg = replace(base, scheduler=replace(base.scheduler, bf_window=window,

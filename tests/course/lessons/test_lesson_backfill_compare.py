@@ -177,6 +177,21 @@ def test_update_whatif_figure_needs_a_whatif_figure() -> None:
         update_whatif_figure(wait_figure({}), r, r)
 
 
+def test_the_whatif_generates_each_workload_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import backfill_compare
+
+    first = whatif_run(100, 1440, 60)
+    jobs = whatif_jobs(100)
+    assert jobs == whatif_jobs(100) and jobs is not whatif_jobs(100)  # a list of one's own
+
+    def no_generate(*_a: object, **_k: object) -> None:
+        raise AssertionError("the workload was generated again")
+
+    monkeypatch.setattr(backfill_compare, "generate", no_generate)
+    again = whatif_run(100, 1440, 60)  # a slider move: simulated again, not generated
+    assert again.waits == first.waits and whatif_jobs(100) == jobs
+
+
 def test_scenario_listing_gives_minutes_after_the_first_submission() -> None:
     lines = scenario_listing().splitlines()
     assert len(lines) == len(SCENARIO)
