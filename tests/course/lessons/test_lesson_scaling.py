@@ -142,6 +142,22 @@ def test_runner_books_saved_and_lost_work() -> None:
     assert b.wall == pytest.approx(env.now / 3600)
 
 
+def test_an_attempts_length_is_its_phases_added_in_order() -> None:
+    import simpy
+
+    runner = CheckpointRunner(simpy.Environment())
+    assert runner._length() == 0.0  # nothing planned
+    # thousands of uneven phases: any other order of the additions rounds differently
+    runner.plan([0.1 + k / 7919 for k in range(3000)] + [1 / 3], checkpoint=61.7,
+                restart=599.9)
+    for attempts, done in ((1, 0), (2, 0), (2, 1234), (3, 2999), (2, 3001)):
+        runner.attempts, runner._done = attempts, done
+        total = 0.0
+        for _kind, seconds in runner._timeline():  # one addition after another
+            total += seconds
+        assert runner._length() == total  # to the last bit
+
+
 def test_simulation_on_minislurm_requeues_and_accounts() -> None:
     p = ScaleParams(4096)
     cluster = frontier_cluster(p)
