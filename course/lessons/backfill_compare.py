@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 import shlex
 import time
 from collections.abc import Mapping, Sequence
@@ -52,6 +53,8 @@ from .predict import BusyIndicator, ChoiceQuestion, NumberQuestion, PredictStep
 __all__ = [
     "POLICIES",
     "PREDICT_WINDOW",
+    "PREFETCH_NICE",
+    "PREFETCH_WORKERS",
     "RESOLUTIONS",
     "SCENARIO",
     "WHATIF_KINDS",
@@ -532,14 +535,30 @@ def longest_wait(result: WhatIfResult) -> str:
 WHATIF_KINDS = ("debug", "eval", "sweep", "train")
 
 
+#: Background processes of `WhatIf.prefetch`: two (the 250- and 500-job reference runs
+#: side by side), one on a single core.
+PREFETCH_WORKERS = min(2, os.cpu_count() or 1)
+
+#: The niceness `WhatIf.prefetch`'s workers add to their own (nice(1)): on a 2-core
+#: machine the learner's slider moves, in the kernel, get the cores first.
+PREFETCH_NICE = 10
+
+
+def _in_background() -> None:
+    """A prefetch worker's start: lower its own priority (``os.nice``), so a move in the
+    kernel meanwhile is not slowed by the runs simulated ahead."""
+    os.nice(PREFETCH_NICE)
+
+
 class WhatIf:
     """Workload size, ``bf_window`` and ``bf_resolution`` for a generated workload.
 
     Before it opens, the learner predicts which kind of job waits longest under
     slurm.conf's settings (`longest_wait` of the run the figure shows first).  While
     the learner answers, the other sizes' runs under slurm.conf's settings (the
-    reference bars a size change needs) are simulated in a background process (`prefetch`):
-    the 500-job one costs about a second of CPU, so the size menu answers at once.
+    reference bars a size change needs) are simulated in background processes (`prefetch`,
+    niced: the moves in the kernel get the cores first): the 500-job one costs about a
+    second of CPU, so the size menu answers at once.
     """
 
     def __init__(self, size: int = WHATIF_SIZES[0], seed: int = 1, *,
@@ -577,14 +596,16 @@ class WhatIf:
             self.prefetch([(s, *self.default) for s in WHATIF_SIZES if s != size])
 
     def prefetch(self, keys: Sequence[tuple[int, int, int]]) -> None:
-        """Simulate these (size, window, resolution) settings in one background process
-        (forked: it needs no import and holds no lock of this one, so the slider moves
-        meanwhile do not wait for it), one after the other; `run` takes a finished one
-        from there (or waits for it if it is under way) instead of simulating it again.
+        """Simulate these (size, window, resolution) settings in background processes
+        (`PREFETCH_WORKERS`, forked: they need no import and hold no lock of this one;
+        niced by `PREFETCH_NICE`, so the slider moves meanwhile do not wait for them);
+        `run` takes a finished one from there (or waits for it if it is under way)
+        instead of simulating it again.
         The results are those of `whatif_run` (the same function)."""
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=1,
-                                             mp_context=multiprocessing.get_context("fork"))
+            self._pool = ProcessPoolExecutor(max_workers=PREFETCH_WORKERS,
+                                             mp_context=multiprocessing.get_context("fork"),
+                                             initializer=_in_background)
         for key in keys:
             if key not in self._cache and key not in self._ahead:
                 self._ahead[key] = self._pool.submit(whatif_run, *key, seed=self.seed)

@@ -14,6 +14,7 @@ from busy_probe import assert_busy_while
 from course.lessons.backfill_compare import (
     POLICIES,
     PREDICT_WINDOW,
+    PREFETCH_NICE,
     SCENARIO,
     WHATIF_KINDS,
     BackfillExplorer,
@@ -281,10 +282,21 @@ def test_the_whatif_prefetches_the_other_sizes_reference_runs(
 def test_run_takes_a_prefetched_setting_or_simulates_a_queued_one_itself() -> None:
     w = WhatIf(size=100, prefetch=False)
     assert w._pool is None and not w._ahead
-    w.prefetch([(250, *w.default), (500, *w.default)])
-    got = w.run(500, *w.default)  # queued behind 250: simulated here, the queued one dropped
-    assert (500, *w.default) not in w._ahead and got.size == 500
-    assert got.waits == whatif_run(500, *w.default).waits
+    queued = (100, 60, 60)  # behind 250 and 500, one per worker (one core: behind 250)
+    w.prefetch([(250, *w.default), (500, *w.default), queued])
+    got = w.run(*queued)  # not started: simulated here, the queued one dropped
+    assert queued not in w._ahead and got.size == 100
+    assert got.waits == whatif_run(*queued).waits
+    w.close()
+
+
+def test_the_prefetch_workers_are_niced() -> None:
+    import os
+
+    w = WhatIf(size=100)
+    assert w._pool is not None
+    assert w._pool.submit(os.nice, 0).result(timeout=300) == os.nice(0) + PREFETCH_NICE
+    w.close()
 
 
 def test_close_drops_what_is_queued_and_keeps_what_is_done() -> None:
