@@ -26,12 +26,9 @@ Durations are hours unless a name says otherwise.
 from __future__ import annotations
 
 import math
-import multiprocessing
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any
 
 import ipywidgets as widgets
@@ -524,26 +521,8 @@ def measure(m: FailureModel, tau: float, *, seed: int = 0,
 
 @lru_cache(maxsize=256)
 def sweep(m: FailureModel, taus: tuple[float, ...], seed: int = 0) -> tuple[Measured, ...]:
-    """`measure` at each interval (same seed for all: common failure draws); cached.
-
-    The runs are independent (each its own cluster and random draws), so they run side
-    by side in forked processes, one per core (`sweep_workers`), and come back in the
-    order of ``taus``: the same results as one after the other, sooner (a slider move's
-    seven runs on two cores: about four runs' time)."""
-    workers = sweep_workers(len(taus))
-    if workers < 2:
-        return tuple(measure(m, t, seed=seed) for t in taus)
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        return tuple(pool.map(partial(measure, m, seed=seed), taus))
-
-
-def sweep_workers(runs: int) -> int:
-    """Processes for `sweep`'s ``runs``: one per core, at most one per run; 1 (in this
-    process) where ``fork`` is missing or in a daemonic process (no children allowed)."""
-    if ("fork" not in multiprocessing.get_all_start_methods()
-            or multiprocessing.current_process().daemon):
-        return 1
-    return max(1, min(runs, os.cpu_count() or 1))
+    """`measure` at each interval (same seed for all: common failure draws); cached."""
+    return tuple(measure(m, t, seed=seed) for t in taus)
 
 
 # ------------------------------------------------------------ the figure and widget

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 
 import pytest
 import simpy
@@ -41,7 +40,6 @@ from course.lessons.goodput import (
     restart_environment,
     summary,
     sweep,
-    sweep_workers,
     update_goodput_figure,
     waste,
     waste_report,
@@ -338,37 +336,6 @@ def test_update_goodput_figure_needs_one_with_measured_points() -> None:
         update_goodput_figure(goodput_figure(M4C5), M4C5, points)
     with pytest.raises(ValueError, match="measured points"):
         update_goodput_figure(goodput_figure(M4C5, points), M4C5, ())
-
-
-def test_the_sweep_runs_side_by_side_with_the_same_results() -> None:
-    m = FailureModel(6.0, 10 / 60, restart=10 / 60)
-    taus = interval_grid(m)
-    serial = tuple(measure(m, t) for t in taus)
-    assert sweep.__wrapped__(m, taus) == serial  # forked workers: the same runs, in order
-
-
-def _where(m: FailureModel, tau: float, *, seed: int = 0) -> Measured:
-    """A stand-in for `measure` saying which process measured (pickled to the workers)."""
-    return Measured(tau, 0.0, os.getpid(), 0.0, 0.0)
-
-
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the sweep runs in-process")
-def test_the_sweep_measures_in_forked_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    from course.lessons import goodput
-
-    monkeypatch.setattr(goodput, "measure", _where)
-    taus = interval_grid(M4C5)
-    got = sweep.__wrapped__(M4C5, taus)
-    assert [p.tau for p in got] == list(taus)
-    assert os.getpid() not in {p.failures for p in got}
-    assert sweep_workers(7) == min(7, os.cpu_count() or 1) and sweep_workers(1) == 1
-
-
-def test_a_daemonic_process_sweeps_in_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    import multiprocessing
-
-    monkeypatch.setattr(multiprocessing.current_process(), "daemon", True, raising=False)
-    assert sweep_workers(7) == 1
 
 
 def test_best_interval_is_the_measured_run_with_the_highest_goodput() -> None:
