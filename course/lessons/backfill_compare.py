@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
 import shlex
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import ipywidgets as widgets
@@ -51,6 +53,8 @@ from .predict import BusyIndicator, ChoiceQuestion, NumberQuestion, PredictStep
 __all__ = [
     "POLICIES",
     "PREDICT_WINDOW",
+    "PREFETCH_NICE",
+    "PREFETCH_WORKERS",
     "RESOLUTIONS",
     "SCENARIO",
     "WHATIF_KINDS",
@@ -71,6 +75,7 @@ __all__ = [
     "scenario_config",
     "scenario_listing",
     "start_hours",
+    "update_whatif_figure",
     "utilisation_before",
     "utilisation_figure",
     "wait_figure",
@@ -424,8 +429,15 @@ class BackfillExplorer:
 
 def whatif_jobs(size: int, seed: int = 1) -> list[WorkloadJob]:
     """The first ``size`` jobs of a generated AI-cluster workload (about 70 a day)."""
+    return list(_whatif_workload(size, seed))
+
+
+@lru_cache(maxsize=16)
+def _whatif_workload(size: int, seed: int) -> tuple[WorkloadJob, ...]:
+    """`whatif_jobs`, generated once per (size, seed): a pure function of both (frozen
+    records), so a slider move re-simulates without generating the workload again."""
     spec = WorkloadSpec(seed=seed, days=size / 50 + 1)
-    return list(itertools.islice(generate(spec), size))
+    return tuple(itertools.islice(generate(spec), size))
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,7 +455,7 @@ class WhatIfResult:
 def whatif_run(size: int, window: int, resolution: int, *, policy: str = "slurm",
                seed: int = 1) -> WhatIfResult:
     """Simulate the generated workload on the default cluster with these knobs."""
-    jobs = whatif_jobs(size, seed)
+    jobs = _whatif_workload(size, seed)
     kinds = {j.job_id: j.kind for j in jobs}
     base = load_config(None)
     cfg = replace(base, scheduler=replace(base.scheduler, bf_window=window,
@@ -462,26 +474,54 @@ def whatif_run(size: int, window: int, resolution: int, *, policy: str = "slurm"
                         r.metrics.gpu_utilization, seconds)
 
 
+def _whatif_bars(current: WhatIfResult, baseline: WhatIfResult,
+                 lang: str) -> tuple[list[str], list[tuple[list[float], str]]]:
+    """The kinds of job (x) and, per bar trace (slurm.conf's, then the sliders'), its
+    mean waits (y) and legend name: what `whatif_figure` draws and `WhatIf` updates."""
+    kinds = sorted(set(baseline.waits) | set(current.waits))
+    bars = [([round(r.waits.get(k, 0.0), 4) for k in kinds],
+             t(lang, "{name}: GPU util. {util}").format(
+                 name=name, util=decimal(r.gpu_utilisation, ".0%", lang)))
+            for r, name in ((baseline, "slurm.conf (1440 min, 60 s)"),
+                            (current, f"{current.window} min, {current.resolution} s"))]
+    return kinds, bars
+
+
+def _whatif_title(current: WhatIfResult, lang: str) -> str:
+    return t(lang, "What if: {size} generated jobs, Slurm's backfill").format(size=current.size)
+
+
 def whatif_figure(current: WhatIfResult, baseline: WhatIfResult, *,
                   lang: str = "en") -> go.Figure:
     """Mean wait by kind of job: the sliders' settings next to slurm.conf's (``lang``:
     the language of the title, axis and legend; slurm.conf, the settings, the kinds of job
     and Slurm's backfill stay)."""
-    kinds = sorted(set(baseline.waits) | set(current.waits))
+    kinds, bars = _whatif_bars(current, baseline, lang)
     fig = go.Figure()
-    for i, (r, name) in enumerate(((baseline, "slurm.conf (1440 min, 60 s)"),
-                                   (current, f"{current.window} min, {current.resolution} s"))):
-        fig.add_trace(go.Bar(x=kinds, y=[round(r.waits.get(k, 0.0), 4) for k in kinds],
-                             name=t(lang, "{name}: GPU util. {util}").format(
-                                 name=name, util=decimal(r.gpu_utilisation, ".0%", lang)),
-                             marker_color=("#BBBBBB", PALETTE[0])[i]))
+    for i, (ys, name) in enumerate(bars):
+        fig.add_trace(go.Bar(x=kinds, y=ys, name=name, marker_color=("#BBBBBB", PALETTE[0])[i]))
     fig.update_layout(barmode="group", template="plotly_white", uirevision=UIREVISION,
                       height=380, yaxis={"title": t(lang, "mean wait (hours)"),
                                          "rangemode": "tozero"},
-                      title=t(lang, "What if: {size} generated jobs, Slurm's backfill").format(
-                          size=current.size),
+                      title=_whatif_title(current, lang),
                       legend={"orientation": "h", "y": -0.2})
     return localise(fig, lang)
+
+
+def update_whatif_figure(fig: go.Figure, current: WhatIfResult, baseline: WhatIfResult, *,
+                         lang: str = "en") -> go.Figure:
+    """``fig`` (a `whatif_figure`) redrawn in place for these runs: the bars' data, legend
+    names and the title change (one ``batch_update``), so a slider move does not build a
+    new figure (plotly validates its template again for each: ~10 ms).  The result equals
+    ``whatif_figure(current, baseline, lang=lang)``."""
+    kinds, bars = _whatif_bars(current, baseline, lang)
+    if len(fig.data) != len(bars):
+        raise ValueError("not a what-if figure: it needs one bar trace per run")
+    with fig.batch_update():
+        for trace, (ys, name) in zip(fig.data, bars, strict=True):
+            trace.update(x=kinds, y=ys, name=name)
+        fig.layout.title.text = _whatif_title(current, lang)
+    return fig
 
 
 def longest_wait(result: WhatIfResult) -> str:
@@ -495,14 +535,30 @@ def longest_wait(result: WhatIfResult) -> str:
 WHATIF_KINDS = ("debug", "eval", "sweep", "train")
 
 
+#: Background processes of `WhatIf.prefetch`: two (the 250- and 500-job reference runs
+#: side by side), one on a single core.
+PREFETCH_WORKERS = min(2, os.cpu_count() or 1)
+
+#: The niceness `WhatIf.prefetch`'s workers add to their own (nice(1)): on a 2-core
+#: machine the learner's slider moves, in the kernel, get the cores first.
+PREFETCH_NICE = 10
+
+
+def _in_background() -> None:
+    """A prefetch worker's start: lower its own priority (``os.nice``), so a move in the
+    kernel meanwhile is not slowed by the runs simulated ahead."""
+    os.nice(PREFETCH_NICE)
+
+
 class WhatIf:
     """Workload size, ``bf_window`` and ``bf_resolution`` for a generated workload.
 
     Before it opens, the learner predicts which kind of job waits longest under
     slurm.conf's settings (`longest_wait` of the run the figure shows first).  While
     the learner answers, the other sizes' runs under slurm.conf's settings (the
-    reference bars a size change needs) are simulated in a background process (`prefetch`):
-    the 500-job one costs about a second of CPU, so the size menu answers at once.
+    reference bars a size change needs) are simulated in background processes (`prefetch`,
+    niced: the moves in the kernel get the cores first): the 500-job one costs about a
+    second of CPU, so the size menu answers at once.
     """
 
     def __init__(self, size: int = WHATIF_SIZES[0], seed: int = 1, *,
@@ -540,14 +596,16 @@ class WhatIf:
             self.prefetch([(s, *self.default) for s in WHATIF_SIZES if s != size])
 
     def prefetch(self, keys: Sequence[tuple[int, int, int]]) -> None:
-        """Simulate these (size, window, resolution) settings in one background process
-        (forked: it needs no import and holds no lock of this one, so the slider moves
-        meanwhile do not wait for it), one after the other; `run` takes a finished one
-        from there (or waits for it if it is under way) instead of simulating it again.
+        """Simulate these (size, window, resolution) settings in background processes
+        (`PREFETCH_WORKERS`, forked: they need no import and hold no lock of this one;
+        niced by `PREFETCH_NICE`, so the slider moves meanwhile do not wait for them);
+        `run` takes a finished one from there (or waits for it if it is under way)
+        instead of simulating it again.
         The results are those of `whatif_run` (the same function)."""
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=1,
-                                             mp_context=multiprocessing.get_context("fork"))
+            self._pool = ProcessPoolExecutor(max_workers=PREFETCH_WORKERS,
+                                             mp_context=multiprocessing.get_context("fork"),
+                                             initializer=_in_background)
         for key in keys:
             if key not in self._cache and key not in self._ahead:
                 self._ahead[key] = self._pool.submit(whatif_run, *key, seed=self.seed)
@@ -578,7 +636,10 @@ class WhatIf:
         with self.busy.working("simulating {size} jobs…", size=size):
             base = self.run(size, *self.default)
             self.current = self.run(size, int(self.window.value), int(self.resolution.value))
-            self.figure = whatif_figure(self.current, base, lang=self.lang)
+            if self.figure.data:  # drawn before: update its data in place
+                update_whatif_figure(self.figure, self.current, base, lang=self.lang)
+            else:
+                self.figure = whatif_figure(self.current, base, lang=self.lang)
             self.figure_view.outputs = (plotly_output(self.figure),)
             self.status.value = t(self.lang, "{size} jobs: simulated in {seconds} s (cached "
                                   "settings are instant)").format(

@@ -52,6 +52,39 @@ def summary(p: ScaleParams, work: float, lang: str = "en") -> str:
         goodput=decimal(e.goodput, ".0%", lang))
 
 
+def _scaling_data(base: ScaleParams, work: float, sims: Sequence[StudyPoint],
+                  steps: Sequence[int], lang: str) -> tuple[list[dict[str, Any]], str, str]:
+    """What changes between two `scaling_figure`s: each trace's data (the three model
+    curves, minislurm's points if any apply, the selected point, the five bars), the
+    title and the right-hand subplot's title."""
+    xs = sorted({*steps, base.gpus})
+    model = [expected_run(replace(base, gpus=g), work) for g in xs]
+    traces: list[dict[str, Any]] = [
+        {"x": xs, "y": [m.goodput for m in model]},
+        {"x": xs, "y": [m.lost_to_failures for m in model]},
+        {"x": xs, "y": [m.checkpoint / m.wall for m in model]}]
+    match = [s for s in sims if _same_costs(s.params, base)]
+    if match:
+        traces.append({
+            "x": [s.params.gpus for s in match], "y": [s.breakdown.goodput for s in match],
+            "error_y": {"array": [max(s.goodputs) - s.breakdown.goodput for s in match],
+                        "arrayminus": [s.breakdown.goodput - min(s.goodputs) for s in match]},
+            "text": [t(lang, "{runs} runs, {failures} interruptions per run").format(
+                runs=len(s.runs), failures=decimal(s.breakdown.failures, ".1f", lang))
+                for s in match]})
+    here = expected_run(base, work)
+    traces.append({"x": [base.gpus], "y": [here.goodput]})
+    bars: dict[str, Any] = {t(lang, "model"): here}
+    sim_here = [s for s in match if s.params.gpus == base.gpus]
+    if sim_here:
+        bars["minislurm"] = sim_here[-1].breakdown
+    traces.extend({"x": list(bars), "y": [getattr(b, key) / b.wall for b in bars.values()]}
+                  for key, _label, _colour in PARTS)
+    right = t(lang, "where the time goes at {gpus} GPUs").format(
+        gpus=decimal(base.gpus, ",", lang))
+    return traces, summary(base, work, lang), right
+
+
 def scaling_figure(
     base: ScaleParams, work: float, sims: Sequence[StudyPoint] = (),
     steps: Sequence[int] = GPU_STEPS, *, lang: str = "en",
@@ -60,53 +93,66 @@ def scaling_figure(
     breakdown at ``base.gpus``. Simulated points count only if they match ``base``'s
     checkpoint and restart costs.  ``lang``: the language of the titles, axis, legend
     and hover words (goodput, minislurm, BeginTime stay)."""
+    traces, title, right = _scaling_data(base, work, sims, steps, lang)
     fig = make_subplots(rows=1, cols=2, column_widths=[0.64, 0.36], horizontal_spacing=0.1,
-                        subplot_titles=(t(lang, "share of wall time vs job size"),
-                                        t(lang, "where the time goes at {gpus} GPUs").format(
-                                            gpus=decimal(base.gpus, ",", lang))))
-    xs = sorted({*steps, base.gpus})
-    model = [expected_run(replace(base, gpus=g), work) for g in xs]
-    fig.add_trace(go.Scatter(x=xs, y=[m.goodput for m in model], mode="lines",
+                        subplot_titles=(t(lang, "share of wall time vs job size"), right))
+    good, lost, ckpt = traces[:3]
+    fig.add_trace(go.Scatter(x=good["x"], y=good["y"], mode="lines",
                              name=t(lang, "goodput"), line={"color": "#2ca02c"}), 1, 1)
-    fig.add_trace(go.Scatter(x=xs, y=[m.lost_to_failures for m in model], mode="lines",
+    fig.add_trace(go.Scatter(x=lost["x"], y=lost["y"], mode="lines",
                              name=t(lang, "lost to failures"), line={"color": "#d62728"}), 1, 1)
-    fig.add_trace(go.Scatter(x=xs, y=[m.checkpoint / m.wall for m in model], mode="lines",
+    fig.add_trace(go.Scatter(x=ckpt["x"], y=ckpt["y"], mode="lines",
                              name=t(lang, "checkpoint writes"), line={"color": "#1f77b4"}),
                   1, 1)
-    match = [s for s in sims if _same_costs(s.params, base)]
-    if match:
+    if len(traces) > 3 + 1 + len(PARTS):
+        points = traces[3]
         fig.add_trace(go.Scatter(
-            x=[s.params.gpus for s in match], y=[s.breakdown.goodput for s in match],
+            x=points["x"], y=points["y"],
             mode="markers", name=t(lang, "goodput on minislurm"),
             marker={"symbol": "diamond", "size": 10, "color": "#2ca02c",
                     "line": {"width": 1, "color": "black"}},
             error_y={"type": "data", "symmetric": False,
-                     "array": [max(s.goodputs) - s.breakdown.goodput for s in match],
-                     "arrayminus": [s.breakdown.goodput - min(s.goodputs) for s in match]},
-            text=[t(lang, "{runs} runs, {failures} interruptions per run").format(
-                runs=len(s.runs), failures=decimal(s.breakdown.failures, ".1f", lang))
-                  for s in match]), 1, 1)
-    here = expected_run(base, work)
-    fig.add_trace(go.Scatter(x=[base.gpus], y=[here.goodput], mode="markers",
+                     "array": points["error_y"]["array"],
+                     "arrayminus": points["error_y"]["arrayminus"]},
+            text=points["text"]), 1, 1)
+    selected = traces[-1 - len(PARTS)]
+    fig.add_trace(go.Scatter(x=selected["x"], y=selected["y"], mode="markers",
                              name=t(lang, "selected"), marker={"size": 14, "color": "black",
                                                       "symbol": "star"}), 1, 1)
-    bars = {t(lang, "model"): here}
-    sim_here = [s for s in match if s.params.gpus == base.gpus]
-    if sim_here:
-        bars["minislurm"] = sim_here[-1].breakdown
-    for key, label, colour in PARTS:
+    for (_key, label, colour), bar in zip(PARTS, traces[-len(PARTS):], strict=True):
         fig.add_trace(go.Bar(
-            x=list(bars), y=[getattr(b, key) / b.wall for b in bars.values()],
+            x=bar["x"], y=bar["y"],
             name=t(lang, label),
             marker={"color": colour}, legendgroup="parts"), 1, 2)
     fig.update_layout(barmode="stack", template="plotly_white", height=440,
-                      title={"text": summary(base, work, lang), "font": {"size": 15}},
+                      title={"text": title, "font": {"size": 15}},
                       margin={"l": 50, "r": 20, "t": 80, "b": 50},
                       legend={"orientation": "h", "y": -0.18})
     fig.update_xaxes(type="log", title_text=t(lang, "GPUs in the job"), row=1, col=1)
     fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=1)
     fig.update_yaxes(range=[0, 1], tickformat=".0%", row=1, col=2)
     return localise(fig, lang)
+
+
+def update_scaling_figure(
+    fig: go.Figure, base: ScaleParams, work: float, sims: Sequence[StudyPoint] = (),
+    steps: Sequence[int] = GPU_STEPS, *, lang: str = "en",
+) -> bool:
+    """Redraw ``fig`` (a `scaling_figure`) in place for these arguments when it has the
+    same traces (whether minislurm's points apply decides): the traces' data, the title
+    and the right-hand subplot's title change in one ``batch_update``, so a slider move
+    does not build a new figure (subplots and template: ~30 ms).  False (``fig``
+    untouched) when the traces differ: then draw a new one.  The result equals
+    ``scaling_figure(base, work, sims, steps, lang=lang)``."""
+    traces, title, right = _scaling_data(base, work, sims, steps, lang)
+    if len(fig.data) != len(traces) or len(fig.layout.annotations) != 2:
+        return False
+    with fig.batch_update():
+        for trace, values in zip(fig.data, traces, strict=True):
+            trace.update(values)
+        fig.layout.title.text = title
+        fig.layout.annotations[1].text = right
+    return True
 
 
 def _same_costs(a: ScaleParams, b: ScaleParams) -> bool:
@@ -196,12 +242,15 @@ class ScalingExplorer:
         return scaling_figure(self.params, self.work, self.sims, lang=self.lang)
 
     def redraw(self) -> None:
-        """Rebuild the figure for the sliders' values and show it (set from the kernel
-        side, as in every lesson's explorer)."""
+        """Redraw the figure for the sliders' values (in place: `update_scaling_figure`;
+        anew when minislurm's points start or stop applying) and show it (set from the
+        kernel side, as in every lesson's explorer)."""
         from course.lessons.script_builder import plotly_output
 
         with self.busy.working("redrawing…"):
-            self.figure = self._figure()
+            if not update_scaling_figure(self.figure, self.params, self.work, self.sims,
+                                         lang=self.lang):
+                self.figure = self._figure()
             self.out.outputs = (plotly_output(self.figure),)
 
     def simulate(self) -> StudyPoint:
@@ -253,4 +302,4 @@ def study_table(points: Sequence[StudyPoint]) -> str:
 
 __all__ = ["GPU_STEPS", "PARTS", "PREDICT_CHECKPOINT_MINUTES", "PREDICT_GPUS",
            "ScalingExplorer", "goodput_percent",
-           "scaling_figure", "study", "study_table", "summary"]
+           "scaling_figure", "study", "study_table", "summary", "update_scaling_figure"]

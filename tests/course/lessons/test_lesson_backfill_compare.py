@@ -14,6 +14,7 @@ from busy_probe import assert_busy_while
 from course.lessons.backfill_compare import (
     POLICIES,
     PREDICT_WINDOW,
+    PREFETCH_NICE,
     SCENARIO,
     WHATIF_KINDS,
     BackfillExplorer,
@@ -27,10 +28,12 @@ from course.lessons.backfill_compare import (
     scenario_config,
     scenario_listing,
     start_hours,
+    update_whatif_figure,
     utilisation_before,
     utilisation_figure,
     wait_figure,
     wait_table,
+    whatif_figure,
     whatif_jobs,
     whatif_run,
 )
@@ -156,6 +159,40 @@ def test_whatif_size_and_knobs() -> None:
     assert after[0]["y"] == base[0]["y"]  # the default stays as the reference
 
 
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+def test_the_whatif_redraws_its_figure_in_place(lang: str) -> None:
+    w = WhatIf(size=100, prefetch=False, lang=lang)
+    fig = w.figure
+    w.window.value = 60
+    w.resolution.value = 600
+    assert w.figure is fig  # built once: a move updates its data
+    assert w.current is not None
+    fresh = whatif_figure(w.current, w.run(100, *w.default), lang=lang)
+    assert fig.to_dict() == fresh.to_dict()  # the same figure as one drawn anew
+    assert fig.to_dict()["data"][1]["name"].startswith("60 min, 600 s")
+
+
+def test_update_whatif_figure_needs_a_whatif_figure() -> None:
+    r = whatif_run(100, 1440, 60)
+    with pytest.raises(ValueError, match="one bar trace per run"):
+        update_whatif_figure(wait_figure({}), r, r)
+
+
+def test_the_whatif_generates_each_workload_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.lessons import backfill_compare
+
+    first = whatif_run(100, 1440, 60)
+    jobs = whatif_jobs(100)
+    assert jobs == whatif_jobs(100) and jobs is not whatif_jobs(100)  # a list of one's own
+
+    def no_generate(*_a: object, **_k: object) -> None:
+        raise AssertionError("the workload was generated again")
+
+    monkeypatch.setattr(backfill_compare, "generate", no_generate)
+    again = whatif_run(100, 1440, 60)  # a slider move: simulated again, not generated
+    assert again.waits == first.waits and whatif_jobs(100) == jobs
+
+
 def test_scenario_listing_gives_minutes_after_the_first_submission() -> None:
     lines = scenario_listing().splitlines()
     assert len(lines) == len(SCENARIO)
@@ -245,10 +282,21 @@ def test_the_whatif_prefetches_the_other_sizes_reference_runs(
 def test_run_takes_a_prefetched_setting_or_simulates_a_queued_one_itself() -> None:
     w = WhatIf(size=100, prefetch=False)
     assert w._pool is None and not w._ahead
-    w.prefetch([(250, *w.default), (500, *w.default)])
-    got = w.run(500, *w.default)  # queued behind 250: simulated here, the queued one dropped
-    assert (500, *w.default) not in w._ahead and got.size == 500
-    assert got.waits == whatif_run(500, *w.default).waits
+    queued = (100, 60, 60)  # behind 250 and 500, one per worker (one core: behind 250)
+    w.prefetch([(250, *w.default), (500, *w.default), queued])
+    got = w.run(*queued)  # not started: simulated here, the queued one dropped
+    assert queued not in w._ahead and got.size == 100
+    assert got.waits == whatif_run(*queued).waits
+    w.close()
+
+
+def test_the_prefetch_workers_are_niced() -> None:
+    import os
+
+    w = WhatIf(size=100)
+    assert w._pool is not None
+    assert w._pool.submit(os.nice, 0).result(timeout=300) == os.nice(0) + PREFETCH_NICE
+    w.close()
 
 
 def test_close_drops_what_is_queued_and_keeps_what_is_done() -> None:

@@ -40,6 +40,7 @@ from course.lessons.goodput import (
     restart_environment,
     summary,
     sweep,
+    update_goodput_figure,
     waste,
     waste_report,
     young_interval,
@@ -313,6 +314,28 @@ def test_explorer_slider_remeasures_and_redraws() -> None:
     assert e.model.checkpoint == pytest.approx(0.25)
     assert e.figure.to_dict()["data"][2]["y"] != shown[2]["y"]  # re-measured and redrawn
     assert 4 in MTBF_HOURS and 5 in CHECKPOINT_MINUTES
+
+
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+def test_the_explorer_redraws_its_figure_in_place(lang: str) -> None:
+    e = GoodputExplorer(lang=lang)
+    fig = e.figure
+    e.mtbf.value = 8
+    e.checkpoint.value = 1
+    assert e.figure is fig  # built once: a move updates its data
+    fresh = goodput_figure(e.model, e.points, lang=lang)
+    assert fig.to_dict() == fresh.to_dict()  # the same figure as one drawn anew
+    shown = e.figure_view.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert shown["data"] == fresh.to_dict()["data"]
+    assert shown["layout"]["title"] == fresh.to_dict()["layout"]["title"]
+
+
+def test_update_goodput_figure_needs_one_with_measured_points() -> None:
+    points = sweep(M4C5, interval_grid(M4C5))
+    with pytest.raises(ValueError, match="measured points"):
+        update_goodput_figure(goodput_figure(M4C5), M4C5, points)
+    with pytest.raises(ValueError, match="measured points"):
+        update_goodput_figure(goodput_figure(M4C5, points), M4C5, ())
 
 
 def test_best_interval_is_the_measured_run_with_the_highest_goodput() -> None:

@@ -31,6 +31,7 @@ from course.lessons.scaling_view import (
     goodput_percent,
     scaling_figure,
     study_table,
+    update_scaling_figure,
 )
 from minislurm.states import JobState
 
@@ -142,6 +143,22 @@ def test_runner_books_saved_and_lost_work() -> None:
     assert b.wall == pytest.approx(env.now / 3600)
 
 
+def test_an_attempts_length_is_its_phases_added_in_order() -> None:
+    import simpy
+
+    runner = CheckpointRunner(simpy.Environment())
+    assert runner._length() == 0.0  # nothing planned
+    # thousands of uneven phases: any other order of the additions rounds differently
+    runner.plan([0.1 + k / 7919 for k in range(3000)] + [1 / 3], checkpoint=61.7,
+                restart=599.9)
+    for attempts, done in ((1, 0), (2, 0), (2, 1234), (3, 2999), (2, 3001)):
+        runner.attempts, runner._done = attempts, done
+        total = 0.0
+        for _kind, seconds in runner._timeline():  # one addition after another
+            total += seconds
+        assert runner._length() == total  # to the last bit
+
+
 def test_simulation_on_minislurm_requeues_and_accounts() -> None:
     p = ScaleParams(4096)
     cluster = frontier_cluster(p)
@@ -213,6 +230,33 @@ def test_explorer_slider_redraws_the_figure() -> None:
     assert "goodput on minislurm" in [t.name for t in ex.figure.data]
 
 
+@pytest.mark.parametrize("lang", ["en", "pt-BR"])
+def test_the_explorer_redraws_its_figure_in_place(lang: str) -> None:
+    runs = [StudyPoint((simulate_run(ScaleParams(g), 24, seed=1),)) for g in (8, 512)]
+    ex = ScalingExplorer(work=24, sims=runs, base=ScaleParams(512), lang=lang)
+    fig = ex.figure
+    ex.gpus.value = 8  # another size: the same traces, new data and titles
+    ex.restart.value = 20  # other costs: minislurm's points no longer apply
+    assert ex.figure is not fig  # fewer traces: drawn anew
+    fig = ex.figure
+    ex.gpus.value = 100_000
+    assert ex.figure is fig  # the same traces: updated in place
+    fresh = scaling_figure(ex.params, 24, runs, lang=lang)
+    assert fig.to_dict() == fresh.to_dict()  # the same figure as one drawn anew
+    (shown,) = ex.out.outputs
+    assert shown["data"]["application/vnd.plotly.v1+json"]["data"] == fresh.to_dict()["data"]
+
+
+def test_update_scaling_figure_leaves_a_figure_with_other_traces() -> None:
+    runs = [StudyPoint((simulate_run(ScaleParams(8), 24, seed=1),))]
+    fig = scaling_figure(ScaleParams(8), 24, runs)  # minislurm's points apply
+    before = fig.to_dict()
+    assert not update_scaling_figure(fig, ScaleParams(8, checkpoint=0.5), 24, runs)
+    assert fig.to_dict() == before
+    assert update_scaling_figure(fig, ScaleParams(16), 24, runs)
+    assert fig.to_dict() == scaling_figure(ScaleParams(16), 24, runs).to_dict()
+
+
 def test_goodput_percent_is_the_models_goodput() -> None:
     p = ScaleParams(100_000)
     assert goodput_percent(p, 24) == pytest.approx(100 * expected_run(p, 24).goodput)
@@ -244,7 +288,7 @@ def test_the_explorer_is_busy_while_it_redraws_and_simulates(
 
     ex = ScalingExplorer(work=24)
     sizes = iter((16, 32))
-    assert_busy_while(monkeypatch, scaling_view, "scaling_figure", ex.busy,
+    assert_busy_while(monkeypatch, scaling_view, "update_scaling_figure", ex.busy,
                       lambda: setattr(ex.gpus, "value", next(sizes)))
     assert_busy_while(monkeypatch, scaling_view, "simulate_run", ex.busy, ex.simulate)
 
