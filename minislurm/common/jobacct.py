@@ -14,7 +14,10 @@ node ``N`` when its environment says ``SLURM_JOB_ID=J``, ``SLURM_STEP_ID=S``,
 ``SLURM_PROCID=T`` and ``SLURMD_NODENAME=N`` (what proctrack/linuxproc follows by
 parentage: children inherit the environment). The batch step (``J.batch``, task 0)
 is every process of the job without ``SLURM_STEP_ID`` -- the script and its sruns,
-as on a real node. `JobAcctGather` keeps the maxima between polls.
+as on a real node. A host may run several minislurm clusters, each numbering its jobs
+from the same ``FirstJobId``: a process belongs to this cluster's job only if its
+``SLURM_CONF`` (which slurmd sets for every job) is this cluster's, where a real node's
+proctrack sees only its own processes. `JobAcctGather` keeps the maxima between polls.
 """
 
 from __future__ import annotations
@@ -199,9 +202,10 @@ def _process_usage(pid_dir: Path) -> TaskUsage | None:
 
 
 def read_task_usage(job_id: int, step_id: int | str, proc: str | Path = "/proc",
-                    ) -> tuple[dict[TaskKey, TaskUsage], tuple[int, ...]]:
+                    conf: str = "") -> tuple[dict[TaskKey, TaskUsage], tuple[int, ...]]:
     """Poll /proc once: every task of step ``job_id.step_id`` (``"batch"``: the batch
-    step) with its processes' usage added up, and the pids found."""
+    step) of the cluster whose jobs get ``SLURM_CONF=conf`` (any cluster's for ``""``)
+    with its processes' usage added up, and the pids found."""
     want_job = str(job_id)
     tasks: dict[TaskKey, TaskUsage] = {}
     pids: list[int] = []
@@ -209,7 +213,8 @@ def read_task_usage(job_id: int, step_id: int | str, proc: str | Path = "/proc",
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         env = _environ(entry)
-        if env is None or env.get("SLURM_JOB_ID") != want_job:
+        if (env is None or env.get("SLURM_JOB_ID") != want_job
+                or (conf and env.get("SLURM_CONF") != conf)):  # another cluster's job
             continue
         step = env.get("SLURM_STEP_ID")
         if step_id == "batch":
@@ -252,9 +257,12 @@ class JobAcctGather:
     step's last poll before it ends gives sacct its numbers, as the poll slurmstepd
     makes when a task exits does). Thread-safe."""
 
-    def __init__(self, frequency: float = 30.0, proc: str | Path = "/proc") -> None:
+    def __init__(self, frequency: float = 30.0, proc: str | Path = "/proc",
+                 conf: str = "") -> None:
         self.frequency = frequency
         self.proc = proc
+        #: the cluster's slurm.conf, as its jobs' SLURM_CONF says (`read_task_usage`)
+        self.conf = conf
         self._lock = threading.Lock()
         self._tasks: dict[tuple[int, int | str], dict[TaskKey, TaskUsage]] = {}
         self._pids: dict[tuple[int, int | str], tuple[int, ...]] = {}
@@ -264,7 +272,7 @@ class JobAcctGather:
 
     def poll(self, job_id: int, step_id: int | str) -> StepStat:
         """Read the step's tasks now and merge them with what earlier polls saw."""
-        found, pids = read_task_usage(job_id, step_id, self.proc)
+        found, pids = read_task_usage(job_id, step_id, self.proc, self.conf)
         key = (job_id, step_id)
         with self._lock:
             kept = self._tasks.setdefault(key, {})

@@ -123,7 +123,8 @@ class ProcessRunner:
         self.jobacct: JobAcctGather | None = None
         if gather.endswith(("/linux", "/cgroup")):
             freq = gather_frequency(config.extra.get("JobAcctGatherFrequency"))
-            self.jobacct = JobAcctGather(min(freq, EXIT_POLL) if freq else EXIT_POLL)
+            self.jobacct = JobAcctGather(min(freq, EXIT_POLL) if freq else EXIT_POLL,
+                                         conf=conf_path)
         self.before_launch: Callable[[], None] | None = None
         self.termination: Callable[[int], str | None] = lambda _job_id: None
         #: seconds between a requeue/preemption and its SIGTERM (slurmctld's agent sends

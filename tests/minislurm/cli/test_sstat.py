@@ -159,7 +159,8 @@ def test_gather_frequency_reads_the_task_interval() -> None:
 
 
 def test_read_task_usage_finds_tasks_by_their_environment(tmp_path: Path) -> None:
-    """A fake /proc with one task of step 7.0, one process of 7's batch step, another job."""
+    """A fake /proc with one task of step 7.0, one process of 7's batch step, another job,
+    and another cluster's job 7."""
     def proc(pid: int, env: dict[str, str], rss: int) -> None:
         d = tmp_path / str(pid)
         d.mkdir()
@@ -167,21 +168,27 @@ def test_read_task_usage_finds_tasks_by_their_environment(tmp_path: Path) -> Non
         (d / "stat").write_text(f"{pid} (python3) R 1 1 1 0 -1 0 0 0 3 0 250 50 0 0 20 0")
         (d / "status").write_text(f"Name:\tpython3\nVmSize:\t  9000 kB\nVmRSS:\t  {rss} kB\n")
         (d / "io").write_text("rchar: 100\nwchar: 7\n")
+    here = {"SLURM_CONF": "/here/slurm.conf"}  # slurmd sets it for every job
     proc(101, {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURM_PROCID": "1",
-               "SLURMD_NODENAME": "n2"}, 5000)
-    proc(102, {"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1"}, 1200)
-    proc(103, {"SLURM_JOB_ID": "8", "SLURM_STEP_ID": "0"}, 1)
+               "SLURMD_NODENAME": "n2", **here}, 5000)
+    proc(102, {"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1", **here}, 1200)
+    proc(103, {"SLURM_JOB_ID": "8", "SLURM_STEP_ID": "0", **here}, 1)
     # the step's, but no task's (no SLURM_PROCID / SLURMD_NODENAME): not a task of its own
-    proc(104, {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n2"}, 9)
-    proc(105, {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0"}, 9)
-    tasks, pids = read_task_usage(7, 0, tmp_path)
+    proc(104, {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "n2", **here}, 9)
+    proc(105, {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0", **here}, 9)
+    # job 7's step 0 on another cluster of the same host (its own slurm.conf, same ids)
+    proc(106, {"SLURM_JOB_ID": "7", "SLURM_STEP_ID": "0", "SLURM_PROCID": "0",
+               "SLURMD_NODENAME": "n1", "SLURM_CONF": "/elsewhere/slurm.conf"}, 9)
+    tasks, pids = read_task_usage(7, 0, tmp_path, "/here/slurm.conf")
     assert pids == (101,)
     ticks = 300 / __import__("os").sysconf("SC_CLK_TCK")
     assert tasks == {(1, "n2"): TaskUsage(rss_kb=5000, max_rss_kb=5000, vsize_kb=9000,
                                            max_vsize_kb=9000, pages=3, max_pages=3,
                                            cpu_seconds=ticks, read_bytes=100, write_bytes=7)}
-    batch, _ = read_task_usage(7, "batch", tmp_path)
+    batch, _ = read_task_usage(7, "batch", tmp_path, "/here/slurm.conf")
     assert list(batch) == [(0, "n1")]
+    assert read_task_usage(7, 0, tmp_path, "/elsewhere/slurm.conf")[1] == (106,)
+    assert read_task_usage(7, 0, tmp_path)[1] == (101, 106)  # no conf known: any cluster
 
 
 @pytest.fixture
