@@ -47,6 +47,42 @@ _CELL = np.int32
 CellArray = npt.NDArray[np.int32]
 
 
+class AllocCells:
+    """Each allocation's node indices and resources (CPUs, MB, GPUs per node) as arrays,
+    kept from one backfill pass to the next.
+
+    Every pass rebuilds its map from every running job's allocation (``add_releases``),
+    and a ``--procs`` job holds one 1-CPU node per processor: reading those entries
+    again each pass was most of the map's cost.  An allocation never changes (a frozen
+    record), so its arrays are made once, when it is first seen, and dropped when its
+    job no longer runs (``keep``).  Keyed by identity, holding the allocation itself so
+    that its id is not reused while it is kept.
+    """
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self._cells: dict[int, tuple[Allocation, IntArray, IntArray]] = {}
+
+    def of(self, alloc: Allocation) -> tuple[IntArray, IntArray]:
+        """(node indices, rows of CPUs, memory MB and GPUs) of ``alloc``, in its node order."""
+        hit = self._cells.get(id(alloc))
+        if hit is not None and hit[0] is alloc:
+            return hit[1], hit[2]
+        index = self.table.index
+        nodes = alloc.nodes
+        idx = np.fromiter((index[na.node] for na in nodes), dtype=np.int64, count=len(nodes))
+        vals = np.array([(na.cpus, na.mem_mb, len(na.gpus)) for na in nodes],
+                        dtype=np.int64).reshape(len(nodes), 3)
+        self._cells[id(alloc)] = (alloc, idx, vals)
+        return idx, vals
+
+    def keep(self, allocs: list[Allocation]) -> None:
+        """Forget every allocation but ``allocs`` (the running jobs' of this pass)."""
+        old = self._cells
+        if len(old) > len(allocs):
+            self._cells = {k: old[k] for k in map(id, allocs) if k in old}
+
+
 def fit_key(req: ResourceRequest) -> FitKey:
     """What of ``req`` decides whether one node's share fits in a slot."""
     cpus, mem, gpus = req.per_node()
@@ -56,8 +92,12 @@ def fit_key(req: ResourceRequest) -> FitKey:
 class NodeSpaceMap:
     """Free resources over time: ``times[s]`` starts slot ``s``; rows of ``cpu``/``mem``/``gpu``."""
 
-    def __init__(self, table: NodeTable, now: int, resolution: int, window: int) -> None:
+    def __init__(
+        self, table: NodeTable, now: int, resolution: int, window: int,
+        cells: AllocCells | None = None,
+    ) -> None:
         self.table = table
+        self.cells = cells if cells is not None and cells.table is table else AllocCells(table)
         self.now = now
         self.resolution = max(1, resolution)
         self.horizon = now + max(window, self.resolution)
@@ -124,28 +164,30 @@ class NodeSpaceMap:
 
         Meant for a fresh map (before any reservation).
         """
-        index = self.table.index
-        rows: list[int] = []
-        nodes: list[int] = []
-        vals: list[tuple[int, int, int]] = []
+        cells = self.cells
+        idxs: list[IntArray] = []
+        cell_vals: list[IntArray] = []
+        whens: list[int] = []
         ends: dict[int, int] = {}
         for alloc, end in releases:
             t = self.horizon if end is None else self.round_up(end)
             if t >= self.horizon:
                 continue
-            for na in alloc.nodes:
-                rows.append(t)
-                nodes.append(index[na.node])
-                vals.append((na.cpus, na.mem_mb, len(na.gpus)))
+            idx, vals = cells.of(alloc)
+            idxs.append(idx)
+            cell_vals.append(vals)
+            whens.append(t)
             ends[t] = 1
+        cells.keep([alloc for alloc, _ in releases])
         if not ends:
             return
         times = sorted(ends)
         head = times[0] > self.now
         all_times = [self.now, *times] if head else times
-        row_of = np.searchsorted(np.asarray(all_times, dtype=np.int64), np.asarray(rows))
-        node_idx = np.asarray(nodes, dtype=np.int64)
-        v = np.asarray(vals, dtype=np.int64) * self.table.usable[node_idx][:, None]
+        node_idx = np.concatenate(idxs)
+        row_t = np.repeat(np.asarray(whens, dtype=np.int64), [len(i) for i in idxs])
+        row_of = np.searchsorted(np.asarray(all_times, dtype=np.int64), row_t)
+        v = np.concatenate(cell_vals) * self.table.usable[node_idx][:, None]
         n = len(self.table)
         flat = row_of * n + node_idx
         used = len(all_times)
@@ -160,8 +202,8 @@ class NodeSpaceMap:
         self.times = all_times
         self._order = list(range(len(all_times)))
         self._set_buffers(out, len(all_times))
-        by = np.lexsort((np.asarray(rows, dtype=np.int64), node_idx))  # by node, then time
-        ev_node, ev_time, ev_v = node_idx[by], np.asarray(rows, dtype=np.int64)[by], v[by]
+        by = np.lexsort((row_t, node_idx))  # by node, then time
+        ev_node, ev_time, ev_v = node_idx[by], row_t[by], v[by]
         cum = np.cumsum(ev_v, axis=0)
         starts = np.flatnonzero(np.r_[True, ev_node[1:] != ev_node[:-1]])
         before = np.zeros_like(cum)
@@ -203,12 +245,8 @@ class NodeSpaceMap:
 
         ``end=None`` means "until the end of the window".
         """
-        index = self.table.index
-        idx = np.fromiter((index[na.node] for na in alloc.nodes), dtype=np.int64)
-        cpus = np.fromiter((na.cpus for na in alloc.nodes), dtype=np.int64)
-        mems = np.fromiter((na.mem_mb for na in alloc.nodes), dtype=np.int64)
-        gpus = np.fromiter((len(na.gpus) for na in alloc.nodes), dtype=np.int64)
-        self._add_cells(idx, cpus, mems, gpus, start, end, sign)
+        idx, vals = self.cells.of(alloc)
+        self._add_cells(idx, vals[:, 0], vals[:, 1], vals[:, 2], start, end, sign)
 
     def hold_nodes(self, idx: IntArray, start: int, end: int) -> None:
         """Hold the *whole* nodes ``idx`` from ``start`` to ``end`` (a reservation:
@@ -440,4 +478,4 @@ def _first_window(
     return None
 
 
-__all__ = ["FitKey", "NodeSpaceMap", "fit_cells", "fit_key", "fit_now"]
+__all__ = ["AllocCells", "FitKey", "NodeSpaceMap", "fit_cells", "fit_key", "fit_now"]
