@@ -8,9 +8,10 @@ reuse a forgotten one's id is read anew.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from minislurm.job import Allocation, NodeAlloc
-from minislurm.sched.node_space import AllocCells, NodeSpaceMap
+from minislurm.sched.node_space import AllocCells, NodeSpaceMap, cumsum_rows
 from minislurm.select.table import NodeShape, NodeTable
 
 
@@ -66,3 +67,25 @@ def test_cells_of_jobs_no_longer_running_are_dropped() -> None:
     cells.keep([b])
     assert cells.of(a)[0] is not idx  # forgotten, read anew
     assert np.array_equal(cells.of(b)[1], np.array([[2, 20, 1]]))
+
+
+def test_same_running_jobs_reuse_the_concatenation() -> None:
+    t = _table()
+    a = _alloc(("n1", 1, 10, 0), ("n2", 1, 10, 0))
+    b = _alloc(("n3", 2, 20, 1))
+    cells = AllocCells(t)
+    first = cells.concat([a, b])
+    assert first[0].tolist() == [0, 1, 2] and first[2].tolist() == [2, 1]
+    assert cells.concat([a, b]) is first
+    other = cells.concat([b])
+    assert other is not first and other[0].tolist() == [2]
+
+
+@pytest.mark.parametrize("width", [4, 300])
+def test_cumsum_rows_is_numpy_cumsum_down_the_rows(width: int) -> None:
+    rng = np.random.default_rng(1)
+    grid = rng.integers(-5, 5, size=(12, width)).astype(np.int32)
+    want = grid.copy()
+    want[:9] = np.cumsum(grid[:9], axis=0)
+    cumsum_rows(grid, 9)
+    assert np.array_equal(grid, want)
