@@ -105,10 +105,22 @@ class AllocCells:
         return self._last
 
 
+#: ``fit_key`` of the requests seen (a pass asks it of every job it tests, and a queue
+#: holds few distinct shapes); emptied when it grows past ``_FIT_KEYS_MAX``.
+_FIT_KEYS: dict[ResourceRequest, FitKey] = {}
+_FIT_KEYS_MAX = 4096
+
+
 def fit_key(req: ResourceRequest) -> FitKey:
     """What of ``req`` decides whether one node's share fits in a slot."""
-    cpus, mem, gpus = req.per_node()
-    return (cpus, mem, req.mem_per_node == 0, gpus, req.exclusive)
+    key = _FIT_KEYS.get(req)
+    if key is None:
+        cpus, mem, gpus = req.per_node()
+        key = (cpus, mem, req.mem_per_node == 0, gpus, req.exclusive)
+        if len(_FIT_KEYS) >= _FIT_KEYS_MAX:
+            _FIT_KEYS.clear()
+        _FIT_KEYS[req] = key
+    return key
 
 
 class NodeSpaceMap:
@@ -125,6 +137,7 @@ class NodeSpaceMap:
         self.horizon = now + max(window, self.resolution)
         self.times: list[int] = [now]
         self._order: list[int] = [0]  # buffer row of each slot
+        self._arrays: tuple[IntArray, IntArray] | None = None  # (times, _order) as arrays
         self._rows = 1
         rows = [np.where(table.usable, v, 0).astype(_CELL)[None, :] for v in
                 (table.free_cpu, table.free_mem, table.free_gpu)]
@@ -150,6 +163,13 @@ class NodeSpaceMap:
         self._fits: dict[FitKey, list[object]] = {}  # key -> [bool buffer, valid rows]
         # (key, allowed nodes) -> {(count, duration): earliest start, None: never}
         self._bounds: dict[tuple[FitKey, bytes], dict[tuple[int, int], int | None]] = {}
+
+    def _slot_arrays(self) -> tuple[IntArray, IntArray]:
+        """``times`` and the buffer row of each slot as arrays (made again after a split)."""
+        if self._arrays is None:
+            self._arrays = (np.asarray(self.times, dtype=np.int64),
+                            np.asarray(self._order, dtype=np.int64))
+        return self._arrays
 
     def _grow(self) -> None:
         cap = self._cpu.shape[0] * 2
@@ -218,6 +238,7 @@ class NodeSpaceMap:
             out.append(grid)
         self.times = all_times
         self._order = list(range(len(all_times)))
+        self._arrays = None
         self._set_buffers(out, len(all_times))
         by = np.lexsort((row_t, node_idx))  # by node, then time
         ev_node, ev_time, ev_v = node_idx[by], row_t[by], v[by]
@@ -255,6 +276,7 @@ class NodeSpaceMap:
         self._rows += 1
         self.times.insert(s + 1, t)
         self._order.insert(s + 1, p)
+        self._arrays = None
         return s + 1
 
     def add(self, alloc: Allocation, start: int, end: int | None, sign: int) -> None:
@@ -286,7 +308,7 @@ class NodeSpaceMap:
         s0 = self._split(start)
         s1 = self._split(stop) if stop < self.horizon else len(self.times)
         usable = self.table.usable[idx].astype(np.int64) * sign
-        rows = np.asarray(self._order[s0:s1], dtype=np.int64)
+        rows = self._slot_arrays()[1][s0:s1]
         cells = (rows[:, None], idx[None, :])
         self._cpu[cells] += cpus * usable
         self._mem[cells] += mems * usable
@@ -375,10 +397,10 @@ class NodeSpaceMap:
         nodes and no longer limit tested before it: ``lower`` is that start.
         """
         fit = self._fit_rows(key)[: self._rows]
-        times = np.asarray(self.times, dtype=np.int64)
+        times, order = self._slot_arrays()
         first = int(np.searchsorted(times, lower, side="right")) - 1
         n_start = int(np.searchsorted(times, self.horizon, side="left"))
-        order = np.asarray(self._order[first:], dtype=np.int64)
+        order = order[first:]
         times = times[first:]
         n_start -= first
         ends = np.searchsorted(times, times[:n_start] + duration, side="left")

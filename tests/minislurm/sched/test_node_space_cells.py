@@ -89,3 +89,15 @@ def test_cumsum_rows_is_numpy_cumsum_down_the_rows(width: int) -> None:
     want[:9] = np.cumsum(grid[:9], axis=0)
     cumsum_rows(grid, 9)
     assert np.array_equal(grid, want)
+
+
+def test_fit_key_is_the_same_for_equal_requests_and_follows_the_shape() -> None:
+    from minislurm.sched.node_space import fit_key
+    from minislurm.select.request import ResourceRequest
+
+    a = ResourceRequest(min_nodes=2, ntasks=8, gpus_per_node=4, mem_per_cpu=1000)
+    assert fit_key(a) == (4, 4000, False, 4, False)
+    assert fit_key(ResourceRequest(min_nodes=2, ntasks=8, gpus_per_node=4,
+                                   mem_per_cpu=1000)) == fit_key(a)
+    assert fit_key(ResourceRequest(min_nodes=2, ntasks=8, gpus_per_node=4, mem_per_cpu=500,
+                                   exclusive=True)) == (4, 2000, False, 4, True)
