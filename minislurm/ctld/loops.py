@@ -15,6 +15,7 @@ them by replacing them).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Generator
 from typing import Protocol
 
@@ -22,6 +23,7 @@ import simpy
 
 from minislurm.sched.backfill import Running, backfill_pass
 from minislurm.sched.builtin import main_pass
+from minislurm.sched.node_space import AllocCells
 
 from .lifecycle import running_end
 from .sched_view import SchedView
@@ -48,6 +50,18 @@ def run_main(state: CtldState, view: SchedView) -> None:
     main_pass(view, policy=state.policy, depth=state.queue_depth)
 
 
+#: Each controller's running allocations as arrays, kept between its backfill passes.
+_CELLS: weakref.WeakKeyDictionary[CtldState, AllocCells] = weakref.WeakKeyDictionary()
+
+
+def _cells(state: CtldState) -> AllocCells:
+    """The controller's ``AllocCells`` (a new one when its node table was replaced)."""
+    cells = _CELLS.get(state)
+    if cells is None or cells.table is not state.table:
+        cells = _CELLS[state] = AllocCells(state.table)
+    return cells
+
+
 def run_backfill(state: CtldState, view: SchedView) -> int:
     """One sched/backfill pass now (normally every bf_interval after a change)."""
     t = state.table
@@ -66,7 +80,7 @@ def run_backfill(state: CtldState, view: SchedView) -> int:
         ]  # fmt: skip
 
     return backfill_pass(view, state.table, running, state.bf, policy=state.policy,
-                         estimates=state.bf_estimates)
+                         estimates=state.bf_estimates, cells=_cells(state))
 
 
 def backfill_loop(state: CtldState, view: SchedView) -> Process:

@@ -41,7 +41,7 @@ from minislurm.common.hostlist import compress
 from minislurm.conf import SchedulerParameters
 from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext
-from minislurm.sched.node_space import FitKey, NodeSpaceMap, fit_key, fit_now
+from minislurm.sched.node_space import AllocCells, FitKey, NodeSpaceMap, fit_key, fit_now
 from minislurm.select.cons_tres import spread_node_estimate
 from minislurm.select.request import ResourceRequest, order_nodes
 from minislurm.select.table import BoolArray, IntArray, NodeTable
@@ -278,6 +278,7 @@ def backfill_pass(
     policy: str = "slurm",
     lazy: bool | None = None,
     estimates: bool = True,
+    cells: AllocCells | None = None,
 ) -> int:
     """One backfill pass; returns how many jobs it started.
 
@@ -287,7 +288,8 @@ def backfill_pass(
     behind the last startable one is not refreshed.  It saves most of a pass on
     a full cluster.  The node-space map itself is built only once it is needed
     (``running`` may be a function giving the running jobs then): a lazy pass in
-    which no tested job fits now never builds it.
+    which no tested job fits now never builds it.  ``cells`` keeps the running
+    jobs' allocations as arrays from one pass to the next (``AllocCells``).
     """
     if policy == "fifo":
         return 0
@@ -299,7 +301,8 @@ def backfill_pass(
 
     def space_now() -> NodeSpaceMap:
         if not space_box:
-            space = NodeSpaceMap(table, now, params.bf_resolution, params.bf_window * 60)
+            space = NodeSpaceMap(table, now, params.bf_resolution, params.bf_window * 60,
+                                 cells)
             jobs = running() if callable(running) else running
             space.add_releases([(r.allocation, r.limit_end) for r in jobs])
             space_box.append(space)

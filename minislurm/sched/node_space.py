@@ -47,22 +47,97 @@ _CELL = np.int32
 CellArray = npt.NDArray[np.int32]
 
 
+class AllocCells:
+    """Each allocation's node indices and resources (CPUs, MB, GPUs per node) as arrays,
+    kept from one backfill pass to the next.
+
+    Every pass rebuilds its map from every running job's allocation (``add_releases``),
+    and a ``--procs`` job holds one 1-CPU node per processor: reading those entries
+    again each pass was most of the map's cost.  An allocation never changes (a frozen
+    record), so its arrays are made once, when it is first seen, and dropped when its
+    job no longer runs (``keep``).  Keyed by identity, holding the allocation itself so
+    that its id is not reused while it is kept.
+    """
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self._cells: dict[int, tuple[Allocation, IntArray, IntArray]] = {}
+        self._last_ids: list[int] = []  # the allocations of the last ``concat``
+        self._last: tuple[IntArray, IntArray, IntArray] | None = None
+        self._last_allocs: list[Allocation] = []
+
+    def of(self, alloc: Allocation) -> tuple[IntArray, IntArray]:
+        """(node indices, rows of CPUs, memory MB and GPUs) of ``alloc``, in its node order."""
+        hit = self._cells.get(id(alloc))
+        if hit is not None and hit[0] is alloc:
+            return hit[1], hit[2]
+        index = self.table.index
+        nodes = alloc.nodes
+        idx = np.fromiter((index[na.node] for na in nodes), dtype=np.int64, count=len(nodes))
+        vals = np.array([(na.cpus, na.mem_mb, len(na.gpus)) for na in nodes],
+                        dtype=np.int64).reshape(len(nodes), 3)
+        self._cells[id(alloc)] = (alloc, idx, vals)
+        return idx, vals
+
+    def keep(self, allocs: list[Allocation]) -> None:
+        """Forget every allocation but ``allocs`` (the running jobs' of this pass)."""
+        old = self._cells
+        if len(old) > len(allocs):
+            self._cells = {k: old[k] for k in map(id, allocs) if k in old}
+
+    def concat(self, allocs: list[Allocation]) -> tuple[IntArray, IntArray, IntArray]:
+        """(node indices, resources, entries per allocation) of ``allocs`` one after the
+        other; the same arrays again while the running jobs are the same ones (a pass
+        after a submission that started nothing)."""
+        ids = [id(a) for a in allocs]
+        if ids == self._last_ids and self._last is not None:
+            return self._last
+        self.keep(allocs)
+        parts = [self.of(a) for a in allocs]
+        if parts:
+            idx = np.concatenate([p[0] for p in parts])
+            vals = np.concatenate([p[1] for p in parts])
+        else:
+            idx, vals = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int64)
+        lens = np.fromiter((len(p[0]) for p in parts), dtype=np.int64, count=len(parts))
+        self._last_ids, self._last = ids, (idx, vals, lens)
+        self._last_allocs = allocs  # alive, so that their ids are not reused
+        return self._last
+
+
+#: ``fit_key`` of the requests seen (a pass asks it of every job it tests, and a queue
+#: holds few distinct shapes); emptied when it grows past ``_FIT_KEYS_MAX``.
+_FIT_KEYS: dict[ResourceRequest, FitKey] = {}
+_FIT_KEYS_MAX = 4096
+
+
 def fit_key(req: ResourceRequest) -> FitKey:
     """What of ``req`` decides whether one node's share fits in a slot."""
-    cpus, mem, gpus = req.per_node()
-    return (cpus, mem, req.mem_per_node == 0, gpus, req.exclusive)
+    key = _FIT_KEYS.get(req)
+    if key is None:
+        cpus, mem, gpus = req.per_node()
+        key = (cpus, mem, req.mem_per_node == 0, gpus, req.exclusive)
+        if len(_FIT_KEYS) >= _FIT_KEYS_MAX:
+            _FIT_KEYS.clear()
+        _FIT_KEYS[req] = key
+    return key
 
 
 class NodeSpaceMap:
     """Free resources over time: ``times[s]`` starts slot ``s``; rows of ``cpu``/``mem``/``gpu``."""
 
-    def __init__(self, table: NodeTable, now: int, resolution: int, window: int) -> None:
+    def __init__(
+        self, table: NodeTable, now: int, resolution: int, window: int,
+        cells: AllocCells | None = None,
+    ) -> None:
         self.table = table
+        self.cells = cells if cells is not None and cells.table is table else AllocCells(table)
         self.now = now
         self.resolution = max(1, resolution)
         self.horizon = now + max(window, self.resolution)
         self.times: list[int] = [now]
         self._order: list[int] = [0]  # buffer row of each slot
+        self._arrays: tuple[IntArray, IntArray] | None = None  # (times, _order) as arrays
         self._rows = 1
         rows = [np.where(table.usable, v, 0).astype(_CELL)[None, :] for v in
                 (table.free_cpu, table.free_mem, table.free_gpu)]
@@ -88,6 +163,13 @@ class NodeSpaceMap:
         self._fits: dict[FitKey, list[object]] = {}  # key -> [bool buffer, valid rows]
         # (key, allowed nodes) -> {(count, duration): earliest start, None: never}
         self._bounds: dict[tuple[FitKey, bytes], dict[tuple[int, int], int | None]] = {}
+
+    def _slot_arrays(self) -> tuple[IntArray, IntArray]:
+        """``times`` and the buffer row of each slot as arrays (made again after a split)."""
+        if self._arrays is None:
+            self._arrays = (np.asarray(self.times, dtype=np.int64),
+                            np.asarray(self._order, dtype=np.int64))
+        return self._arrays
 
     def _grow(self) -> None:
         cap = self._cpu.shape[0] * 2
@@ -124,28 +206,25 @@ class NodeSpaceMap:
 
         Meant for a fresh map (before any reservation).
         """
-        index = self.table.index
-        rows: list[int] = []
-        nodes: list[int] = []
-        vals: list[tuple[int, int, int]] = []
-        ends: dict[int, int] = {}
-        for alloc, end in releases:
-            t = self.horizon if end is None else self.round_up(end)
-            if t >= self.horizon:
-                continue
-            for na in alloc.nodes:
-                rows.append(t)
-                nodes.append(index[na.node])
-                vals.append((na.cpus, na.mem_mb, len(na.gpus)))
-            ends[t] = 1
-        if not ends:
+        if not releases:
             return
-        times = sorted(ends)
-        head = times[0] > self.now
-        all_times = [self.now, *times] if head else times
-        row_of = np.searchsorted(np.asarray(all_times, dtype=np.int64), np.asarray(rows))
-        node_idx = np.asarray(nodes, dtype=np.int64)
-        v = np.asarray(vals, dtype=np.int64) * self.table.usable[node_idx][:, None]
+        idx_all, vals_all, lens = self.cells.concat([alloc for alloc, _ in releases])
+        horizon, now, res = self.horizon, self.now, self.resolution
+        ends = np.fromiter((horizon if e is None else e for _, e in releases), dtype=np.int64,
+                           count=len(releases))
+        ends = np.where(ends <= now, now, np.maximum(now, -(-ends // res) * res))  # round_up
+        ends[ends >= horizon] = horizon  # UNLIMITED, or beyond the window: not tracked
+        inside = ends < horizon
+        if not inside.any():
+            return
+        times = np.unique(ends[inside]).tolist()
+        head = times[0] > now
+        all_times = [now, *times] if head else times
+        row_t = np.repeat(ends, lens)
+        keep = row_t < horizon
+        node_idx, row_t = idx_all[keep], row_t[keep]
+        row_of = np.searchsorted(np.asarray(all_times, dtype=np.int64), row_t)
+        v = vals_all[keep] * self.table.usable[node_idx][:, None]
         n = len(self.table)
         flat = row_of * n + node_idx
         used = len(all_times)
@@ -154,14 +233,15 @@ class NodeSpaceMap:
         for k, base in enumerate((self._cpu[0], self._mem[0], self._gpu[0])):
             grid = np.zeros((cap, n), dtype=_CELL)
             np.add.at(grid.reshape(-1), flat, v[:, k].astype(_CELL))
-            np.cumsum(grid[:used], axis=0, out=grid[:used])
-            grid[:used] += base
+            grid[0] += base
+            cumsum_rows(grid, used)
             out.append(grid)
         self.times = all_times
         self._order = list(range(len(all_times)))
+        self._arrays = None
         self._set_buffers(out, len(all_times))
-        by = np.lexsort((np.asarray(rows, dtype=np.int64), node_idx))  # by node, then time
-        ev_node, ev_time, ev_v = node_idx[by], np.asarray(rows, dtype=np.int64)[by], v[by]
+        by = np.lexsort((row_t, node_idx))  # by node, then time
+        ev_node, ev_time, ev_v = node_idx[by], row_t[by], v[by]
         cum = np.cumsum(ev_v, axis=0)
         starts = np.flatnonzero(np.r_[True, ev_node[1:] != ev_node[:-1]])
         before = np.zeros_like(cum)
@@ -196,6 +276,7 @@ class NodeSpaceMap:
         self._rows += 1
         self.times.insert(s + 1, t)
         self._order.insert(s + 1, p)
+        self._arrays = None
         return s + 1
 
     def add(self, alloc: Allocation, start: int, end: int | None, sign: int) -> None:
@@ -203,12 +284,8 @@ class NodeSpaceMap:
 
         ``end=None`` means "until the end of the window".
         """
-        index = self.table.index
-        idx = np.fromiter((index[na.node] for na in alloc.nodes), dtype=np.int64)
-        cpus = np.fromiter((na.cpus for na in alloc.nodes), dtype=np.int64)
-        mems = np.fromiter((na.mem_mb for na in alloc.nodes), dtype=np.int64)
-        gpus = np.fromiter((len(na.gpus) for na in alloc.nodes), dtype=np.int64)
-        self._add_cells(idx, cpus, mems, gpus, start, end, sign)
+        idx, vals = self.cells.of(alloc)
+        self._add_cells(idx, vals[:, 0], vals[:, 1], vals[:, 2], start, end, sign)
 
     def hold_nodes(self, idx: IntArray, start: int, end: int) -> None:
         """Hold the *whole* nodes ``idx`` from ``start`` to ``end`` (a reservation:
@@ -231,7 +308,7 @@ class NodeSpaceMap:
         s0 = self._split(start)
         s1 = self._split(stop) if stop < self.horizon else len(self.times)
         usable = self.table.usable[idx].astype(np.int64) * sign
-        rows = np.asarray(self._order[s0:s1], dtype=np.int64)
+        rows = self._slot_arrays()[1][s0:s1]
         cells = (rows[:, None], idx[None, :])
         self._cpu[cells] += cpus * usable
         self._mem[cells] += mems * usable
@@ -320,10 +397,10 @@ class NodeSpaceMap:
         nodes and no longer limit tested before it: ``lower`` is that start.
         """
         fit = self._fit_rows(key)[: self._rows]
-        times = np.asarray(self.times, dtype=np.int64)
+        times, order = self._slot_arrays()
         first = int(np.searchsorted(times, lower, side="right")) - 1
         n_start = int(np.searchsorted(times, self.horizon, side="left"))
-        order = np.asarray(self._order[first:], dtype=np.int64)
+        order = order[first:]
         times = times[first:]
         n_start -= first
         ends = np.searchsorted(times, times[:n_start] + duration, side="left")
@@ -387,6 +464,20 @@ class NodeSpaceMap:
         return bool((self._cpu[self._order[0]] > 0).any())
 
 
+def cumsum_rows(grid: CellArray, used: int) -> None:
+    """``grid[:used]`` replaced by its running sum down the rows (``np.cumsum(axis=0)``).
+
+    Row by row past 128 columns: numpy's cumsum along the first axis of a wide array
+    walks it column by column and was 2-3x slower than ``used`` row additions on 256 to
+    1,000 nodes (5x from a boolean array); on narrow maps the call overhead wins.
+    """
+    if grid.shape[1] < 128:
+        np.cumsum(grid[:used], axis=0, out=grid[:used])
+        return
+    for r in range(1, used):
+        np.add(grid[r], grid[r - 1], out=grid[r])
+
+
 def fit_cells(
     table: NodeTable, key: FitKey, cpu: IntArray | CellArray, mem: IntArray | CellArray,
     gpu: IntArray | CellArray, cols: IntArray | slice,
@@ -431,7 +522,8 @@ def _first_window(
         batch = cand[i:j]
         b = int(ends[batch].max())
         bad = np.zeros((b - a + 1, fit.shape[1]), dtype=np.int32)
-        np.cumsum(~fit[a:b], axis=0, out=bad[1:])
+        np.logical_not(fit[a:b], out=bad[1:], casting="unsafe")
+        cumsum_rows(bad, b - a + 1)
         ok = (bad[ends[batch] - a] - bad[batch - a]) == 0
         hit = np.flatnonzero(np.count_nonzero(ok, axis=1) >= count)
         if len(hit):
@@ -440,4 +532,4 @@ def _first_window(
     return None
 
 
-__all__ = ["FitKey", "NodeSpaceMap", "fit_cells", "fit_key", "fit_now"]
+__all__ = ["AllocCells", "FitKey", "NodeSpaceMap", "cumsum_rows", "fit_cells", "fit_key", "fit_now"]

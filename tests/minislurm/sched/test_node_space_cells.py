@@ -1,0 +1,103 @@
+"""The node-space map's allocation arrays kept between backfill passes (``AllocCells``).
+
+A map built with cells kept from an earlier pass must equal one built from scratch,
+cells of jobs that no longer run are forgotten, and a new allocation that happens to
+reuse a forgotten one's id is read anew.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minislurm.job import Allocation, NodeAlloc
+from minislurm.sched.node_space import AllocCells, NodeSpaceMap, cumsum_rows
+from minislurm.select.table import NodeShape, NodeTable
+
+
+def _table() -> NodeTable:
+    t = NodeTable([NodeShape(f"n{i + 1}", 4, 4000, (("a100", 2),)) for i in range(4)])
+    return t
+
+
+def _alloc(*nodes: tuple[str, int, int, int]) -> Allocation:
+    return Allocation(tuple(NodeAlloc(n, c, m, tuple(("a100", g) for g in range(k)))
+                            for n, c, m, k in nodes))
+
+
+def _grids(space: NodeSpaceMap) -> tuple[list[int], list[list[int]], list[list[int]],
+                                         list[list[int]]]:
+    return space.times, space.cpu.tolist(), space.mem.tolist(), space.gpu.tolist()
+
+
+def test_kept_cells_build_the_same_map_as_a_fresh_one() -> None:
+    t = _table()
+    a = _alloc(("n1", 3, 1000, 1), ("n2", 1, 500, 0))
+    b = _alloc(("n3", 4, 4000, 2))
+    c = _alloc(("n2", 2, 100, 1), ("n4", 1, 10, 0))
+    for x in (a, b, c):
+        t.allocate(x)
+    cells = AllocCells(t)
+    first = NodeSpaceMap(t, now=0, resolution=60, window=3600, cells=cells)
+    first.add_releases([(a, 600), (b, 90), (c, None)])
+    t.release(b)  # b ended: the next pass sees a and c only, later
+    kept = NodeSpaceMap(t, now=100, resolution=60, window=3600, cells=cells)
+    kept.add_releases([(c, 1300), (a, 600)])
+    fresh = NodeSpaceMap(t, now=100, resolution=60, window=3600)
+    fresh.add_releases([(c, 1300), (a, 600)])
+    assert _grids(kept) == _grids(fresh)
+    assert kept.times == [100, 600, 1320]
+    assert kept.cpu[0].tolist() == [1, 1, 4, 3]
+    assert kept.gpu[1].tolist() == [2, 1, 2, 2]
+    # the reservation of a started job reads its cells too
+    kept.reserve(b, 100, 700)
+    fresh.reserve(b, 100, 700)
+    assert _grids(kept) == _grids(fresh)
+
+
+def test_cells_of_jobs_no_longer_running_are_dropped() -> None:
+    t = _table()
+    a = _alloc(("n1", 1, 10, 0))
+    b = _alloc(("n2", 2, 20, 1))
+    cells = AllocCells(t)
+    idx, vals = cells.of(a)
+    assert idx.tolist() == [0] and vals.tolist() == [[1, 10, 0]]
+    cells.of(b)
+    assert cells.of(a)[0] is idx  # kept: not read again
+    cells.keep([b])
+    assert cells.of(a)[0] is not idx  # forgotten, read anew
+    assert np.array_equal(cells.of(b)[1], np.array([[2, 20, 1]]))
+
+
+def test_same_running_jobs_reuse_the_concatenation() -> None:
+    t = _table()
+    a = _alloc(("n1", 1, 10, 0), ("n2", 1, 10, 0))
+    b = _alloc(("n3", 2, 20, 1))
+    cells = AllocCells(t)
+    first = cells.concat([a, b])
+    assert first[0].tolist() == [0, 1, 2] and first[2].tolist() == [2, 1]
+    assert cells.concat([a, b]) is first
+    other = cells.concat([b])
+    assert other is not first and other[0].tolist() == [2]
+
+
+@pytest.mark.parametrize("width", [4, 300])
+def test_cumsum_rows_is_numpy_cumsum_down_the_rows(width: int) -> None:
+    rng = np.random.default_rng(1)
+    grid = rng.integers(-5, 5, size=(12, width)).astype(np.int32)
+    want = grid.copy()
+    want[:9] = np.cumsum(grid[:9], axis=0)
+    cumsum_rows(grid, 9)
+    assert np.array_equal(grid, want)
+
+
+def test_fit_key_is_the_same_for_equal_requests_and_follows_the_shape() -> None:
+    from minislurm.sched.node_space import fit_key
+    from minislurm.select.request import ResourceRequest
+
+    a = ResourceRequest(min_nodes=2, ntasks=8, gpus_per_node=4, mem_per_cpu=1000)
+    assert fit_key(a) == (4, 4000, False, 4, False)
+    assert fit_key(ResourceRequest(min_nodes=2, ntasks=8, gpus_per_node=4,
+                                   mem_per_cpu=1000)) == fit_key(a)
+    assert fit_key(ResourceRequest(min_nodes=2, ntasks=8, gpus_per_node=4, mem_per_cpu=500,
+                                   exclusive=True)) == (4, 2000, False, 4, True)
