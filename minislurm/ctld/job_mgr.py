@@ -254,9 +254,6 @@ class Job:
         #: What a snapshot computes from the allocation (see `_alloc_derived`), kept
         #: with the allocation and billing weights it was computed from.
         self._alloc_cache: _AllocDerived | None = None
-        #: ``tres_req`` and what it was computed from (the request is fixed from submit
-        #: on but for ``scontrol update``; every snapshot reads it).
-        self._tres_req_cache: tuple[tuple[Any, ...], dict[str, int]] | None = None
 
     @property
     def reason(self) -> Reason:
@@ -350,11 +347,6 @@ class Job:
         values after the start (AllocTRES and a running job's TRES are the allocation's).
         """
         nodes = self.request.node_count
-        key = (nodes, self.min_memory_mb, self.mem_per_cpu, self.num_cpus, self.gpus_total,
-               self.billing_weights)
-        cached = self._tres_req_cache
-        if cached is not None and cached[0] == key:
-            return dict(cached[1])
         mem = self.min_memory_mb * nodes if self.min_memory_mb else 0
         if not mem and self.mem_per_cpu:
             mem = self.mem_per_cpu * self.num_cpus
@@ -363,9 +355,7 @@ class Job:
             tres["gres/gpu"] = self.gpus_total
         # job_set_req_tres: assoc_mgr_tres_weighted of the request, stored as uint64
         tres["billing"] = int(billable_tres(tres, self.billing_weights))
-        ordered = _tres_ordered(tres)
-        self._tres_req_cache = (key, ordered)
-        return dict(ordered)
+        return _tres_ordered(tres)
 
     def tres_alloc(self) -> dict[str, int]:
         """``AllocTRES`` of the current allocation (empty while pending)."""
@@ -439,8 +429,8 @@ class Job:
             # squeue/scontrol at 10k jobs: rebuild only jobs that changed. Every attribute
             # is a scalar or a frozen value except the lists (lengths: ``steps`` only
             # grows, ``array_pending`` only shrinks); the tuple keeps the old values alive.
-            # The key is taken again after a build, which may fill the caches of what
-            # it computes (`_alloc_derived`, `tres_req`): the next call then matches.
+            # The key is taken again after a build, which may fill the cache of what it
+            # computes from the allocation (`_alloc_derived`): the next call then matches.
             snap = self._snap
             if snap is not None and snap[0] == self._snap_key():
                 return snap[1]

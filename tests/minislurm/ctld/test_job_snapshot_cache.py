@@ -1,5 +1,5 @@
-"""What a job's snapshots cache (``ReqTRES``, the plain snapshot) follows every change of
-what it is computed from, and is never shared with a caller that may change it."""
+"""A job's snapshots follow every change of what they are computed from (``ReqTRES``, the
+cached plain snapshot), and never share a dict with a caller that may change it."""
 
 from __future__ import annotations
 
