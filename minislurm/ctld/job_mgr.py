@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,30 @@ UNMODELLED_FIELDS = frozenset({"suspend_time"})
 SAME_FIELDS = tuple(f.name for f in dataclasses.fields(JobRecord)
                     if f.name not in DERIVED_FIELDS | UNMODELLED_FIELDS)
 _same_values = operator.attrgetter(*SAME_FIELDS)
+#: The other fields (``DERIVED_FIELDS``, ``UNMODELLED_FIELDS``), in the record's order.
+_OTHER_FIELDS = tuple(f.name for f in dataclasses.fields(JobRecord) if f.name not in SAME_FIELDS)
+_other_values = operator.itemgetter(*_OTHER_FIELDS)
+_UNMODELLED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(JobRecord)
+                        if f.name in UNMODELLED_FIELDS}
+#: Every field's value, in the record's order, out of ``same values + other values``: a
+#: snapshot calls ``JobRecord`` positionally (74 keywords cost about twice as much).
+_in_record_order = operator.itemgetter(*(
+    SAME_FIELDS.index(f.name) if f.name in SAME_FIELDS
+    else len(SAME_FIELDS) + _OTHER_FIELDS.index(f.name)
+    for f in dataclasses.fields(JobRecord)))
+#: ``JobRecord`` fields a ``Job`` holds as an attribute of the same name, type and first
+#: value: the ``SAME_FIELDS``, and the derived fields whose snapshot starts from the
+#: attribute of their name (the times shown, the counts an allocation replaces...).
+KEPT_FIELDS = (*SAME_FIELDS, "array_task_id", "priority", "accrue_time", "start_time",
+               "end_time", "num_nodes", "num_cpus", "signal")
+_kept = [f for f in dataclasses.fields(JobRecord) if f.name in KEPT_FIELDS]
+#: A new job's value of each ``KEPT_FIELDS`` field with a default: the record's own
+#: (``JobRecord`` states each default once; `Job.__init__` copies this mapping).
+RECORD_DEFAULTS: dict[str, Any] = {f.name: f.default for f in _kept
+                                   if f.default is not dataclasses.MISSING}
+#: The kept fields whose default is a factory (a fresh value per job).
+_RECORD_FACTORIES: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
+    (f.name, f.default_factory) for f in _kept if f.default_factory is not dataclasses.MISSING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,17 +111,88 @@ class Job:
     """One job as slurmctld holds it (``struct job_record``).
 
     Its attributes are the mutable state; ``JobRecord`` (minislurm/job.py) is the one
-    definition of what a job's fields mean: ``snapshot`` copies the ``SAME_FIELDS`` and
-    computes the ``DERIVED_FIELDS``.
+    definition of what a job's fields mean and where they start: a new ``Job`` holds the
+    ``KEPT_FIELDS`` with the record's defaults (`RECORD_DEFAULTS`), ``snapshot`` copies
+    the ``SAME_FIELDS`` and computes the ``DERIVED_FIELDS``.  The annotations below
+    declare those attributes to the type checker, with the record's types (a test
+    compares them); a field only the snapshots read needs none.
     """
+
+    # ---- JobRecord's fields, held as they are (their values start as the record's defaults)
+    job_id: int
+    name: str
+    user: str
+    uid: int
+    group: str
+    gid: int
+    account: str
+    partition: str
+    qos: str
+    state: JobState
+    submit_time: int
+    array_job_id: int | None
+    array_task_id: int | None
+    reason_detail: str
+    priority: int
+    nice: int
+    #: AccrueTime; for an array remainder whose ``%`` throttle cleared its eligible time
+    #: the time it first became eligible (None: the eligible time); see `reason`.
+    accrue_time: int | None
+    begin_time: int | None
+    start_time: int | None
+    end_time: int | None
+    preemptable_time: int | None
+    preempt_time: int | None
+    time_limit: int | None
+    time_min: int | None
+    last_sched_eval: int | None
+    scheduler: str
+    num_nodes: int
+    max_nodes: int | None
+    num_tasks: int
+    num_cpus: int
+    cpus_per_task: int
+    ntasks_per_node: int | None
+    min_memory_mb: int | None
+    mem_per_cpu: int | None
+    mem_per_gpu: int | None
+    tres_per_node: str | None
+    tres_per_job: str | None
+    tres_per_task: str | None
+    gres: str
+    exclusive: bool
+    allocation: Allocation | None
+    req_nodelist: str
+    exc_nodelist: str
+    reservation: str
+    features: str
+    exit_code: int
+    signal: int
+    derived_exit_code: int
+    restart_count: int
+    requeue: bool
+    batch_flag: bool
+    cancelled_by: int | None
+    work_dir: str
+    std_out: str
+    std_err: str
+    std_in: str
+    command: str
+    script: str
+    comment: str
+    sched_nodes: str | None
 
     def __init__(self, job_id: int, name: str, submit_time: int) -> None:
         #: The last plain snapshot and what it was built from (first attribute: see
         #: `snapshot`, which compares every attribute after it).
         self._snap: tuple[tuple[Any, ...], JobRecord] | None = None
+        vars(self).update(RECORD_DEFAULTS)
+        for field_name, factory in _RECORD_FACTORIES:
+            setattr(self, field_name, factory())
         self.job_id = job_id
         self.name = name
         self.submit_time = submit_time
+        # the record's fields without a default: a new job is root's, pending, no reason
         self.user = "root"
         self.uid = 0
         self.group = "root"
@@ -108,65 +204,25 @@ class Job:
         self.qos = "normal"
         self.state = JobState.PENDING
         self._reason = Reason.NONE
-        self.reason_detail = ""
         self.static_reason: Reason | None = None  # partition limit reasons (EnforcePartLimits=NO)
-        self.priority = 0
         self.base_priority = 0
-        self.nice = 0
         self.hold: str | None = None  # None | 'user' | 'admin'
         self._eligible_time: int | None = None
-        #: AccrueTime of an array remainder whose ``%`` throttle cleared its eligible
-        #: time (None: the eligible time, as for any other job); see `reason`.
-        self.accrue_time: int | None = None
-        self.begin_time: int | None = None
-        self.start_time: int | None = None
-        self.end_time: int | None = None
         self.est_start: int | None = None
-        self.time_limit: int | None = None
         #: The time limit to the second, finer than ``time_limit``'s whole minutes (which
         #: stay what squeue/sacct show): the job ends, and the schedulers plan, at
         #: ``start + exact_limit``.  Only ``simulate --procs N --scheduler easy`` sets it
         #: (the textbook's requested time, ``Controller.submit(exact_limit=)``); None:
         #: ``time_limit * 60``, as slurmctld.
         self.exact_limit: int | None = None
-        self.time_min: int | None = None
         #: A running attempt's ``end_time`` once ``scontrol update TimeLimit=`` moved it
         #: (None: start + TimeLimit); at least the update's time (job_update.py).
         self.limit_end: int | None = None
-        self.last_sched_eval: int | None = None
-        self.scheduler = ""
-        self.sched_nodes: str | None = None  # backfill's planned nodes (SchedNodeList=)
-        self.preemptable_time: int | None = None  # PreemptEligibleTime= (started jobs)
-        self.preempt_time: int | None = None  # PreemptTime= (when it was preempted)
         #: The pending attempt is not in accounting yet (requeued by preemption: sacct
         #: shows the PREEMPTED attempt until the job starts again, measured on 22.05.8)
         self.unrecorded = False
         self.request = ResourceRequest()
-        self.num_nodes = 1
-        self.max_nodes: int | None = None
-        self.num_tasks = 1
-        self.num_cpus = 1
-        self.cpus_per_task = 1
-        self.ntasks_per_node: int | None = None
-        self.min_memory_mb: int | None = None
-        self.mem_per_cpu: int | None = None
-        self.mem_per_gpu: int | None = None
-        self.tres_per_node: str | None = None
-        self.tres_per_job: str | None = None
-        self.tres_per_task: str | None = None
-        self.gres = ""
         self.gpus_total = 0
-        self.exclusive = False
-        self.allocation: Allocation | None = None
-        self.req_nodelist = ""
-        self.exc_nodelist = ""
-        self.reservation = ""
-        self.features = ""
-        self.exit_code = 0
-        self.signal = 0
-        self.derived_exit_code = 0
-        self.restart_count = 0
-        self.requeue = True
         #: ``-k/--no-kill`` (``kill_on_node_fail == 0``): a node failure shrinks the job
         self.no_kill = False
         #: When a node failure last shrank the running job (``resize_time``: sacct's
@@ -176,14 +232,6 @@ class Job:
         self.nodes_before_resize: int | None = None
         #: srun steps a resize closed (RESIZING in sacct): their late reports are dropped
         self.resized_steps: frozenset[int | str] = frozenset()
-        self.batch_flag = True
-        self.cancelled_by: int | None = None
-        self.work_dir = ""
-        self.std_out = ""
-        self.std_err = ""
-        self.std_in = "/dev/null"
-        self.command = ""
-        self.script = ""
         self.dependency: tuple[DepItem, ...] = ()
         self.dep_any = False
         self.dep_text = ""
@@ -191,12 +239,9 @@ class Job:
         self.kill_on_invalid_dep = False
         self.signal_spec: tuple[int, int] | None = None  # (signal, seconds before end)
         self.signal_text = ""
-        self.comment = ""
         self.body = JobBody()
         self.steps: list[StepRecord] = []
         # arrays: the meta record keeps the pending indices
-        self.array_job_id: int | None = None
-        self.array_task_id: int | None = None
         self.array_pending: list[int] = []
         self.array_max: int | None = None
         self.array_bodies: dict[int, JobBody] | None = None
@@ -384,15 +429,19 @@ class Job:
             # squeue/scontrol at 10k jobs: rebuild only jobs that changed. Every attribute
             # is a scalar or a frozen value except the lists (lengths: ``steps`` only
             # grows, ``array_pending`` only shrinks); the tuple keeps the old values alive.
-            values = tuple(vars(self).values())[1:]
-            key = (values, len(self.steps), len(self.array_pending))
+            # The key is taken again after a build, which may fill the cache of what it
+            # computes from the allocation (`_alloc_derived`): the next call then matches.
             snap = self._snap
-            if snap is not None and snap[0] == key:
+            if snap is not None and snap[0] == self._snap_key():
                 return snap[1]
             record = self._snapshot(None, False)
-            self._snap = (key, record)
+            self._snap = (self._snap_key(), record)
             return record
         return self._snapshot(task_index, accounting)
+
+    def _snap_key(self) -> tuple[Any, ...]:
+        """What a plain snapshot is built from: every attribute after ``_snap``."""
+        return (tuple(vars(self).values())[1:], len(self.steps), len(self.array_pending))
 
     def _snapshot(self, task_index: int | None, accounting: bool) -> JobRecord:
         a = self.allocation
@@ -414,29 +463,30 @@ class Job:
                 array_task_str += f"%{self.array_max}"
         elif task_index is not None:
             task_id = task_index
-        return JobRecord(
-            **dict(zip(SAME_FIELDS, _same_values(self), strict=True)),
-            array_task_id=task_id if array_task_str is None else None,
-            array_task_str=array_task_str,
-            array_max_tasks=self.array_max,
-            priority=0 if self.hold else self.priority,
-            hold=self.hold is not None,
-            eligible_time=eligible,
-            accrue_time=self.accrue_time if self.accrue_time is not None else eligible,
-            start_time=start,
-            end_time=end,
-            num_nodes=len(a.nodes) if a is not None else self.num_nodes,
-            num_cpus=a.num_cpus if a is not None else self.num_cpus,
-            tres_req=self.tres_req(),
-            tres_alloc=dict(derived.tres_alloc) if derived is not None else {},
-            billable_tres=derived.billable if derived is not None else None,
-            nodelist=derived.nodelist if derived is not None else "",
-            batch_host=a.nodes[0].node if a is not None and a.nodes else "",
-            signal=signal,
-            dependency=self.dep_text,
-            signal_spec=self.signal_text,
-            steps=tuple(self.steps),
-        )
+        derived_values = {
+            **_UNMODELLED_DEFAULTS,
+            "array_task_id": task_id if array_task_str is None else None,
+            "array_task_str": array_task_str,
+            "array_max_tasks": self.array_max,
+            "priority": 0 if self.hold else self.priority,
+            "hold": self.hold is not None,
+            "eligible_time": eligible,
+            "accrue_time": self.accrue_time if self.accrue_time is not None else eligible,
+            "start_time": start,
+            "end_time": end,
+            "num_nodes": len(a.nodes) if a is not None else self.num_nodes,
+            "num_cpus": a.num_cpus if a is not None else self.num_cpus,
+            "tres_req": self.tres_req(),
+            "tres_alloc": dict(derived.tres_alloc) if derived is not None else {},
+            "billable_tres": derived.billable if derived is not None else None,
+            "nodelist": derived.nodelist if derived is not None else "",
+            "batch_host": a.nodes[0].node if a is not None and a.nodes else "",
+            "signal": signal,
+            "dependency": self.dep_text,
+            "signal_spec": self.signal_text,
+            "steps": tuple(self.steps),
+        }
+        return JobRecord(*_in_record_order(_same_values(self) + _other_values(derived_values)))
 
 
 class PriorityView:
@@ -512,6 +562,8 @@ def _tres_ordered(tres: dict[str, int]) -> dict[str, int]:
 
 __all__ = [
     "DERIVED_FIELDS",
+    "KEPT_FIELDS",
+    "RECORD_DEFAULTS",
     "SAME_FIELDS",
     "TOP_PRIORITY",
     "UNMODELLED_FIELDS",

@@ -355,7 +355,7 @@ def requeue(ctl: CtldState, job: Job, logged_as: JobState, *, delay: int = REQUE
             job.state = logged_as
             job.end_time = now
             end_steps(job, now, SIGKILL)
-            step = batch_step(job.snapshot(), now, 0, SIGKILL)
+            step = batch_step(job, now, 0, SIGKILL)
             if step is not None:
                 job.steps.append(step)
             if not stopped:
@@ -384,7 +384,7 @@ def completed(ctl: CtldState, job: Job, died: int | None = None) -> None:
     sig = died if died else SIGTERM
     job.state = job.final_state
     end_steps(job, now, sig)
-    step = batch_step(job.snapshot(), now, 0, sig)
+    step = batch_step(job, now, 0, sig)
     if step is not None:
         job.steps.append(step)
     if job.allocation is not None:

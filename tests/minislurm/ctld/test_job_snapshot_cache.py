@@ -1,0 +1,48 @@
+"""A job's snapshots follow every change of what they are computed from (``ReqTRES``, the
+cached plain snapshot), and never share a dict with a caller that may change it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from minislurm.common.billing import parse_tres_weights
+from minislurm.ctld.job_mgr import Job
+from minislurm.job import Allocation, NodeAlloc
+from minislurm.states import JobState
+
+
+def test_req_tres_follows_each_input_after_a_first_call() -> None:
+    job = Job(1, "j", 0)
+    job.num_cpus, job.mem_per_cpu = 4, 100
+    assert job.tres_req() == {"cpu": 4, "mem": 400, "node": 1, "billing": 4}
+    job.num_cpus = 6  # scontrol update NumCPUs=
+    assert job.tres_req() == {"cpu": 6, "mem": 600, "node": 1, "billing": 6}
+    job.min_memory_mb = 1000  # --mem wins over --mem-per-cpu
+    assert job.tres_req()["mem"] == 1000
+    job.request = replace(job.request, min_nodes=2)  # node= is the asked node count
+    assert job.tres_req()["node"] == 2 and job.tres_req()["mem"] == 2000
+    job.gpus_total = 3
+    assert job.tres_req()["gres/gpu"] == 3
+    job.billing_weights = parse_tres_weights("CPU=2.0", ("cpu", "mem", "node"))
+    assert job.tres_req()["billing"] == 12
+
+
+def test_req_tres_is_a_fresh_dict_each_call() -> None:
+    job = Job(1, "j", 0)
+    first = job.tres_req()
+    first["cpu"] = 99
+    assert job.tres_req()["cpu"] == 1
+    assert job.snapshot(accounting=True).tres_req["cpu"] == 1
+
+
+def test_an_unchanged_job_gives_the_same_plain_snapshot_from_the_first_call() -> None:
+    """The cache key is taken after a build, once the build filled its own caches."""
+    job = Job(1, "j", 0)
+    job.state, job.start_time = JobState.RUNNING, 10
+    job.allocation = Allocation((NodeAlloc("n1", 2, 100), NodeAlloc("n2", 2, 100)))
+    first = job.snapshot()
+    assert job.snapshot() is first
+    assert (first.nodelist, first.tres_alloc["cpu"]) == ("n[1-2]", 4)
+    job.comment = "changed"
+    second = job.snapshot()
+    assert second is not first and second.comment == "changed"
