@@ -154,14 +154,14 @@ def take_quiz_in_notebook(page: Any, cls: RunningClass, user: str) -> str:
     page.screenshot(path=str(SHOTS / f"{user}-notebook-start.png"), full_page=True)
     start.click()
     out.locator("button", has_text="Finish and hand in").wait_for(timeout=60_000)
-    for item in present_items(bank, user, 1):
+    for index, item in enumerate(present_items(bank, user, 1)):
         card = out.locator(".widget-vbox").filter(has_text=item.item_id).filter(
             has=page.locator("button", has_text="Check")).last
-        for _ in range(len(bank.items)):
-            if card.count() and card.is_visible():
-                break
+        if index:  # the widget shows the items in this order, one at a time: Next once,
+            # then wait for the item's card (clicking again before it showed, as a fixed
+            # 150 ms pause did on a loaded machine, skipped items until Next was disabled)
             out.locator("button", has_text="Next").first.click()
-            page.wait_for_timeout(150)
+        card.wait_for(state="visible", timeout=60_000)
         response = answers[item.item_id]
         if item.options:
             label = dict(item.options)

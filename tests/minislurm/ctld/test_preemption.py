@@ -77,7 +77,7 @@ def _observe(run: Callable[[str], str], wait: Callable[[Callable[[], bool]], Non
                   + ("." + r.split("|")[0].split(".")[1] if "." in r.split("|")[0] else ""),
                   *r.split("|")[1:]])
         for r in run(f"sacct -D -n -P -o JobID,State,ExitCode -j {victim}").splitlines()
-    ]  # the whole history: in REQUEUE mode, no row of the pending attempt (16 s measured)
+    ]  # the whole history (in REQUEUE mode, the pending attempt's row: see `_check`)
     return {
         "queue": queue,
         "victim": (_field(shown, "JobState"), _field(shown, "Reason"),
@@ -116,9 +116,18 @@ def _check(seen: dict[str, object], mode: str, *, real: bool = False) -> None:
     batch = ["J4.batch|CANCELLED|0:15"]
     if real:  # one run in a few on 22.05.8 logs the killed batch shell as FAILED 15:0
         batch.append("J4.batch|FAILED|15:0")
-    assert seen["sacct"][0] == "J4|PREEMPTED|0:0"  # type: ignore[index]
-    assert seen["sacct"][1] in batch and len(seen["sacct"]) == 2  # type: ignore[index,arg-type]
-    assert seen["latest"] == "J4|PREEMPTED|0:0"  # REQUEUE: no PENDING row until it starts
+    rows = seen["sacct"]
+    assert isinstance(rows, list)
+    assert rows[0] == "J4|PREEMPTED|0:0" and rows[1] in batch
+    # The requeued attempt's own row: slurmctld zeroes the job's db_index on requeue, and
+    # accounting_storage/slurmdbd's dbinx thread (_set_db_inx_thread) sends a start record
+    # for every job without one each 5 s, so on real Slurm a PENDING row appears up to 5 s
+    # later (CI's loaded run read sacct after it). minislurm shows the moment before: no
+    # row until the attempt starts. Exactly those two outcomes.
+    if real and len(rows) == 3:
+        assert rows[2] == "J4|PENDING|0:0" and seen["latest"] == "J4|PENDING|0:0"
+    else:
+        assert len(rows) == 2 and seen["latest"] == "J4|PREEMPTED|0:0"
 
 
 def _mini(folder: Path, mode: str, sched: str = ""):  # type: ignore[no-untyped-def]
