@@ -50,12 +50,15 @@ def _replay(cluster: MiniCluster | RealSlurm) -> list[tuple[str, str, int]]:
     work = cluster.work_dir / "squeue-steps"
     work.mkdir(exist_ok=True)
     (work / "steps.sh").write_text(SCRIPT)
-    (work / "plain.sh").write_text("#!/bin/bash\nsleep 60\n")
+    (work / "plain.sh").write_text("#!/bin/bash\ntouch $SLURM_JOB_ID.started\nsleep 60\n")
     a = cluster.run("sbatch --parsable -N1 -n3 -o /dev/null steps.sh", cwd=work).stdout.strip()
     b = cluster.run("sbatch --parsable -N2 -o /dev/null plain.sh", cwd=work).stdout.strip()
     try:
         deadline = time.monotonic() + 30
-        while not all((work / f"{a}.{m}").exists() for m in "ab"):
+        # both jobs' scripts run (a loaded real slurmd may launch B's batch step seconds
+        # after the job is RUNNING; squeue -s lists B.batch only then)
+        while not (all((work / f"{a}.{m}").exists() for m in "ab")
+                   and (work / f"{b}.started").exists()):
             assert time.monotonic() < deadline, "the steps did not start"
             time.sleep(0.2)
         out = []
