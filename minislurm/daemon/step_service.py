@@ -136,14 +136,18 @@ class StepService:
         # srun -J names the step; SLURM_JOB_NAME (the job's) does not inside a job
         name = opts.job_name if opts.job_name not in (None, env.get("SLURM_JOB_NAME")) \
             else inv.command[0].rsplit("/", 1)[-1]
+        # the step's start is slurmctld's, when it creates the step (step_create sets
+        # step_ptr->start_time): sacct's Start and the step's time limit count from it
+        start = self.controller.now
         info: dict[str, Any] = {"name": name, "nodes": plan.layout.nodes,
-                                "ntasks": len(tasks), "cpus": sum(plan.cpus_on_node)}
+                                "ntasks": len(tasks), "cpus": sum(plan.cpus_on_node),
+                                "start": start}
         if bool(req.get("inside", True)) and opts.time_limit_set and opts.time_limit:
-            info["limit_end"] = self.controller.now + opts.time_limit * 60
+            info["limit_end"] = start + opts.time_limit * 60
             info["restart"] = job.restart_count
         self._open[(job_id, step_id)] = info
         self.controller.step_started(job_id, self._record(job_id, step_id, JobState.RUNNING,
-                                                          self.controller.now, None))
+                                                          start, None))
         self._arm_step_limit(job_id, step_id)
         return {
             "step_id": step_id,
@@ -218,8 +222,11 @@ class StepService:
         elif any(sigs) and (req.get("aborted")
                             or self.controller.job(job_id).state is not JobState.RUNNING):
             state = JobState.CANCELLED  # killed by its job's end (measured: CANCELLED 0:15)
-        record = self._record(job_id, step_id, state,
-                              int(req.get("start", self.controller.now)),
+        # Start: slurmctld's own (srun's clock read its launch a moment later: a step
+        # timed out at its minute showed ElapsedRaw 59); a step opened before that was
+        # kept takes srun's
+        start = info.get("start", req.get("start", self.controller.now))
+        record = self._record(job_id, step_id, state, int(start),
                               int(req.get("end", self.controller.now)),
                               exit_code=max(codes, default=0), signal=max(sigs, default=0),
                               info=info)
