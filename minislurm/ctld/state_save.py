@@ -28,8 +28,8 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from minislurm.states import JobState
 
@@ -39,7 +39,19 @@ from .runner import SIGKILL
 from .state import CtldState
 from .state_codec import decode, encode
 
-__all__ = ["JsonText", "dump_state", "load_state"]
+__all__ = ["JsonText", "KeepsState", "dump_state", "load_state"]
+
+
+@runtime_checkable
+class KeepsState(Protocol):
+    """A daemon part with bookkeeping of its own that a restart must not lose: slurmd
+    (``ProcessRunner``: srun steps' process groups and ports) and the step service
+    (the next step id of each job, the steps still open).  Its data is saved inside
+    ``job_state``, like slurmctld's step records inside each job's."""
+
+    def export_state(self) -> dict[str, Any]: ...
+
+    def import_state(self, data: Mapping[str, Any]) -> None: ...
 
 #: NodeInfo attributes a node keeps across a restart (its jobs are re-allocated).
 NODE_FIELDS = ("down", "flags", "reason", "reason_time", "reason_user", "boot_time",
@@ -163,7 +175,7 @@ def _job_fragment(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any],
     return text
 
 
-def dump_state(ctl: CtldState, *, steps: object | None = None, runner: object | None = None,
+def dump_state(ctl: CtldState, *, steps: KeepsState | None = None, runner: object | None = None,
                cache: dict[Any, Any] | None = None) -> dict[str, Any]:
     """The controller's state as the data of each state file (see `StateFiles`).
 
@@ -183,13 +195,9 @@ def dump_state(ctl: CtldState, *, steps: object | None = None, runner: object | 
         cache[_MEMO], cache[_FRAGMENTS] = memo, new
     job_state: dict[str, Any] = {"next_job_id": ctl._next_id}
     if steps is not None:
-        job_state["steps"] = {
-            "next": {str(k): v for k, v in getattr(steps, "_next_step", {}).items()},
-            "open": encode([[k[0], k[1], v] for k, v in getattr(steps, "_open", {}).items()]),
-        }
-    export = getattr(runner, "export_state", None)
-    if export is not None:
-        job_state["slurmd"] = export()
+        job_state["steps"] = steps.export_state()
+    if isinstance(runner, KeepsState):
+        job_state["slurmd"] = runner.export_state()
     rest = json.dumps(job_state, sort_keys=True, separators=(",", ":"))
     env_table = ",".join(f'"{ref}":{envs[ref]}' for ref in sorted(envs))
     job_state_text = JsonText(f'{{"envs":{{{env_table}}},"jobs":[{",".join(fragments)}],'
@@ -241,7 +249,7 @@ def _clock_at(ctl: CtldState, timestamp: int | None) -> Iterator[None]:
         ctl.clock_offset = saved
 
 
-def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: object | None = None,
+def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: KeepsState | None = None,
                runner: object | None = None) -> list[str]:
     """Put a saved state into the fresh controller ``ctl``; slurmctld's log lines.
 
@@ -269,9 +277,10 @@ def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: object | None = 
     if resvs:
         log.append(f"Recovered state of {len(resvs)} reservations")
     _load_accounting(ctl, parts.get("accounting") or {}, parts.get("assoc_usage") or {})
-    if runner is not None and job_state.get("slurmd"):
-        getattr(runner, "import_state", lambda _d: None)(job_state["slurmd"])
-    _load_steps(steps, job_state.get("steps") or {})
+    if isinstance(runner, KeepsState) and job_state.get("slurmd"):
+        runner.import_state(job_state["slurmd"])
+    if steps is not None and job_state.get("steps"):
+        steps.import_state(job_state["steps"])
     jobs = [_decode_job(d) for d in _expand_envs(list(job_state.get("jobs", [])),
                                                   job_state.get("envs"))]
     ctl._next_id = max(ctl._next_id, int(job_state.get("next_job_id", 0)))
@@ -294,18 +303,6 @@ def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: object | None = 
         _adopt(ctl, job, runner, log)
     ctl.kick()
     return log
-
-
-def _load_steps(steps: object | None, data: dict[str, Any]) -> None:
-    if steps is None or not data:
-        return
-    nxt = getattr(steps, "_next_step", None)
-    if isinstance(nxt, dict):
-        nxt.update({int(k): int(v) for k, v in (data.get("next") or {}).items()})
-    opened = getattr(steps, "_open", None)
-    if isinstance(opened, dict):
-        for job_id, step_id, info in decode(data.get("open") or []):
-            opened[(int(job_id), int(step_id))] = info
 
 
 def _load_nodes(ctl: CtldState, data: dict[str, Any], log: list[str]) -> None:

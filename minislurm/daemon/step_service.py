@@ -14,12 +14,14 @@ beside them is answered ``busy`` and srun waits (``ended``) for a step to end.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from minislurm.common.hostlist import compress
 from minislurm.conf import SlurmConfig
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.lifecycle import next_limit_check
+from minislurm.ctld.state_codec import decode, encode
 from minislurm.ctld.step_mgr import NODES_BUSY, StepBusy, StepIdUsed, StepUse, plan_step
 from minislurm.errors import Errno, SlurmError
 from minislurm.job import StepRecord
@@ -161,6 +163,17 @@ class StepService:
                       "open_mode": opts.open_mode or "truncate", "label": bool(opts.label)},
             "kill_wait": self.config.kill_wait,
         }
+
+    def export_state(self) -> dict[str, Any]:
+        """What a restarted slurmctld needs (`minislurm.ctld.state_save.KeepsState`):
+        each job's next step id and the steps still open."""
+        return {"next": {str(k): v for k, v in self._next_step.items()},
+                "open": encode([[k[0], k[1], v] for k, v in self._open.items()])}
+
+    def import_state(self, data: Mapping[str, Any]) -> None:
+        self._next_step.update({int(k): int(v) for k, v in (data.get("next") or {}).items()})
+        for job_id, step_id, info in decode(data.get("open") or []):
+            self._open[(int(job_id), int(step_id))] = info
 
     def recovered(self) -> None:
         """A restarted slurmctld: the time limits of the steps still open count on."""
