@@ -263,6 +263,7 @@ class _GroupTimes:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.spent: dict[str, float] = {}
+        self.cpu_at_start = _cpu_ticks()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.spent[report.nodeid] = self.spent.get(report.nodeid, 0.0) + report.duration
@@ -285,6 +286,27 @@ class _GroupTimes:
         terminalreporter.write_line(
             f"all groups: {total:.0f} s of test time in {len(totals)} groups, "
             f"{total / workers:.0f} s per worker on {workers} workers")
+        busy, idle = (b - a for a, b in zip(self.cpu_at_start, _cpu_ticks(), strict=True))
+        if busy + idle:
+            terminalreporter.write_line(
+                f"machine CPU during the run: {100 * busy / (busy + idle):.0f} % busy "
+                f"on {os.cpu_count()} cores (/proc/stat)")
+        out = self.config.rootpath / "build" / "test-times.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(dict(sorted(self.spent.items(), key=lambda kv: -kv[1])),
+                                  indent=0))
+        terminalreporter.write_line(f"each test's seconds: {out.relative_to(self.config.rootpath)}")
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """The machine's (busy, idle) clock ticks so far, summed over its cores (``cpu`` line
+    of /proc/stat; idle counts iowait)."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return (0, 0)
+    idle = values[3] + values[4]
+    return (sum(values[:8]) - idle, idle)
 
 
 def pytest_configure(config: pytest.Config) -> None:
