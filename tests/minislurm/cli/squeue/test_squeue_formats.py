@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 from captures import REF
+from realslurm import RealSlurm
 
 SLEEP = "#!/bin/bash\nsleep 300\n"
 JOBS = (
@@ -198,7 +199,7 @@ REPLAYED = (LETTERS, 'squeue -o "%.1Y|%.1j|%2k|%.2k|%6k|%.1n|%2Y|%.1l"',
 
 
 @pytest.mark.realslurm
-def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_replayed_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     cluster = mini_cluster(tmp_path / "mini")
     real_slurm.cancel_all()
     work = tmp_path / "real"
