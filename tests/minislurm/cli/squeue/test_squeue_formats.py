@@ -35,6 +35,8 @@ import pytest
 from captures import REF
 from realslurm import RealSlurm
 
+from minislurm.sim import Cluster
+
 SLEEP = "#!/bin/bash\nsleep 300\n"
 JOBS = (
     "sbatch -J run1 -N2 --ntasks-per-node=2 --gres=gpu:2 -t 30 --mem=500 --comment=hello "
@@ -115,10 +117,8 @@ def ids_relative(text: str, first: int) -> str:
                   if first <= int(m.group()) < first + 50 else m.group(), text)
 
 
-def mini_cluster(tmp_path: Path):  # type: ignore[no-untyped-def]
+def mini_cluster(tmp_path: Path) -> Cluster:
     """minislurm on the reference conf with FirstJobId=100000, the queue of ``JOBS``."""
-    from minislurm.sim import Cluster
-
     if not (REF / "slurm.conf").exists():
         pytest.skip("the reference captures are not here")
     tmp_path.mkdir(parents=True, exist_ok=True)
