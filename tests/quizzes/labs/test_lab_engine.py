@@ -231,7 +231,8 @@ def test_preemption_event_requeues_a_scavenger_job_through_preempt_qos() -> None
     runs = sorted((a for a in facts.attempts if a.job_id == facts.job_id),
                   key=lambda a: a.start_time or 0)
     assert [a.state.value for a in runs] == ["PREEMPTED", "COMPLETED"]
-    assert runs[0].end_time - (facts.first.start_time or 0) == 600
+    first_end = runs[0].end_time
+    assert first_end is not None and first_end - (facts.first.start_time or 0) == 600
     assert (runs[1].start_time or 0) - (runs[0].end_time or 0) >= 121
 
 
