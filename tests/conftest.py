@@ -199,7 +199,8 @@ def pytest_collection_modifyitems(
     collection order otherwise: the long waits overlap instead of ending the run), and
     write the test -> group map the controller's scheduler reads
     (``pytest_xdist_make_scheduler``)."""
-    folder = getattr(config, "workerinput", {}).get(_GROUPS_KEY)
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})  # xdist's, on a worker
+    folder = workerinput.get(_GROUPS_KEY)
     if folder:
         heavy = {test_group(i) for i in items if _waits(i)}
         items.sort(key=lambda i: test_group(i) not in heavy)  # stable
@@ -208,7 +209,7 @@ def pytest_collection_modifyitems(
         item.module.__name__ for item in items
         if isinstance(item, pytest.Function) and "real_slurm" in item.fixturenames}
     if folder:
-        worker = config.workerinput["workerid"]  # type: ignore[attr-defined]
+        worker = workerinput["workerid"]
         tmp = Path(folder) / f".{worker}.json"
         tmp.write_text(json.dumps({i.nodeid: test_group(i) for i in items}))
         tmp.rename(Path(folder) / f"{worker}.json")
@@ -239,7 +240,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+    class GroupScheduling(LoadScopeScheduling):
         """xdist's scope scheduling with :func:`test_group` as the scope: the workers
         wrote each test's group before reporting their collection."""
 

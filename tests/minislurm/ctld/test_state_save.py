@@ -39,6 +39,7 @@ from minislurm.ctld.state_save import dump_state, load_state
 from minislurm.job import Allocation, JobRecord
 from minislurm.options import JobOptions
 from minislurm.options.model import SignalSpec
+from minislurm.priority import MultifactorPriority
 from minislurm.states import JobState, NodeFlag, Reason
 
 FATAL_JOB = ("fatal: Incomplete job state save file, start with '-i' to ignore this. "
@@ -101,6 +102,13 @@ class RecoverableRunner:
 
     def node_failed(self, job_id: int, failed: object) -> None:
         self.kill(job_id, SIGKILL)
+
+
+def signals(ctl: Controller) -> list[tuple[float, int, int]]:
+    """The signals ``ctl``'s ``RecoverableRunner`` delivered (SimPy time, job id, signal)."""
+    runner = ctl.runner
+    assert isinstance(runner, RecoverableRunner), runner
+    return runner.signals
 
 
 def controller(env: simpy.Environment | None = None) -> Controller:
@@ -169,8 +177,8 @@ def test_a_restored_controller_goes_on_exactly_like_the_original(tmp_path: Path)
     assert copy.jobs() == original.jobs()
     assert copy.nodes() == original.nodes()
     # every signal after the restart (--signal=USR1@120, time limits, KillWait) the same
-    after = [s for s in original.runner.signals if s[0] >= 500]  # type: ignore[attr-defined]
-    assert copy.runner.signals == after  # type: ignore[attr-defined]
+    after = [s for s in signals(original) if s[0] >= 500]
+    assert signals(copy) == after
     assert (ids["warned"], 10) in {(j, sig) for _, j, sig in after}
     finals = {j.name: j.state for j in copy.jobs()}
     assert finals["timeout"] is JobState.TIMEOUT and finals["after"] is JobState.COMPLETED
@@ -214,9 +222,10 @@ def test_node_reasons_partitions_and_fair_share_usage_survive(tmp_path: Path) ->
     assert (node.reason, node.reason_user) == ("disk", "root")
     assert NodeFlag.DRAIN in node.state.flags
     assert next(p for p in copy.partitions() if p.name == "short").state == "DOWN"
-    tracker = getattr(ctl.priority_plugin, "usage", None)
-    if tracker is not None:
-        restored = copy.priority_plugin.usage  # type: ignore[attr-defined]
+    if isinstance(ctl.priority_plugin, MultifactorPriority):
+        tracker = ctl.priority_plugin.usage
+        assert isinstance(copy.priority_plugin, MultifactorPriority)
+        restored = copy.priority_plugin.usage
         assert restored.own_usage(ctl.now) == tracker.own_usage(ctl.now)
         assert any(v > 0 for v in restored.own_usage(ctl.now).values())
 
