@@ -21,7 +21,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from minislurm.errors import SlurmError
 from quizzes import identity
 from quizzes.bank import load_banks
-from quizzes.examclient import SERVICE_ENV, ExamClient, ExamSession
+from quizzes.examclient import SERVICE_ENV, ExamApi, ExamClient, ExamSession
 from quizzes.i18n import DEFAULT_LANG, N_, resolve, tr
 from quizzes.identity import Learner
 from quizzes.items.base import Presented
@@ -309,7 +309,7 @@ class ExamStart:
     left there is no button, only why.
     """
 
-    def __init__(self, client: ExamClient, quiz_id: str, status: Mapping[str, Any], *,
+    def __init__(self, client: ExamApi, quiz_id: str, status: Mapping[str, Any], *,
                  mode: str = "one", lang: str = DEFAULT_LANG) -> None:
         import ipywidgets as w
 
@@ -361,7 +361,7 @@ class ExamStart:
         self.view.children = [self.widget.view]
 
 
-def exam(quiz_id: str, client: ExamClient, *, mode: str = "one",
+def exam(quiz_id: str, client: ExamApi, *, mode: str = "one",
          lang: str = DEFAULT_LANG) -> Any:
     """The exam-mode widget of one quiz (:class:`ExamStart`): opens nothing until the
     learner presses Start attempt, resumes an attempt already open; a refusal (an
