@@ -216,13 +216,16 @@ def dump_state(ctl: CtldState, *, steps: KeepsState | None = None, runner: objec
             "assoc_usage": _dump_usage(ctl), "accounting": accounting}
 
 
-def _dump_usage(ctl: CtldState) -> dict[str, Any]:
-    """priority/multifactor's decayed usage per association (Slurm's ``assoc_usage``)."""
+def _usage_of(ctl: CtldState) -> KeepsState | None:
+    """priority/multifactor's decayed usage per association (Slurm's ``assoc_usage``);
+    None under a priority plugin that keeps none."""
     usage = getattr(ctl.priority_plugin, "usage", None)
-    if usage is None or not hasattr(usage, "_own"):
-        return {}
-    return {"own": [[list(k), v] for k, v in usage._own.items()],
-            "last": usage._last, "next_reset": usage._next_reset}
+    return usage if isinstance(usage, KeepsState) else None
+
+
+def _dump_usage(ctl: CtldState) -> dict[str, Any]:
+    usage = _usage_of(ctl)
+    return usage.export_state() if usage is not None else {}
 
 
 # ---- loading -------------------------------------------------------------------------
@@ -327,12 +330,9 @@ def _load_accounting(ctl: CtldState, acct: dict[str, Any], usage: dict[str, Any]
         row = store.usage[(str(key[0]), str(key[1]))]
         for tres, amount in values.items():
             row[tres] = float(amount)
-    tracker = getattr(ctl.priority_plugin, "usage", None)
-    if tracker is not None and hasattr(tracker, "_own") and usage:
-        tracker._own = {(str(k[0]), str(k[1])): float(v) for k, v in usage.get("own", [])}
-        tracker._last = int(usage.get("last", tracker._last))
-        tracker._next_reset = usage.get("next_reset", tracker._next_reset)
-        tracker.version += 1
+    tracker = _usage_of(ctl)
+    if tracker is not None and usage:
+        tracker.import_state(usage)
 
 
 def _adopt(ctl: CtldState, job: Job, runner: object | None, log: list[str]) -> None:

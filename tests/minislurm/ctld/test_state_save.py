@@ -111,9 +111,14 @@ def signals(ctl: Controller) -> list[tuple[float, int, int]]:
     return runner.signals
 
 
-def controller(env: simpy.Environment | None = None) -> Controller:
+#: The reference cluster under priority/multifactor with fair share, whose usage a
+#: restart must keep (``assoc_usage``).
+FAIRSHARE = "PriorityType=priority/multifactor\nPriorityWeightFairshare=10000\n"
+
+
+def controller(env: simpy.Environment | None = None, extra: str = "") -> Controller:
     env = env or simpy.Environment()
-    cfg = parse_config(REF_CONF, "slurm.conf")
+    cfg = parse_config(REF_CONF + extra, "slurm.conf")
     runner = RecoverableRunner(env, 1767600000)
     return Controller(cfg, env, runner=runner)
 
@@ -143,12 +148,13 @@ def busy_day(ctl: Controller) -> dict[str, int]:
     return ids
 
 
-def restarted(ctl: Controller, tmp_path: Path) -> Controller:
-    """Save ``ctl``'s state to disk and load it into a new controller at the same time."""
+def restarted(ctl: Controller, tmp_path: Path, extra: str = "") -> Controller:
+    """Save ``ctl``'s state to disk and load it into a new controller at the same time
+    (``extra``: the slurm.conf lines both were made with)."""
     files = StateFiles(tmp_path / "ctld")
     files.save(dump_state(ctl))
     loaded = StateFiles(tmp_path / "ctld").load()
-    fresh = controller(simpy.Environment(initial_time=ctl.env.now))
+    fresh = controller(simpy.Environment(initial_time=ctl.env.now), extra)
     log = load_state(fresh, loaded.parts)
     assert f"Recovered information about {len(ctl.jobs())} jobs" in log
     return fresh
@@ -212,22 +218,21 @@ def test_an_end_moved_by_scontrol_update_survives_a_restart(tmp_path: Path) -> N
 
 
 def test_node_reasons_partitions_and_fair_share_usage_survive(tmp_path: Path) -> None:
-    ctl = controller()
+    ctl = controller(extra=FAIRSHARE)
     sub(ctl, 600, user="root", time_limit=20, nodes_min=4)
     ctl.run_for(700)
     ctl.update_node("n2", "drain", "disk")
     ctl.update_partition("short", "down")
-    copy = restarted(ctl, tmp_path)
+    copy = restarted(ctl, tmp_path, FAIRSHARE)
     node = next(n for n in copy.nodes() if n.name == "n2")
     assert (node.reason, node.reason_user) == ("disk", "root")
     assert NodeFlag.DRAIN in node.state.flags
     assert next(p for p in copy.partitions() if p.name == "short").state == "DOWN"
-    if isinstance(ctl.priority_plugin, MultifactorPriority):
-        tracker = ctl.priority_plugin.usage
-        assert isinstance(copy.priority_plugin, MultifactorPriority)
-        restored = copy.priority_plugin.usage
-        assert restored.own_usage(ctl.now) == tracker.own_usage(ctl.now)
-        assert any(v > 0 for v in restored.own_usage(ctl.now).values())
+    assert isinstance(ctl.priority_plugin, MultifactorPriority)
+    assert isinstance(copy.priority_plugin, MultifactorPriority)
+    tracker, restored = ctl.priority_plugin.usage, copy.priority_plugin.usage
+    assert any(v > 0 for v in tracker.own_usage(ctl.now).values())
+    assert restored.own_usage(ctl.now) == tracker.own_usage(ctl.now)
 
 
 # ---- the encoding ---------------------------------------------------------------------
