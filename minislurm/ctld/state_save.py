@@ -35,7 +35,7 @@ from minislurm.states import JobState
 
 from . import lifecycle
 from .job_mgr import Job
-from .runner import SIGKILL
+from .runner import SIGKILL, RecoversJobs
 from .state import CtldState
 from .state_codec import decode, encode
 
@@ -338,11 +338,11 @@ def _load_accounting(ctl: CtldState, acct: dict[str, Any], usage: dict[str, Any]
 def _adopt(ctl: CtldState, job: Job, runner: object | None, log: list[str]) -> None:
     """A job that was running when the controller stopped: find it again through slurmd."""
     attempt = job.attempt
-    recover = getattr(runner, "recover", None)
-    if job.allocation is None or recover is None or job.job_id not in ctl._running:
+    if (job.allocation is None or not isinstance(runner, RecoversJobs)
+            or job.job_id not in ctl._running):
         rec = None
     else:
-        rec = recover(job.snapshot(), job.allocation, job.body)
+        rec = runner.recover(job.snapshot(), job.allocation, job.body)
     if rec is None or rec.lost:
         log.append(f"error: Killing non-startable batch JobId={job.job_id}: "
                    "no step daemon found")
@@ -385,7 +385,7 @@ def _arm_warning(ctl: CtldState, job: Job, runner: object | None) -> None:
     end = lifecycle.running_end(job)
     if job.signal_spec is None or lifecycle.limit_deadline(ctl, job) is None or end is None:
         return
-    warned = getattr(runner, "warned", {})
+    warned = runner.warned if isinstance(runner, RecoversJobs) else {}
     if warned.get(job.job_id) == job.restart_count:
         return
     sig, before = job.signal_spec
@@ -396,7 +396,6 @@ def _arm_warning(ctl: CtldState, job: Job, runner: object | None) -> None:
 
     def send(_ev: object) -> None:
         if job.attempt == attempt and job.state is JobState.RUNNING:
-            warn = getattr(ctl.runner, "warn_signal", None)
-            (warn or ctl.runner.kill)(job.job_id, sig)
+            lifecycle.warn(ctl, job.job_id, sig)
 
     ctl.env.timeout(max(due - ctl.now, 0)).callbacks.append(send)

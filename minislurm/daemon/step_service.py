@@ -205,7 +205,7 @@ class StepService:
     def pids(self, req: dict[str, Any]) -> dict[str, Any]:
         """Remember a step's process groups, so that killing the job reaches them."""
         step_id = req.get("step_id")
-        gather = getattr(self.runner, "jobacct", None)
+        gather = self.runner.jobacct
         if gather is not None and step_id is not None:
             gather.watch(int(req["job_id"]), int(step_id))
             gather.start()
@@ -243,7 +243,7 @@ class StepService:
                               int(req.get("end", self.controller.now)),
                               exit_code=max(codes, default=0), signal=max(sigs, default=0),
                               info=info)
-        gather = getattr(self.runner, "jobacct", None)
+        gather = self.runner.jobacct
         if gather is not None:  # the step's last poll: sacct's MaxRSS, AveCPU, ...
             usage = gather.forget(job_id, step_id)
             if usage.ntasks:

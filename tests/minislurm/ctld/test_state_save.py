@@ -13,7 +13,6 @@ good save without deleting anything.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from minislurm.common.gres import parse_gres_request
 from minislurm.common.jobarray import parse_array
 from minislurm.conf import parse_config
 from minislurm.ctld import Controller, JobBody
-from minislurm.ctld.runner import SIGKILL, SIGTERM
+from minislurm.ctld.runner import SIGKILL, SIGTERM, Recovery
 from minislurm.ctld.state_codec import (
     MOVED,
     MOVED_CLASSES,
@@ -47,14 +46,6 @@ FATAL_JOB = ("fatal: Incomplete job state save file, start with '-i' to ignore t
 
 
 # ---- a simulated slurmd that can be found again after a restart -----------------------
-@dataclass(frozen=True)
-class _Recovery:
-    event: simpy.Event
-    ended: tuple[int, int] | None = None
-    end_time: int | None = None
-    lost: bool = False
-
-
 class RecoverableRunner:
     """`SimulatedRunner` semantics, plus ``recover``: a job found again ends when its
     body would have ended had the controller never stopped (``offset``: epoch - SimPy)."""
@@ -64,6 +55,7 @@ class RecoverableRunner:
         self.offset = offset
         self._running: dict[int, simpy.Event] = {}
         self.signals: list[tuple[float, int, int]] = []  # (SimPy time, job id, signal)
+        self.warned: dict[int, int] = {}  # RecoversJobs: no --signal is ever routed here
 
     def _schedule(self, job_id: int, done: simpy.Event, ends_at: float | None, code: int) -> None:
         self._running[job_id] = done
@@ -83,13 +75,13 @@ class RecoverableRunner:
         self._schedule(job.job_id, done, end, body.exit_code)
         return done
 
-    def recover(self, job: JobRecord, allocation: Allocation, body: JobBody) -> _Recovery:
+    def recover(self, job: JobRecord, allocation: Allocation, body: JobBody) -> Recovery:
         done = self.env.event()
         end = None
         if body.run_time is not None and job.start_time is not None:
             end = job.start_time + body.run_time - self.offset
         self._schedule(job.job_id, done, end, body.exit_code)
-        return _Recovery(done)
+        return Recovery(done)
 
     def kill(self, job_id: int, signal: int) -> None:
         self.signals.append((self.env.now, job_id, signal))
