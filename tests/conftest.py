@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +256,33 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return GroupScheduling(config, log)
 
 
+_CPU_AT_START = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of the children it has reaped (a test's
+    subprocesses, daemons and kernels once they are waited for)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_CPU_AT_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """The teardown report carries the CPU seconds the test took, setup to teardown
+    (``user_properties`` travel from an xdist worker to the controller)."""
+    report = yield
+    if call.when == "teardown" and _CPU_AT_START in item.stash:
+        report.user_properties.append(("cpu", _cpu_seconds() - item.stash[_CPU_AT_START]))
+    return report
+
+
 class _GroupTimes:
     """On the xdist controller under ``--dist loadgroup``: the seconds each group (the unit
     one worker runs in a row) took, summed from its tests' reports (setup + call +
@@ -264,10 +292,14 @@ class _GroupTimes:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.spent: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
         self.cpu_at_start = _cpu_ticks()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.spent[report.nodeid] = self.spent.get(report.nodeid, 0.0) + report.duration
+        for name, value in report.user_properties:
+            if name == "cpu":
+                self.cpu[report.nodeid] = float(value)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         folder = self.config.stash.get(_GROUPS_DIR, None)
@@ -292,11 +324,21 @@ class _GroupTimes:
             terminalreporter.write_line(
                 f"machine CPU during the run: {100 * busy / (busy + idle):.0f} % busy "
                 f"on {os.cpu_count()} cores (/proc/stat)")
+        cpu: dict[str, float] = {}
+        for nodeid, seconds in self.cpu.items():
+            group = groups.get(nodeid, nodeid)
+            cpu[group] = cpu.get(group, 0.0) + seconds
+        terminalreporter.write_line("most CPU (the workers and the children they reaped): "
+                                    + ", ".join(f"{group} {seconds:.0f} s" for group, seconds
+                                                in sorted(cpu.items(), key=lambda kv: -kv[1])[:15]))
+        terminalreporter.write_line(f"CPU of all tests so counted: {sum(cpu.values()):.0f} s")
         out = self.config.rootpath / "build" / "test-times.json"
         out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps(dict(sorted(self.spent.items(), key=lambda kv: -kv[1])),
-                                  indent=0))
-        terminalreporter.write_line(f"each test's seconds: {out.relative_to(self.config.rootpath)}")
+        rows = sorted(self.spent.items(), key=lambda kv: -kv[1])
+        out.write_text("{\n" + ",\n".join(
+            f"{json.dumps(k)}: [{v:.2f}, {self.cpu.get(k, 0.0):.2f}]" for k, v in rows) + "\n}\n")
+        terminalreporter.write_line(
+            f"each test's seconds (wall, CPU): {out.relative_to(self.config.rootpath)}")
 
 
 def _cpu_ticks() -> tuple[int, int]:
