@@ -1,39 +1,53 @@
-"""Differential: what the backfill passes reuse from the pass before changes no schedule.
+"""Differential: what a scheduler pass reuses from the passes before changes no schedule.
 
-A pass that follows another with the same running jobs and free resources takes a copy
-of the releases-only node-space map built before (``node_space._BuiltMap``) instead
-of summing the releases again.  Here every trace is simulated twice, once with that
-reuse refused (every map built from scratch, as before it existed), and every
-accounting record of the two runs must be equal, field by field (times, node lists,
-allocations, reasons).
+* A backfill pass that follows another with the same running jobs and free resources
+  takes a copy of the releases-only node-space map built before
+  (``node_space._BuiltMap``) instead of summing the releases again.
+* The main scheduler answers a job whose select failed before with the same reason
+  while nothing select reads changed (``builtin.SelectMemo``).
+
+Every trace is simulated twice, once with both refused (every map built from
+scratch, every select made, as before they existed), and every accounting record of
+the two runs must be equal, field by field (times, node lists, allocations, reasons).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
 
 from minislurm.conf import load_config
 from minislurm.sched import node_space
-from minislurm.sim.simulate import simulate
+from minislurm.sched.builtin import SelectMemo
+from minislurm.sim.simulate import SimulationResult, simulate
 from minislurm.sim.workload.lublin import LublinSpec, lublin_workload
 
+#: What is reused: (class, method answering from the past, its "nothing to reuse").
+REUSE = {
+    "map": (node_space._BuiltMap, "matches", False),
+    "select": (SelectMemo, "failed", None),
+}
 
-def _both(monkeypatch: pytest.MonkeyPatch, run: object) -> None:
-    assert callable(run)
-    hits = []
-    real = node_space._BuiltMap.matches
 
-    def counting(self: node_space._BuiltMap, *args: object) -> bool:
-        hit = real(self, *args)  # type: ignore[arg-type]
-        hits.append(hit)
-        return hit
+def _both(monkeypatch: pytest.MonkeyPatch, run: Callable[[], SimulationResult]) -> None:
+    hits: dict[str, int] = dict.fromkeys(REUSE, 0)
+    for what, (cls, name, _none) in REUSE.items():
+        real = getattr(cls, name)
 
-    monkeypatch.setattr(node_space._BuiltMap, "matches", counting)
+        def counting(self: object, *args: object, _real: object = real, _what: str = what
+                     ) -> object:  # fmt: skip
+            assert callable(_real)
+            got = _real(self, *args)
+            hits[_what] += bool(got is not None and got is not False)
+            return got
+
+        monkeypatch.setattr(cls, name, counting)
     reused = run()
-    assert any(hits), "the trace never reused a map: it tests nothing"
-    monkeypatch.setattr(node_space._BuiltMap, "matches", lambda self, *a: False)
+    assert all(hits.values()), f"a reuse never happened, the trace tests nothing: {hits}"
+    for cls, name, none in REUSE.values():
+        monkeypatch.setattr(cls, name, lambda self, *a, _none=none: _none)
     fresh = run()
     assert len(reused.jobs) == len(fresh.jobs)
     for a, b in zip(reused.jobs, fresh.jobs, strict=True):
