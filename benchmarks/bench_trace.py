@@ -20,6 +20,11 @@ and where the time goes.
 3. ``--breakdown``: cProfile of the trace replay and of the smallest growth size, its
    own time grouped by minislurm module (other code by top-level package), then the top
    functions: the next optimisation's target.
+4. ``--phases``: the trace replay's CPU time per controller step (submit, main and
+   backfill passes, select, job start and end, record snapshots, node-space map build and
+   earliest start), measured by timers around those steps instead of cProfile (which
+   slows Python-heavy code most and shifts the shares), in microseconds per job beside
+   the budget the x10 target leaves per job (AccaSim's CPU per job / 10).
 
 AccaSim 1.1.3 (2021, ``pip install 'minislurm-course[bench]'``) installs on Python 3.11
 but does not import there: ``accasim/utils/misc.py`` does ``from collections import
@@ -30,6 +35,7 @@ changes nothing else.  Without AccaSim the run says so and goes on.
     .venv/bin/python benchmarks/bench_trace.py                    # 10k Lublin + growth 10k, 30k
     .venv/bin/python benchmarks/bench_trace.py --breakdown --growth 10000
     .venv/bin/python benchmarks/bench_trace.py --swf trace.swf --procs 128 --no-growth
+    .venv/bin/python benchmarks/bench_trace.py --no-growth --jobs 3000 --phases
 Baseline, 2026-12-06 (this 2-core machine at load 4-11, before issue 21's optimisation;
 seed-1 trace, 10,000 jobs, 256 processors; three runs): minislurm 13.8-19.9 s wall,
 9.4-10.0 s CPU, its loop 13.4-19.2 s, maxrss 154 MiB; AccaSim 20.8-22.9 s wall, 9.7-10.6
