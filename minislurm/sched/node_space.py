@@ -442,6 +442,43 @@ class NodeSpaceMap:
         bounds[(count, duration)] = None if result is None else result[0]
         return result
 
+    def starts_now(
+        self, req: ResourceRequest, allowed: BoolArray, count: int, duration: int
+    ) -> BoolArray | None:
+        """The nodes free for the whole run if ``earliest`` would answer *now*, else None
+        (a later start, or none inside the window: not told apart).
+
+        The first slot's test of ``_earliest``, alone: for a job that can only start now
+        or not at all in this pass (sched/backfill's jobs that get no reservation), the
+        search through the later slots would be thrown away.
+        """
+        t = self.table
+        if req.gpus_per_node:
+            allowed = allowed & (t.total_gpus_of(req.gpu_type) >= req.gpus_per_node)
+        if int(np.count_nonzero(allowed)) < count:
+            return None
+        key = fit_key(req)
+        bounds = self._bounds.setdefault((key, allowed.tobytes()), {})
+        now = self.now
+        for (c, d), found in bounds.items():
+            if c <= count and d <= duration and (found is None or found > now):
+                return None  # earliest would start its search after now, or say never
+        fit = self._fit_rows(key)
+        order, times = self._order, self.times
+        row = fit[order[0]] & allowed
+        if int(np.count_nonzero(row)) < count:
+            return None
+        nodes = np.flatnonzero(row)
+        stop = bisect.bisect_left(times, now + duration)  # the slots the run overlaps
+        window = np.asarray(order[:stop], dtype=np.int64)
+        held = fit[window[:, None], nodes[None, :]].all(axis=0)
+        if int(np.count_nonzero(held)) < count:
+            return None
+        good = np.zeros(len(t), dtype=np.bool_)
+        good[nodes[held]] = True
+        bounds[(count, duration)] = now
+        return good
+
     def _earliest(
         self, key: FitKey, allowed: BoolArray, count: int, duration: int, lower: int
     ) -> tuple[int, BoolArray] | None:
