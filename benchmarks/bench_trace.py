@@ -20,6 +20,11 @@ and where the time goes.
 3. ``--breakdown``: cProfile of the trace replay and of the smallest growth size, its
    own time grouped by minislurm module (other code by top-level package), then the top
    functions: the next optimisation's target.
+4. ``--phases``: the trace replay's CPU time per controller step (submit, main and
+   backfill passes, select, job start and end, record snapshots, node-space map build and
+   earliest start), measured by timers around those steps instead of cProfile (which
+   slows Python-heavy code most and shifts the shares), in microseconds per job beside
+   the budget the x10 target leaves per job (AccaSim's CPU per job / 10).
 
 AccaSim 1.1.3 (2021, ``pip install 'minislurm-course[bench]'``) installs on Python 3.11
 but does not import there: ``accasim/utils/misc.py`` does ``from collections import
@@ -30,6 +35,7 @@ changes nothing else.  Without AccaSim the run says so and goes on.
     .venv/bin/python benchmarks/bench_trace.py                    # 10k Lublin + growth 10k, 30k
     .venv/bin/python benchmarks/bench_trace.py --breakdown --growth 10000
     .venv/bin/python benchmarks/bench_trace.py --swf trace.swf --procs 128 --no-growth
+    .venv/bin/python benchmarks/bench_trace.py --no-growth --jobs 3000 --phases
 Baseline, 2026-12-06 (this 2-core machine at load 4-11, before issue 21's optimisation;
 seed-1 trace, 10,000 jobs, 256 processors; three runs): minislurm 13.8-19.9 s wall,
 9.4-10.0 s CPU, its loop 13.4-19.2 s, maxrss 154 MiB; AccaSim 20.8-22.9 s wall, 9.7-10.6
@@ -176,6 +182,69 @@ def _timed(run: Callable[[], dict[str, Any]], breakdown: bool, trace: bool) -> d
     return out
 
 
+#: The controller's steps ``--phases`` times (owner module, class or None, attribute,
+#: label).  They nest (a job start happens inside a pass): each figure is inclusive.
+PHASES = (
+    ("minislurm.ctld.controller", "Controller", "submit", "submit (sbatch)"),
+    ("minislurm.ctld.loops", None, "main_pass", "main scheduler pass"),
+    ("minislurm.ctld.loops", None, "backfill_pass", "backfill pass"),
+    ("minislurm.ctld.sched_view", "SchedView", "try_select", "select/cons_tres (both passes)"),
+    ("minislurm.ctld.sched_view", "SchedView", "start", "job start (both passes)"),
+    ("minislurm.ctld.lifecycle", None, "body_ended", "job end"),
+    ("minislurm.ctld.job_mgr", "Job", "snapshot", "Job.snapshot (records)"),
+    ("minislurm.sched.node_space", "NodeSpaceMap", "add_releases", "node-space map build"),
+    ("minislurm.sched.node_space", "NodeSpaceMap", "earliest", "node-space earliest start"),
+)
+
+
+def install_phase_timers() -> dict[str, list[float]]:
+    """Wrap each of ``PHASES`` with a CPU-time accumulator: {label: [seconds, calls]}.
+
+    Unlike cProfile (which slows the Python-heavy parts most and so shifts the shares),
+    this costs two clock reads per call of a few steps."""
+    import importlib
+
+    acc: dict[str, list[float]] = {}
+
+    def wrap(owner: Any, attr: str, label: str) -> None:
+        func = getattr(owner, attr)
+        cell = acc[label] = [0.0, 0.0]
+        clock = time.process_time
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = clock()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                cell[0] += clock() - t0
+                cell[1] += 1
+
+        setattr(owner, attr, timed)
+
+    for module, cls, attr, label in PHASES:
+        mod = importlib.import_module(module)
+        owner = getattr(mod, cls) if cls else mod
+        if hasattr(owner, attr):
+            wrap(owner, attr, label)
+    return acc
+
+
+def phase_lines(acc: dict[str, list[float]], cpu: float, jobs: int,
+                budget: float | None) -> list[str]:  # fmt: skip
+    """The ``--phases`` table: seconds, share, calls and microseconds per job of each step;
+    ``budget``: the microseconds per job the x10 target leaves (AccaSim's CPU / 10)."""
+    head = (f"  phases (CPU time, own timers, inclusive): {cpu:.2f} s, "
+            f"{1e6 * cpu / jobs:,.0f} us/job")
+    if budget is not None:
+        head += f"; the x10 target leaves {budget:,.0f} us/job for everything"
+    out = [head]
+    for label, (secs, calls) in sorted(acc.items(), key=lambda kv: -kv[1][0]):
+        if calls:
+            out.append(f"    {secs:6.2f} s {secs / cpu:6.1%} {int(calls):7d} calls "
+                       f"{1e6 * secs / jobs:8,.0f} us/job  {label}")
+    return out
+
+
 def child_minislurm(swf_path: str, procs: int) -> dict[str, Any]:
     """``simulate --procs N --scheduler easy`` as the CLI runs it: read, simulate."""
     from minislurm.sim.simulate import simulate
@@ -284,10 +353,14 @@ def run_child(argv: list[str]) -> None:
     parser.add_argument("--load", type=float, default=0.9)
     parser.add_argument("--breakdown", action="store_true")
     parser.add_argument("--tracemalloc", action="store_true")
+    parser.add_argument("--phases", action="store_true")
     a = parser.parse_args(argv)
     _preimport(a.kind)  # imports are not the simulator's speed: done before the clock starts
     if a.kind == "minislurm":
+        acc = install_phase_timers() if a.phases else None
         out = _timed(lambda: child_minislurm(a.swf, a.procs), a.breakdown, a.tracemalloc)
+        if acc is not None:
+            out["phases"] = acc
     elif a.kind == "accasim":
         out = _timed(lambda: child_accasim(a.swf, a.procs), a.breakdown, a.tracemalloc)
     else:
@@ -333,7 +406,7 @@ def trace_part(args: argparse.Namespace, swf_path: Path) -> None:
     flags = ["--breakdown"] if args.breakdown else []
     flags += ["--tracemalloc"] if args.tracemalloc else []
     common = ["--swf", str(swf_path), "--procs", str(args.procs), *flags]
-    ms = spawn(["minislurm", *common])
+    ms = spawn(["minislurm", *common, *(["--phases"] if args.phases else [])])
     acc: dict[str, Any] | str = "skipped (--no-accasim)"
     if not args.no_accasim:
         acc = spawn(["accasim", *common])
@@ -358,6 +431,9 @@ def trace_part(args: argparse.Namespace, swf_path: Path) -> None:
         print(f"  ratio minislurm/AccaSim jobs/s: x{ratio:.2f} wall, x{cpu_ratio:.2f} CPU, "
               f"x{loop_ratio:.2f} by each one's own simulation loop (setup and output "
               f"excluded) (target >= 10 on wall: {'ok' if ratio >= 10 else 'MISSED'})")
+    if isinstance(ms, dict) and "phases" in ms:
+        budget = 1e6 * acc["cpu"] / acc["jobs"] / 10 if isinstance(acc, dict) else None
+        print("\n".join(phase_lines(ms["phases"], ms["cpu"], ms["jobs"], budget)))
     for name, r in (("minislurm", ms), ("AccaSim", acc)):
         if isinstance(r, dict) and "profile" in r:
             print(f"  breakdown of {name} (trace replay):")
@@ -416,6 +492,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--breakdown", action="store_true",
                         help="cProfile own time by minislurm module, top functions")
     parser.add_argument("--tracemalloc", action="store_true", help="peak of Python objects")
+    parser.add_argument("--phases", action="store_true",
+                        help="CPU time of the controller's steps (timers, no profiler)")
     args = parser.parse_args(argv)
     if args.jobs < 1 or args.procs < 2 or args.nodes < 1 or not args.load > 0:
         parser.error("--jobs, --nodes must be >= 1, --procs >= 2, --load > 0")

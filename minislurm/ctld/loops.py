@@ -22,9 +22,10 @@ from typing import Protocol
 import simpy
 
 from minislurm.sched.backfill import Running, backfill_pass
-from minislurm.sched.builtin import main_pass
+from minislurm.sched.builtin import SelectMemo, main_pass
 from minislurm.sched.node_space import AllocCells
 
+from .job_mgr import Job
 from .lifecycle import running_end
 from .sched_view import SchedView
 from .state import CtldState
@@ -46,8 +47,44 @@ class PriorityPasses(Protocol):
 
 
 def run_main(state: CtldState, view: SchedView) -> None:
-    """One pass of the main scheduler (``schedule()``) now."""
-    main_pass(view, policy=state.policy, depth=state.queue_depth)
+    """One pass of the main scheduler (``schedule()``) now.
+
+    With no advance reservation, the select of a job that may preempt no one is a
+    function of the job, its allowed nodes and ``_fingerprint``: failed selects are
+    kept between passes (``SelectMemo``)."""
+    memo = None
+    if not state.reservations_by_name:
+        memo = _MEMOS.get(state)
+        if memo is None:
+            memo = _MEMOS[state] = SelectMemo(lambda: _fingerprint(state),
+                                              lambda job: _may_preempt(state, job))
+    main_pass(view, policy=state.policy, depth=state.queue_depth, memo=memo)
+
+
+def _may_preempt(state: CtldState, job: Job) -> bool:
+    """True if preempt/qos may make room for ``job`` (``try_preempt`` would look at the
+    running jobs: its QOS preempts another)."""
+    if state.preempt_type != "preempt/qos":
+        return False
+    qos = state.qos.get(job.qos)
+    return qos is not None and bool(qos.preempt)
+
+
+#: Each controller's failed selects (``SelectMemo``), kept between its main passes.
+_MEMOS: weakref.WeakKeyDictionary[CtldState, SelectMemo] = weakref.WeakKeyDictionary()
+
+
+def _fingerprint(state: CtldState) -> bytes:
+    """What select and the reason of a job that does not fit read (``SchedView.try_select``,
+    ``_why_not``, without reservations and preemption), as bytes: the node table (which
+    one; configured, free and typed-GPU resources, jobs per node, usable nodes, weights)
+    and every partition's nodes."""
+    t = state.table
+    arrays = [t.cpus, t.mem, t.gpus, t.weight, t.free_cpu, t.free_mem, t.free_gpu, t.njobs,
+              t.usable, *(t.free_gpu_typed[k] for k in sorted(t.free_gpu_typed))]
+    parts = [b"%s\0%s\0" % (name.encode(), p.state.encode()) + p.mask.tobytes()
+             for name, p in state.parts.items()]
+    return b"\0".join([b"%d" % id(t), *parts, *(a.tobytes() for a in arrays)])
 
 
 #: Each controller's running allocations as arrays, kept between its backfill passes.

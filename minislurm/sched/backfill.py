@@ -357,7 +357,12 @@ def backfill_pass(
                 deferred = []
             if not post.covers(duration):
                 post.materialize()
-            found = space.earliest(test_shape, allowed, test_count, duration)
+            only_now = _only_now(job, may_reserve, least)
+            if only_now:  # found None: not now (later, or never: not told apart)
+                nodes_now = space.starts_now(test_shape, allowed, test_count, duration)
+                found = None if nodes_now is None else (now, nodes_now)
+            else:
+                found = space.earliest(test_shape, allowed, test_count, duration)
             if found is not None and found[0] == now:
                 res = ctx.try_select(job, allowed & found[1], preempt=False)
                 if isinstance(res, Allocation):
@@ -372,6 +377,10 @@ def backfill_pass(
                             continue
                         job.reason = why
                     break
+            if only_now:  # no reservation, est_start None already: nothing else to learn
+                if post.waiting and found is None:
+                    post.materialize()  # as below: the map is whole before the next job
+                break
             if least is not None:  # the reservation: an even share on every node
                 found = space.earliest(shape, allowed, count, duration)
             if post.waiting and (may_reserve or found is None or found[0] != now):
@@ -393,6 +402,19 @@ def backfill_pass(
             post.add_batch(deferred, reservations == len(deferred))
         post.materialize()
     return started
+
+
+def _only_now(job: SchedJob, may_reserve: bool, least: object) -> bool:
+    """True if all a pass needs of ``job`` is whether it can start now.
+
+    A job that gets no reservation (EASY behind its first, Slurm's below
+    ``bf_min_prio_reserve``) either starts now or waits; the start ``earliest`` finds
+    later would only be used to clear its expected start when it has none inside the
+    window -- and it has none already (``est_start`` None: nobody reads estimates, or
+    they were cleared).  ``least`` (an uneven share) searches again with the job's own
+    shape, so that case keeps the full search.
+    """
+    return not may_reserve and least is None and job.est_start is None
 
 
 def _clear_estimates(ctx: SchedulerContext) -> None:

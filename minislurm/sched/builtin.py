@@ -22,7 +22,7 @@ tests): ``scontrol show job`` says ``Scheduler=Main`` until the next backfill pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from minislurm.job import Allocation
@@ -94,8 +94,82 @@ class SchedulerContext(Protocol):
         ...
 
 
-def main_pass(ctx: SchedulerContext, *, policy: str = "slurm", depth: int | None = None) -> int:
-    """One pass of the main scheduler; returns how many jobs started."""
+class SelectMemo:
+    """The main scheduler's failed selects, answered again while nothing they read changed.
+
+    A job that could not start (select said no, with the reason squeue shows) gets the
+    same answer from the next pass if the job, its request, its allowed nodes and
+    everything select and the reason read are the same: a queue whose head waits is
+    tested again at every submission, on an unchanged machine.  ``fingerprint`` gives
+    that "everything" (the node table's free and configured resources, node states,
+    partitions) as bytes; the controller passes a memo only when nothing else decides
+    (no advance reservation: ``ctld.loops.run_main``), and ``may_preempt(job)`` says
+    which jobs' selects also depend on the running jobs (preempt/qos: a QOS that
+    preempts others), whose answers are never kept.  Only failures
+    are kept, and only those of the current fingerprint: a start, or a pass that finds
+    the fingerprint changed, forgets them.
+    """
+
+    def __init__(self, fingerprint: Callable[[], bytes],
+                 may_preempt: Callable[[Any], bool] | None = None) -> None:  # fmt: skip
+        self._fingerprint = fingerprint
+        self._may_preempt = may_preempt
+        self._fp: bytes | None = None  # taken in this pass since the last change
+        self._fails_fp = b""  # the fingerprint the kept failures belong to
+        self._fails: dict[int, tuple[Any, object, bytes, Reason, str]] = {}
+        self.hits = 0
+
+    def begin(self) -> None:
+        """A new pass: the state may have changed since the last one."""
+        self._fp = None
+
+    def changed(self) -> None:
+        """A job started: the nodes changed."""
+        self._fp = None
+
+    def _current(self) -> None:
+        if self._fp is None:
+            fp = self._fingerprint()
+            if fp != self._fails_fp:
+                self._fails.clear()
+                self._fails_fp = fp
+            self._fp = fp
+
+    def failed(self, job: Any, allowed: BoolArray) -> Reason | None:
+        """The reason select gave ``job`` on these nodes in this state, or None."""
+        if self._may_preempt is not None and self._may_preempt(job):
+            self._fp = None  # its select may preempt: look at the state again after it
+            return None  # and its answer depends on the running jobs it may preempt
+        self._current()
+        hit = self._fails.get(id(job))
+        if hit is None or hit[0] is not job or hit[1] != (job.request, job.partition,
+                                                          job.reservation) or (
+            hit[2] != allowed.tobytes()
+        ):  # fmt: skip
+            return None
+        job.reason_detail = hit[4]  # what _why_not set with the reason
+        self.hits += 1
+        return hit[3]
+
+    def remember(self, job: Any, allowed: BoolArray, reason: Reason) -> None:
+        """``job`` does not fit ``allowed`` now, for ``reason``."""
+        if self._may_preempt is not None and self._may_preempt(job):
+            return
+        self._current()
+        self._fails[id(job)] = (job, (job.request, job.partition, job.reservation),
+                                allowed.tobytes(), reason, job.reason_detail)
+
+
+def main_pass(
+    ctx: SchedulerContext, *, policy: str = "slurm", depth: int | None = None,
+    memo: SelectMemo | None = None,
+) -> int:
+    """One pass of the main scheduler; returns how many jobs started.
+
+    ``memo``: failed selects of earlier passes, valid while nothing they read changed
+    (``SelectMemo``): the same decisions, without selecting again."""
+    if memo is not None:
+        memo.begin()
     started = 0
     tested = 0
     blocked: set[str] = set()
@@ -114,10 +188,20 @@ def main_pass(ctx: SchedulerContext, *, policy: str = "slurm", depth: int | None
             continue
         job.last_sched_eval = ctx.now
         while True:
-            res = ctx.try_select(job, ctx.allowed(job, ctx.duration(job)))
+            allowed = ctx.allowed(job, ctx.duration(job))
+            known = memo.failed(job, allowed) if memo is not None else None
+            res: Allocation | Reason
+            if known is not None:
+                res = known
+            else:
+                res = ctx.try_select(job, allowed)
+                if memo is not None and not isinstance(res, Allocation):
+                    memo.remember(job, allowed, res)
             if isinstance(res, Allocation):
                 ctx.start(job, res, "Main")
                 started += 1
+                if memo is not None:
+                    memo.changed()
                 if ctx.still_pending(job):
                     why = ctx.blocker(job)
                     if why is None:
@@ -135,4 +219,4 @@ def _keeps(reason: Reason) -> bool:
     return reason is Reason.REQ_NODE_NOT_AVAIL
 
 
-__all__ = ["DEFAULT_QUEUE_DEPTH", "SchedJob", "SchedulerContext", "main_pass"]
+__all__ = ["DEFAULT_QUEUE_DEPTH", "SchedJob", "SchedulerContext", "SelectMemo", "main_pass"]

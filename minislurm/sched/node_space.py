@@ -65,6 +65,8 @@ class AllocCells:
         self._last_ids: list[int] = []  # the allocations of the last ``concat``
         self._last: tuple[IntArray, IntArray, IntArray] | None = None
         self._last_allocs: list[Allocation] = []
+        #: The last releases-only map built from ``_last`` (``NodeSpaceMap.add_releases``).
+        self.built: _BuiltMap | None = None
 
     def of(self, alloc: Allocation) -> tuple[IntArray, IntArray]:
         """(node indices, rows of CPUs, memory MB and GPUs) of ``alloc``, in its node order."""
@@ -103,6 +105,30 @@ class AllocCells:
         self._last_ids, self._last = ids, (idx, vals, lens)
         self._last_allocs = allocs  # alive, so that their ids are not reused
         return self._last
+
+
+class _BuiltMap:
+    """A releases-only map as ``add_releases`` built it, before any reservation.
+
+    A pass that follows another with the same running jobs, the same limits, the same
+    free resources now and every release still after now and inside the window gets
+    the same map but for the time of its first slot (``now``): it takes a copy of this
+    one instead of summing the releases again (half the passes of a trace replay).
+    """
+
+    __slots__ = ("arrays", "base", "ends", "events", "grids", "tail", "usable")
+
+    def __init__(self, arrays: tuple[IntArray, IntArray, IntArray], ends: IntArray,
+                 base: bytes, usable: bytes, tail: list[int], grids: list[CellArray],
+                 events: tuple[IntArray, ...]) -> None:  # fmt: skip
+        self.arrays, self.ends, self.base, self.usable = arrays, ends, base, usable
+        self.tail, self.grids, self.events = tail, grids, events
+
+    def matches(self, arrays: tuple[IntArray, IntArray, IntArray], ends: IntArray,
+                base: bytes, usable: bytes) -> bool:  # fmt: skip
+        """True if a map of these releases and free resources equals this one's."""
+        return (arrays is self.arrays and base == self.base and usable == self.usable
+                and np.array_equal(ends, self.ends))  # fmt: skip
 
 
 #: ``fit_key`` of the requests seen (a pass asks it of every job it tests, and a queue
@@ -217,15 +243,39 @@ class NodeSpaceMap:
         inside = ends < horizon
         if not inside.any():
             return
+        n = len(self.table)
         times = np.unique(ends[inside]).tolist()
         head = times[0] > now
+        cells = self.cells
+        if head and inside.all():  # every release after now, inside the window
+            base_key = b"".join(r.tobytes() for r in (self._cpu[0], self._mem[0], self._gpu[0]))
+            usable = self.table.usable.tobytes()
+            built = cells.built
+            arrays = cells._last
+            assert arrays is not None
+            if built is not None and built.matches(arrays, ends, base_key, usable):
+                used = len(built.tail) + 1
+                cap = max(16, used * 2)
+                out = []
+                for g in built.grids:
+                    buf = np.empty((cap, n), dtype=_CELL)
+                    buf[:used] = g
+                    out.append(buf)
+                self.times = [now, *built.tail]
+                self._order = list(range(used))
+                self._arrays = None
+                self._set_buffers(out, used)
+                self._events = built.events
+                self._fit_times.clear()
+                return
+        else:
+            base_key = usable = b""
         all_times = [now, *times] if head else times
         row_t = np.repeat(ends, lens)
         keep = row_t < horizon
         node_idx, row_t = idx_all[keep], row_t[keep]
         row_of = np.searchsorted(np.asarray(all_times, dtype=np.int64), row_t)
         v = vals_all[keep] * self.table.usable[node_idx][:, None]
-        n = len(self.table)
         flat = row_of * n + node_idx
         used = len(all_times)
         cap = max(16, used * 2)
@@ -249,6 +299,11 @@ class NodeSpaceMap:
         cum -= np.maximum.accumulate(before, axis=0)  # released on the node so far
         self._events = (ev_node, ev_time, cum[:, 0], cum[:, 1], cum[:, 2])
         self._fit_times.clear()
+        if base_key:
+            arrays = cells._last
+            assert arrays is not None
+            cells.built = _BuiltMap(arrays, ends, base_key, usable, times,
+                                    [g[:used].copy() for g in out], self._events)
 
     def round_up(self, t: int) -> int:
         """``t`` rounded up to a multiple of bf_resolution (never before now)."""
@@ -386,6 +441,43 @@ class NodeSpaceMap:
         result = self._earliest(key, allowed, count, duration, lower)
         bounds[(count, duration)] = None if result is None else result[0]
         return result
+
+    def starts_now(
+        self, req: ResourceRequest, allowed: BoolArray, count: int, duration: int
+    ) -> BoolArray | None:
+        """The nodes free for the whole run if ``earliest`` would answer *now*, else None
+        (a later start, or none inside the window: not told apart).
+
+        The first slot's test of ``_earliest``, alone: for a job that can only start now
+        or not at all in this pass (sched/backfill's jobs that get no reservation), the
+        search through the later slots would be thrown away.
+        """
+        t = self.table
+        if req.gpus_per_node:
+            allowed = allowed & (t.total_gpus_of(req.gpu_type) >= req.gpus_per_node)
+        if int(np.count_nonzero(allowed)) < count:
+            return None
+        key = fit_key(req)
+        bounds = self._bounds.setdefault((key, allowed.tobytes()), {})
+        now = self.now
+        for (c, d), found in bounds.items():
+            if c <= count and d <= duration and (found is None or found > now):
+                return None  # earliest would start its search after now, or say never
+        fit = self._fit_rows(key)
+        order, times = self._order, self.times
+        row = fit[order[0]] & allowed
+        if int(np.count_nonzero(row)) < count:
+            return None
+        nodes = np.flatnonzero(row)
+        stop = bisect.bisect_left(times, now + duration)  # the slots the run overlaps
+        window = np.asarray(order[:stop], dtype=np.int64)
+        held = fit[window[:, None], nodes[None, :]].all(axis=0)
+        if int(np.count_nonzero(held)) < count:
+            return None
+        good = np.zeros(len(t), dtype=np.bool_)
+        good[nodes[held]] = True
+        bounds[(count, duration)] = now
+        return good
 
     def _earliest(
         self, key: FitKey, allowed: BoolArray, count: int, duration: int, lower: int

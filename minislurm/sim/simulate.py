@@ -234,6 +234,9 @@ def simulate(
     ids: dict[int, int] = {}
     rejected = [0]
     bar = _progress(len(jobs), progress)
+    # --procs requests differ only by size and limit: each distinct one is made once
+    # (a frozen JobOptions, shared by the submissions that ask the same).
+    requests: dict[tuple[int, int], JobOptions] = {}
 
     def feeder() -> Generator[simpy.Event, object, None]:
         for n, wj in enumerate(jobs):
@@ -241,8 +244,15 @@ def simulate(
             if delay > 0:
                 yield env.timeout(delay)
             body = JobBody(wj.run_time, wj.exit_code)
+            if procs is not None:
+                key = (wj.nodes, wj.time_limit)
+                opts = requests.get(key)
+                if opts is None:
+                    opts = requests[key] = job_options(wj, config, procs=True)
+            else:
+                opts = job_options(wj, config)
             try:
-                jid = ctl.submit(job_options(wj, config, procs=procs is not None),
+                jid = ctl.submit(opts,
                                  name=wj.name, user=wj.user, body=body,
                                  exact_limit=wj.limit_secs if textbook else None)  # fmt: skip
                 ids[jid] = wj.job_id

@@ -101,3 +101,66 @@ def test_fit_key_is_the_same_for_equal_requests_and_follows_the_shape() -> None:
                                    mem_per_cpu=1000)) == fit_key(a)
     assert fit_key(ResourceRequest(min_nodes=2, ntasks=8, gpus_per_node=4, mem_per_cpu=500,
                                    exclusive=True)) == (4, 2000, False, 4, True)
+
+
+def _state(space: NodeSpaceMap) -> tuple[object, ...]:
+    events = tuple(e.tolist() for e in space._events) if space._events is not None else None
+    return (*_grids(space), events)
+
+
+def test_a_pass_with_the_same_releases_reuses_the_map_and_gets_the_same_one() -> None:
+    t = _table()
+    a = _alloc(("n1", 3, 1000, 1), ("n2", 1, 500, 0))
+    b = _alloc(("n3", 4, 4000, 2))
+    for x in (a, b):
+        t.allocate(x)
+    cells = AllocCells(t)
+    first = NodeSpaceMap(t, now=0, resolution=60, window=3600, cells=cells)
+    first.add_releases([(a, 600), (b, 150)])
+    built = cells.built
+    assert built is not None
+    first.reserve(_alloc(("n4", 4, 4000, 2)), 120, 600)  # a reservation changes no later map
+    kept = NodeSpaceMap(t, now=100, resolution=60, window=3600, cells=cells)
+    kept.add_releases([(a, 600), (b, 150)])
+    assert cells.built is built and kept._events is built.events  # reused, not built again
+    fresh = NodeSpaceMap(t, now=100, resolution=60, window=3600)
+    fresh.add_releases([(a, 600), (b, 150)])
+    assert _state(kept) == _state(fresh)
+    assert kept.times == [100, 180, 600]
+    key = (1, 0, False, 0, False)
+    assert kept._first_fit(key).tolist() == fresh._first_fit(key).tolist()
+    # the reused buffers are the map's own: a reservation in one leaves the other alone
+    kept.reserve(b, 120, 600)
+    again = NodeSpaceMap(t, now=110, resolution=60, window=3600, cells=cells)
+    again.add_releases([(a, 600), (b, 150)])
+    fresh = NodeSpaceMap(t, now=110, resolution=60, window=3600)
+    fresh.add_releases([(a, 600), (b, 150)])
+    assert _state(again) == _state(fresh)
+
+
+@pytest.mark.parametrize("change", ["free", "usable", "limit", "window", "at_now"])
+def test_the_map_is_built_again_when_what_it_reads_changed(change: str) -> None:
+    t = _table()
+    a = _alloc(("n1", 3, 1000, 1))
+    b = _alloc(("n2", 1, 10, 0))
+    t.allocate(a)
+    cells = AllocCells(t)
+    NodeSpaceMap(t, now=0, resolution=60, window=3600, cells=cells).add_releases([(a, 600)])
+    built = cells.built
+    now, ends, window = 100, 600, 3600
+    if change == "free":
+        t.allocate(b)  # another job's CPUs are taken but it is not running (yet)
+    elif change == "usable":
+        t.usable[3] = False
+    elif change == "limit":
+        ends = 1200
+    elif change == "window":
+        window = 400  # the release is beyond the window now
+    else:
+        now = 600  # the release is now: the first slot is another one
+    kept = NodeSpaceMap(t, now=now, resolution=60, window=window, cells=cells)
+    kept.add_releases([(a, ends)])
+    fresh = NodeSpaceMap(t, now=now, resolution=60, window=window)
+    fresh.add_releases([(a, ends)])
+    assert kept._events is not built.events
+    assert _state(kept) == _state(fresh)

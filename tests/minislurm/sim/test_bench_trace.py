@@ -86,3 +86,30 @@ def test_a_builtins_time_goes_to_its_caller(bench: ModuleType) -> None:
     end = lines.index("  top functions by time with callees (drivers above 90 % left out):")
     rows = {line.split("  ")[-1]: float(line.split()[0]) for line in lines[1:end]}
     assert max(rows, key=lambda k: rows[k]) == "test_bench_trace", lines
+
+
+def test_phase_timers_count_the_controllers_steps(bench: ModuleType,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from minislurm.sim.simulate import simulate
+    from minislurm.sim.workload.lublin import LublinSpec, lublin_workload
+
+    for module, cls, attr, _label in bench.PHASES:  # put every wrapped step back afterwards
+        mod = importlib.import_module(module)
+        owner = getattr(mod, cls) if cls else mod
+        monkeypatch.setattr(owner, attr, getattr(owner, attr))
+    acc = bench.install_phase_timers()
+    result = simulate(lublin_workload(LublinSpec(jobs=300, procs=16, seed=1)), procs=16,
+                      scheduler="easy")
+    assert set(acc) == {label for *_, label in bench.PHASES}  # every step still exists
+    assert acc["submit (sbatch)"][1] == 300 == len(result.jobs)
+    assert acc["job start (both passes)"][1] == 300 and acc["job end"][1] == 300
+    assert acc["main scheduler pass"][1] > 0 and acc["backfill pass"][1] > 0
+    lines = bench.phase_lines({"submit (sbatch)": [0.3, 120], "job end": [0.1, 120]}, 1.2,
+                              120, 250.0)
+    assert lines[0] == ("  phases (CPU time, own timers, inclusive): 1.20 s, 10,000 us/job; "
+                        "the x10 target leaves 250 us/job for everything")
+    assert lines[1].split() == ["0.30", "s", "25.0%", "120", "calls", "2,500", "us/job",
+                                "submit", "(sbatch)"]
+    assert "job end" in lines[2]

@@ -1,0 +1,93 @@
+"""The main scheduler's memo of failed selects (``sched.builtin.SelectMemo``).
+
+A failed select is answered again (reason and its detail) only for the same job, request,
+partition, reservation and allowed nodes, while the fingerprint of what select reads is
+the one it failed under; a job that may preempt is never answered from the memo.  The
+controller-level proof (every record equal with the memo refused) is
+tests/minislurm/sim/test_pass_reuse_differential.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from minislurm.sched.builtin import SelectMemo
+from minislurm.states import Reason
+
+
+@dataclass
+class _Job:
+    request: object
+    partition: str = "batch"
+    reservation: str = ""
+    reason_detail: str = ""
+    qos: str = "normal"
+
+
+def _memo(box: list[bytes], preempting: set[int] | None = None) -> SelectMemo:
+    calls = [0]
+
+    def fingerprint() -> bytes:
+        calls[0] += 1
+        return box[0]
+
+    memo = SelectMemo(fingerprint, None if preempting is None
+                      else lambda job: id(job) in preempting)  # fmt: skip
+    memo.fingerprint_calls = calls  # type: ignore[attr-defined]
+    return memo
+
+
+def test_a_failure_is_answered_again_while_nothing_changed() -> None:
+    box = [b"state-1"]
+    memo = _memo(box)
+    job, allowed = _Job(("N", 4)), np.array([True, True, False])
+    memo.begin()
+    assert memo.failed(job, allowed) is None
+    job.reason_detail = "UnavailableNodes:n3"  # what _why_not set with the reason
+    memo.remember(job, allowed, Reason.REQ_NODE_NOT_AVAIL)
+    job.reason_detail = ""
+    memo.begin()  # the next pass
+    assert memo.failed(job, allowed) is Reason.REQ_NODE_NOT_AVAIL
+    assert job.reason_detail == "UnavailableNodes:n3" and memo.hits == 1
+    assert memo.failed(job, allowed.copy()) is Reason.REQ_NODE_NOT_AVAIL  # equal nodes
+    assert memo.fingerprint_calls[0] == 2  # type: ignore[attr-defined]  # once per pass
+
+
+def test_what_select_reads_changing_forgets_the_failure() -> None:
+    box = [b"state-1"]
+    memo = _memo(box)
+    job, allowed = _Job(("N", 4)), np.array([True, True, False])
+    memo.begin()
+    memo.remember(job, allowed, Reason.RESOURCES)
+    assert memo.failed(job, np.array([True, True, True])) is None  # other nodes allowed
+    assert memo.failed(_Job(("N", 4)), allowed) is None  # another job
+    job.request = ("N", 2)  # scontrol update NumNodes=2
+    assert memo.failed(job, allowed) is None
+    job.request = ("N", 4)
+    job.partition = "gpu"
+    assert memo.failed(job, allowed) is None
+    job.partition = "batch"
+    assert memo.failed(job, allowed) is Reason.RESOURCES
+    box[0] = b"state-2"  # a job ended: the nodes changed
+    assert memo.failed(job, allowed) is Reason.RESOURCES  # not seen before the next look
+    memo.changed()  # a job started in this pass
+    assert memo.failed(job, allowed) is None
+    box[0] = b"state-1"  # back to the old bytes: the old failures are gone all the same
+    memo.begin()
+    assert memo.failed(job, allowed) is None
+
+
+def test_a_job_that_may_preempt_is_never_answered_from_the_memo() -> None:
+    box = [b"s"]
+    job, other = _Job(("N", 1), qos="high"), _Job(("N", 1))
+    memo = _memo(box, preempting={id(job)})
+    allowed = np.array([True])
+    memo.begin()
+    memo.remember(job, allowed, Reason.RESOURCES)
+    memo.remember(other, allowed, Reason.RESOURCES)
+    memo.begin()
+    assert memo.failed(job, allowed) is None
+    box[0] = b"t"  # its select preempted a job (the nodes changed) yet started nothing
+    assert memo.failed(other, allowed) is None  # the state is looked at again
