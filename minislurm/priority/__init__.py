@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from minislurm.common.accounts import AssociationSet
+from minislurm.conf import SlurmConfig
 from minislurm.errors import ConfigError
 from minislurm.priority.basic import BasicPriority
 from minislurm.priority.factors import ClusterView, MultifactorParams, PriorityFactors
@@ -69,11 +70,11 @@ class PriorityPlugin(Protocol):
         ...
 
 
-def _basic(config: Any, associations: AssociationSet | None) -> PriorityPlugin:
+def _basic(config: SlurmConfig, associations: AssociationSet | None) -> PriorityPlugin:
     return BasicPriority()
 
 
-def _multifactor(config: Any, associations: AssociationSet | None) -> PriorityPlugin:
+def _multifactor(config: SlurmConfig, associations: AssociationSet | None) -> PriorityPlugin:
     return MultifactorPriority(
         MultifactorParams.from_config(config.priority),
         ClusterView.from_config(config),
@@ -82,7 +83,7 @@ def _multifactor(config: Any, associations: AssociationSet | None) -> PriorityPl
 
 
 #: ``PriorityType`` -> factory(config, associations).
-PLUGINS: dict[str, Callable[[Any, AssociationSet | None], PriorityPlugin]] = {
+PLUGINS: dict[str, Callable[[SlurmConfig, AssociationSet | None], PriorityPlugin]] = {
     "priority/basic": _basic,
     "priority/multifactor": _multifactor,
 }
@@ -91,20 +92,13 @@ PLUGINS: dict[str, Callable[[Any, AssociationSet | None], PriorityPlugin]] = {
 DEFAULT_PRIORITY_TYPE = "priority/basic"
 
 
-def priority_type(config: Any) -> str:
-    """The configured ``PriorityType`` (``SlurmConfig.priority.type`` or ``.priority_type``)."""
-    for obj, attr in (
-        (getattr(config, "priority", None), "type"),
-        (getattr(config, "priority", None), "priority_type"),
-        (config, "priority_type"),
-    ):
-        value = getattr(obj, attr, None) if obj is not None else None
-        if isinstance(value, str) and value:
-            return value
-    return DEFAULT_PRIORITY_TYPE
+def priority_type(config: SlurmConfig) -> str:
+    """The configured ``PriorityType`` (the 22.05 default when the line is empty)."""
+    return config.priority.type or DEFAULT_PRIORITY_TYPE
 
 
-def make_priority_plugin(config: Any, associations: AssociationSet | None = None) -> PriorityPlugin:
+def make_priority_plugin(config: SlurmConfig,
+                         associations: AssociationSet | None = None) -> PriorityPlugin:
     """Build the plugin ``PriorityType`` names; unknown names fail like slurmctld."""
     name = priority_type(config)
     factory = PLUGINS.get(name.lower())

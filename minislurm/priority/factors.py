@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from minislurm.common.billing import billable_tres
+from minislurm.conf import PriorityConfig, SlurmConfig
 from minislurm.errors import ConfigError
 
 #: Priority 0 is a held job; Slurm caps priorities at 32 bits.
@@ -107,40 +107,25 @@ class MultifactorParams:
         return not (self.has("NO_FAIR_TREE") or self.has("DEPTH_OBLIVIOUS"))
 
     @classmethod
-    def from_config(cls, priority: Any) -> MultifactorParams:
-        """Build from ``SlurmConfig.priority`` (a ``PriorityConfig``)."""
-        w = getattr(priority, "weights", None)
-
-        def weight(*names: str) -> Any:
-            for n in names:
-                if isinstance(w, Mapping) and n in w:
-                    return w[n]
-                if w is not None and not isinstance(w, Mapping) and hasattr(w, n):
-                    return getattr(w, n)
-                if hasattr(priority, f"weight_{n}"):
-                    return getattr(priority, f"weight_{n}")
-            return 0
-
-        flags = getattr(priority, "flags", ()) or ()
-        if isinstance(flags, str):
-            flags = [f for f in flags.split(",") if f]
+    def from_config(cls, priority: PriorityConfig) -> MultifactorParams:
+        """Build from slurm.conf's ``Priority*`` options (``SlurmConfig.priority``)."""
         return cls(
             weights=PriorityWeights(
-                age=int(weight("age") or 0),
-                assoc=int(weight("assoc") or 0),
-                fairshare=int(weight("fairshare", "fs") or 0),
-                job_size=int(weight("job_size", "jobsize", "js") or 0),
-                partition=int(weight("partition", "part") or 0),
-                qos=int(weight("qos") or 0),
-                tres=parse_tres_weights(weight("tres") or None),
+                age=priority.weight_age,
+                assoc=priority.weight_assoc,
+                fairshare=priority.weight_fairshare,
+                job_size=priority.weight_job_size,
+                partition=priority.weight_partition,
+                qos=priority.weight_qos,
+                tres=parse_tres_weights(priority.weight_tres),
             ),
-            max_age=int(getattr(priority, "max_age", 7 * 86400)),
-            favor_small=bool(getattr(priority, "favor_small", False)),
-            flags=frozenset(str(f).upper() for f in flags),
-            decay_half_life=int(getattr(priority, "decay_half_life", 7 * 86400)),
-            calc_period=int(getattr(priority, "calc_period", 300)),
-            usage_reset_period=str(getattr(priority, "usage_reset_period", "NONE")).upper(),
-            damp_factor=float(getattr(priority, "damp_factor", 1.0) or 1.0),
+            max_age=priority.max_age,
+            favor_small=priority.favor_small,
+            flags=frozenset(f.upper() for f in priority.flags),
+            decay_half_life=priority.decay_half_life,
+            calc_period=priority.calc_period,
+            usage_reset_period=priority.usage_reset_period.upper(),
+            damp_factor=float(priority.damp_factor or 1),
         )
 
 
@@ -168,7 +153,7 @@ class ClusterView:
         return max((p.priority_job_factor for p in self.partitions.values()), default=0)
 
     @classmethod
-    def from_config(cls, config: Any) -> ClusterView:
+    def from_config(cls, config: SlurmConfig) -> ClusterView:
         """Totals from a ``SlurmConfig`` (nodes' CPUs, RealMemory, GPUs; partitions)."""
         nodes = {n.name: n for n in config.nodes}
         parts: dict[str, PartitionView] = {}
@@ -185,13 +170,13 @@ class ClusterView:
                 for g in n.gres:
                     for key in {f"gres/{g.name}", *([f"gres/{g.name}:{g.type}"] if g.type else [])}:
                         total[key] = total.get(key, 0) + g.count
-            weights = getattr(p, "billing_weights", None)
+            weights = p.billing_weights
             if weights is not None:  # the partition's TRES billing (partition_mgr.c)
                 counted = {k: v for k, v in total.items() if k.count(":") == 0}
                 total["billing"] = int(billable_tres(counted, weights))
             parts[p.name] = PartitionView(
                 name=p.name,
-                priority_job_factor=int(getattr(p, "priority_job_factor", 1)),
+                priority_job_factor=p.priority_job_factor,
                 max_time=p.max_time,
                 tres_total=total,
             )

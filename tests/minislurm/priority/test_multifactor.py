@@ -4,12 +4,12 @@ https://slurm.schedmd.com/priority_multifactor.html documents them."""
 from __future__ import annotations
 
 from dataclasses import replace
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from minislurm.common.accounts import QOS, Association, AssociationSet
+from minislurm.conf import parse_config
 from minislurm.errors import ConfigError
 from minislurm.job import JobRecord
 from minislurm.priority.factors import (
@@ -220,17 +220,22 @@ def test_qos_usage_factor_scales_recorded_usage() -> None:
 
 
 def test_params_from_a_priority_config() -> None:
-    cfg = SimpleNamespace(
-        weights=SimpleNamespace(age=1000, assoc=0, fairshare=2000, job_size=3, partition=4,
-                                qos=5, tres="CPU=1,GRES/gpu=2"),
-        max_age=3600, favor_small=True, flags=("SMALL_RELATIVE_TO_TIME",),
-        decay_half_life=60, calc_period=30, usage_reset_period="daily",
-    )  # fmt: skip
-    p = MultifactorParams.from_config(cfg)
+    cfg = parse_config("\n".join([
+        "ClusterName=c", "SlurmctldHost=localhost", "PriorityType=priority/multifactor",
+        # age and fair share count only with SlurmDBD (22.05 ignores them otherwise)
+        "AccountingStorageType=accounting_storage/slurmdbd", "PriorityWeightAge=1000",
+        "PriorityWeightFairshare=2000", "PriorityWeightJobSize=3", "PriorityWeightPartition=4",
+        "PriorityWeightQOS=5", "PriorityWeightTRES=CPU=1,GRES/gpu=2", "PriorityMaxAge=60",
+        "PriorityFavorSmall=YES", "PriorityFlags=SMALL_RELATIVE_TO_TIME",
+        "PriorityDecayHalfLife=1", "PriorityCalcPeriod=30", "PriorityUsageResetPeriod=DAILY",
+        "NodeName=n1 CPUs=4", "PartitionName=debug Nodes=n1"]), "slurm.conf")
+    p = MultifactorParams.from_config(cfg.priority)
     assert p.weights == PriorityWeights(1000, 0, 2000, 3, 4, 5, (("cpu", 1.0), ("gres/gpu", 2.0)))
+    # slurm.conf gives the durations in minutes; the params hold seconds, as slurmctld
     assert (p.max_age, p.favor_small, p.calc_period, p.usage_reset_period) == (
-        3600, True, 30, "DAILY",
+        3600, True, 1800, "DAILY",
     )  # fmt: skip
+    assert p.decay_half_life == 60
     assert p.has("SMALL_RELATIVE_TO_TIME") and p.fair_tree
 
 
@@ -242,14 +247,11 @@ def test_flags_are_checked() -> None:
 
 
 def test_cluster_view_from_a_config() -> None:
-    gres = SimpleNamespace(name="gpu", type="a100", count=4)
-    nodes = [SimpleNamespace(name=f"n{i}", cpus=4, real_memory=4000, gres=(gres,))
-             for i in range(1, 5)]  # fmt: skip
-    parts = [SimpleNamespace(name="debug", nodes=("n1", "n2", "n3", "n4"), max_time=60,
-                             priority_job_factor=1),
-             SimpleNamespace(name="short", nodes=("n1", "n2"), max_time=5,
-                             priority_job_factor=3)]  # fmt: skip
-    view = ClusterView.from_config(SimpleNamespace(nodes=nodes, partitions=parts))
+    view = ClusterView.from_config(parse_config("\n".join([
+        "ClusterName=c", "SlurmctldHost=localhost", "GresTypes=gpu",
+        "NodeName=n[1-4] CPUs=4 RealMemory=4000 Gres=gpu:a100:4",
+        "PartitionName=debug Nodes=n[1-4] MaxTime=60 PriorityJobFactor=1",
+        "PartitionName=short Nodes=n[1-2] MaxTime=5 PriorityJobFactor=3"]), "slurm.conf"))
     assert (view.node_count, view.cpu_count, view.max_partition_priority) == (4, 16, 3)
     assert view.partitions["short"].tres_total == {
         "cpu": 8, "mem": 8000, "node": 2, "billing": 8, "gres/gpu": 8, "gres/gpu:a100": 8,

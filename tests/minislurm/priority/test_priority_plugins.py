@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from minislurm.conf import SlurmConfig, parse_config
 from minislurm.errors import ConfigError, SlurmError
 from minislurm.job import JobRecord
 from minislurm.priority import (
@@ -32,12 +32,12 @@ def job(job_id: int, **kw: Any) -> JobRecord:
     return JobRecord(**base)
 
 
-def fake_config(priority_type: str | None, **priority: Any) -> SimpleNamespace:
-    gres = SimpleNamespace(name="gpu", type="a100", count=4)
-    node = SimpleNamespace(name="n1", cpus=4, real_memory=4000, gres=(gres,))
-    part = SimpleNamespace(name="debug", nodes=("n1",), max_time=60, priority_job_factor=1)
-    prio = SimpleNamespace(type=priority_type, **priority)
-    return SimpleNamespace(nodes=[node], partitions=[part], priority=prio)
+def conf(*lines: str) -> SlurmConfig:
+    """One node n1 (4 CPUs, 4 A100s) in partition debug, plus ``lines`` of slurm.conf."""
+    return parse_config("\n".join([
+        "ClusterName=c", "SlurmctldHost=localhost", "GresTypes=gpu", *lines,
+        "NodeName=n1 CPUs=4 RealMemory=4000 Gres=gpu:a100:4",
+        "PartitionName=debug Nodes=n1 MaxTime=60 Default=YES"]), "slurm.conf")
 
 
 def test_registry_uses_slurms_plugin_names() -> None:
@@ -45,20 +45,20 @@ def test_registry_uses_slurms_plugin_names() -> None:
 
 
 def test_make_priority_plugin_builds_the_configured_plugin() -> None:
-    basic = make_priority_plugin(fake_config("priority/basic"))
+    basic = make_priority_plugin(conf("PriorityType=priority/basic"))
     multi = make_priority_plugin(
-        fake_config("priority/multifactor", weights=SimpleNamespace(age=1000))
-    )
+        conf("PriorityType=priority/multifactor", "PriorityWeightAge=1000",
+             "AccountingStorageType=accounting_storage/slurmdbd"))
     assert isinstance(basic, BasicPriority) and isinstance(multi, MultifactorPriority)
     assert isinstance(multi, PriorityPlugin)
     assert multi.params.weights.age == 1000
     # no PriorityType: the 22.05 default, priority/basic
-    assert isinstance(make_priority_plugin(fake_config(None)), BasicPriority)
+    assert isinstance(make_priority_plugin(conf()), BasicPriority)
 
 
 def test_unknown_priority_type_fails_like_slurmctld() -> None:
     with pytest.raises(ConfigError) as err:
-        make_priority_plugin(fake_config("priority/nosuch"))
+        make_priority_plugin(conf("PriorityType=priority/nosuch"))
     assert "Couldn't find the specified plugin name for priority/nosuch" in err.value.message
 
 
