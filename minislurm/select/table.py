@@ -136,9 +136,7 @@ class NodeTable:
                 njobs[i] -= sign
                 if na.gpus:
                     self.free_gpu[i] += sign * len(na.gpus)
-                    for t, _ in na.gpus:
-                        if t is not None:
-                            self.free_gpu_typed[t][i] += sign
+                    self._count_typed(i, na.gpus, sign)
             return idx
         at = np.array(idx, dtype=np.int64)
         n = len(nodes)
@@ -157,6 +155,21 @@ class NodeTable:
                               np.int64, n)
             np.add.at(free, at, per)
         return idx
+
+    def _count_typed(self, i: int, gpus: Sequence[tuple[str | None, int]], sign: int) -> None:
+        """Add ``sign`` per typed GPU of ``gpus`` to node ``i``'s free count of its type:
+        one numpy update per type (a node's GPUs are mostly of one type), not per GPU."""
+        first = gpus[0][0]
+        if all(t == first for t, _ in gpus):
+            if first is not None:
+                self.free_gpu_typed[first][i] += sign * len(gpus)
+            return
+        per: dict[str, int] = {}
+        for t, _ in gpus:
+            if t is not None:
+                per[t] = per.get(t, 0) + 1
+        for t, k in per.items():
+            self.free_gpu_typed[t][i] += sign * k
 
     def allocate(self, alloc: Allocation) -> None:
         """Mark ``alloc`` as in use (a job starts)."""

@@ -2,6 +2,7 @@
 
 - ``request._exclusive_allocs`` (an ``--exclusive`` job's nodes, counts read as lists
   once) must give the very records :func:`request.node_alloc` gives node by node.
+- ``NodeTable._count`` updates a node's typed GPU counts once per type.
 - ``NodeTable.allocate``/``release`` keep a whole free node's CPU ids and GPU indices
   as one shared tuple: after any sequence of starts and ends, every node's free ids
   must be exactly the ids no running allocation holds, lowest first.
@@ -81,3 +82,6 @@ def test_free_ids_are_what_no_running_allocation_holds(
             assert list(table.gpu_free_indices(i)) == [g for g in table._gpu_all[i]
                                                        if g not in held_gpu]
             assert table.gpu_used_indices(i) == [g for g in table._gpu_all[i] if g in held_gpu]
+            for t in table.gpu_types:  # the typed counts follow the indices
+                assert table.free_gpu_typed[t][i] == sum(
+                    1 for g in table.gpu_free_indices(i) if g[0] == t)
