@@ -81,6 +81,8 @@ class NodeTable:
             self._gpu_free.append(tuple(idx))
         self._gpu_all = list(self._gpu_free)
         self._all_gpus_typed = all(t is not None for s in shapes for t, _ in s.gpus)
+        #: the one GPU type of the cluster when every GPU has it (gres.conf Type=h100)
+        self._only_type = types[0] if len(types) == 1 and self._all_gpus_typed else None
         # free CPU (core) ids per node, in order: a job takes the lowest (CPU_IDs).  A
         # whole free node holds its shared tuple of every id (``_cpu_all``): a job on the
         # whole node takes that tuple itself (a full slice of a tuple is the tuple) and
@@ -148,7 +150,7 @@ class NodeTable:
         gpus = np.fromiter((sign * len(na.gpus) for na in nodes), np.int64, n)
         np.add.at(self.free_gpu, at, gpus)
         for t, free in self.free_gpu_typed.items():
-            if self._all_gpus_typed and len(self.gpu_types) == 1:
+            if self._only_type is not None:
                 np.add.at(free, at, gpus)  # one type, every GPU of it: the same counts
                 continue
             per = np.fromiter((sign * sum(1 for g in na.gpus if g[0] == t) for na in nodes),
@@ -159,6 +161,10 @@ class NodeTable:
     def _count_typed(self, i: int, gpus: Sequence[tuple[str | None, int]], sign: int) -> None:
         """Add ``sign`` per typed GPU of ``gpus`` to node ``i``'s free count of its type:
         one numpy update per type (a node's GPUs are mostly of one type), not per GPU."""
+        only = self._only_type
+        if only is not None:  # every GPU of the cluster has this type
+            self.free_gpu_typed[only][i] += sign * len(gpus)
+            return
         first = gpus[0][0]
         if all(t == first for t, _ in gpus):
             if first is not None:

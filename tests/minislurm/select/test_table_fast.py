@@ -19,11 +19,11 @@ from minislurm.select.request import ResourceRequest
 from minislurm.select.table import NodeShape, NodeTable
 
 
-def _table(gpu_types: list[str | None]) -> NodeTable:
+def _table(gpu_types: list[str | None], *, mixed: bool = True) -> NodeTable:
     shapes = []
     for k, t in enumerate(gpu_types):
         gpus: tuple[tuple[str | None, int], ...] = ((t, 2 + k % 3),) if k % 4 else ()
-        if k % 5 == 3:
+        if k % 5 == 3 and mixed:
             gpus = (("a100", 1), ("h100", 2))
         shapes.append(NodeShape(f"n{k + 1}", 2 + (k % 3) * 2, 1000 * (k + 1), gpus))
     return NodeTable(shapes)
@@ -54,10 +54,10 @@ def test_exclusive_allocs_are_node_alloc_node_by_node(
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 5), st.integers(0, 6),
-                          st.integers(0, 4)), max_size=40))
+                          st.integers(0, 4)), max_size=40), st.booleans())
 def test_free_ids_are_what_no_running_allocation_holds(
-        ops: list[tuple[bool, int, int, int]]) -> None:
-    table = _table(["a100"] * 6)
+        ops: list[tuple[bool, int, int, int]], mixed: bool) -> None:
+    table = _table(["a100"] * 6, mixed=mixed)  # two GPU types, or every GPU of one
     running: list[Allocation] = []
     for start, node, cpus, gpus in ops:
         if start or not running:
