@@ -131,7 +131,9 @@ def fit_mask(
 ) -> BoolArray:
     """Nodes whose free resources can host one node's share of ``req`` (vectorised)."""
     cpus, mem, gpus = req.per_node()
-    mem_need = table.mem if req.mem_per_node == 0 else np.full(len(table), mem, dtype=np.int64)
+    # --mem=0: all of each node's memory; else the same figure on every node (compared
+    # as a scalar: numpy broadcasts it, no vector of it is built)
+    mem_need: IntArray | int = table.mem if req.mem_per_node == 0 else mem
     if req.exclusive:
         ok = (table.cpus >= cpus) & (table.mem >= mem_need) & (free_cpu == table.cpus)
         ok &= table.total_gpus_of(req.gpu_type) >= gpus
