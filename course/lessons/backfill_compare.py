@@ -47,7 +47,6 @@ from minislurm.sim.plots import PALETTE, UIREVISION, gantt, gpu_utilisation, wai
 from minislurm.sim.simulate import SimulationResult, simulate
 from minislurm.sim.workload.generator import DEFAULT_START, WorkloadJob, WorkloadSpec, generate
 
-from .collector import collector_paused
 from .figure_words import decimal, localise, translator
 from .predict import BusyIndicator, ChoiceQuestion, NumberQuestion, PredictStep
 
@@ -390,9 +389,8 @@ class BackfillExplorer:
         """The scenario under these settings (cached)."""
         key = (policy, window, resolution)
         if key not in self._cache:
-            with collector_paused():  # see course.lessons.collector
-                self._cache[key] = simulate(self.jobs, scenario_config(window, resolution),
-                                            scheduler=policy)
+            self._cache[key] = simulate(self.jobs, scenario_config(window, resolution),
+                                        scheduler=policy)
         return self._cache[key]
 
     def predicted_start(self) -> float:
@@ -463,8 +461,7 @@ def whatif_run(size: int, window: int, resolution: int, *, policy: str = "slurm"
     cfg = replace(base, scheduler=replace(base.scheduler, bf_window=window,
                                           bf_resolution=resolution))
     t = time.perf_counter()
-    with collector_paused():  # see course.lessons.collector
-        r = simulate(jobs, cfg, scheduler=policy)
+    r = simulate(jobs, cfg, scheduler=policy)
     seconds = time.perf_counter() - t
     by_kind: dict[str, list[float]] = {}
     for j in r.jobs:
