@@ -85,9 +85,10 @@ class NodeManager:
         self.refresh_usable()
 
     def refresh_usable(self, i: int | None = None) -> None:
-        """Recompute which nodes accept new jobs (not DOWN, DRAIN or FAIL), as
-        ``IS_NODE_AVAIL`` would read them: node ``i`` only when only its state changed
-        (a failure or repair of one node), else every node."""
+        """Recompute which nodes accept new jobs (not DOWN, DRAIN or FAIL): slurmctld's
+        ``avail_node_bitmap``, whose bit node_mgr.c sets or clears for one node as its
+        state changes (``make_node_avail``, ``set_node_down``).  Node ``i`` only when
+        only its state changed (a failure, repair or update of one node), else all."""
         usable = self.table.usable
         if i is not None:
             usable[i] = _accepts_jobs(self.infos[i])

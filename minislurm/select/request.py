@@ -174,9 +174,9 @@ def order_nodes(
 
 
 def node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> NodeAlloc:
-    """What node ``i`` gives a job getting ``cpus`` CPUs there (cons_tres's
-    ``_job_alloc`` of one node): an ``--exclusive`` job gets the whole node (every CPU,
-    the memory asked or all of it, every free GPU), else its share."""
+    """What node ``i`` gives a job getting ``cpus`` CPUs there: an ``--exclusive`` job
+    (``details->whole_node``) gets the whole node (every CPU, the memory asked or all
+    of it, every free GPU), else its share."""
     if req.exclusive:
         all_mem = int(table.mem[i])
         if req.mem_per_node not in (None, 0):

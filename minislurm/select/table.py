@@ -159,7 +159,8 @@ class NodeTable:
         return idx
 
     def _count_typed(self, i: int, gpus: Sequence[tuple[str | None, int]], sign: int) -> None:
-        """Add ``sign`` per typed GPU of ``gpus`` to node ``i``'s free count of its type:
+        """Add ``sign`` per typed GPU of ``gpus`` to node ``i``'s free count of its type
+        (gres/gpu keeps a count per type, the ``gres_cnt_alloc`` of each type's record):
         one numpy update per type (a node's GPUs are mostly of one type), not per GPU."""
         only = self._only_type
         if only is not None:  # every GPU of the cluster has this type
