@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -199,7 +200,8 @@ def pytest_collection_modifyitems(
     collection order otherwise: the long waits overlap instead of ending the run), and
     write the test -> group map the controller's scheduler reads
     (``pytest_xdist_make_scheduler``)."""
-    folder = getattr(config, "workerinput", {}).get(_GROUPS_KEY)
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})  # xdist's, on a worker
+    folder = workerinput.get(_GROUPS_KEY)
     if folder:
         heavy = {test_group(i) for i in items if _waits(i)}
         items.sort(key=lambda i: test_group(i) not in heavy)  # stable
@@ -208,7 +210,7 @@ def pytest_collection_modifyitems(
         item.module.__name__ for item in items
         if isinstance(item, pytest.Function) and "real_slurm" in item.fixturenames}
     if folder:
-        worker = config.workerinput["workerid"]  # type: ignore[attr-defined]
+        worker = workerinput["workerid"]
         tmp = Path(folder) / f".{worker}.json"
         tmp.write_text(json.dumps({i.nodeid: test_group(i) for i in items}))
         tmp.rename(Path(folder) / f"{worker}.json")
@@ -239,7 +241,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+    class GroupScheduling(LoadScopeScheduling):
         """xdist's scope scheduling with :func:`test_group` as the scope: the workers
         wrote each test's group before reporting their collection."""
 
@@ -254,6 +256,33 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return GroupScheduling(config, log)
 
 
+_CPU_AT_START = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of the children it has reaped (a test's
+    subprocesses, daemons and kernels once they are waited for)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_CPU_AT_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """The teardown report carries the CPU seconds the test took, setup to teardown
+    (``user_properties`` travel from an xdist worker to the controller)."""
+    report = yield
+    if call.when == "teardown" and _CPU_AT_START in item.stash:
+        report.user_properties.append(("cpu", _cpu_seconds() - item.stash[_CPU_AT_START]))
+    return report
+
+
 class _GroupTimes:
     """On the xdist controller under ``--dist loadgroup``: the seconds each group (the unit
     one worker runs in a row) took, summed from its tests' reports (setup + call +
@@ -263,9 +292,14 @@ class _GroupTimes:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.spent: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self.cpu_at_start = _cpu_ticks()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.spent[report.nodeid] = self.spent.get(report.nodeid, 0.0) + report.duration
+        for name, value in report.user_properties:
+            if name == "cpu":
+                self.cpu[report.nodeid] = float(value)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         folder = self.config.stash.get(_GROUPS_DIR, None)
@@ -285,6 +319,37 @@ class _GroupTimes:
         terminalreporter.write_line(
             f"all groups: {total:.0f} s of test time in {len(totals)} groups, "
             f"{total / workers:.0f} s per worker on {workers} workers")
+        busy, idle = (b - a for a, b in zip(self.cpu_at_start, _cpu_ticks(), strict=True))
+        if busy + idle:
+            terminalreporter.write_line(
+                f"machine CPU during the run: {100 * busy / (busy + idle):.0f} % busy "
+                f"on {os.cpu_count()} cores (/proc/stat)")
+        cpu: dict[str, float] = {}
+        for nodeid, seconds in self.cpu.items():
+            group = groups.get(nodeid, nodeid)
+            cpu[group] = cpu.get(group, 0.0) + seconds
+        terminalreporter.write_line("most CPU (the workers and the children they reaped): "
+                                    + ", ".join(f"{group} {seconds:.0f} s" for group, seconds
+                                                in sorted(cpu.items(), key=lambda kv: -kv[1])[:15]))
+        terminalreporter.write_line(f"CPU of all tests so counted: {sum(cpu.values()):.0f} s")
+        out = self.config.rootpath / "build" / "test-times.json"
+        out.parent.mkdir(exist_ok=True)
+        rows = sorted(self.spent.items(), key=lambda kv: -kv[1])
+        out.write_text("{\n" + ",\n".join(
+            f"{json.dumps(k)}: [{v:.2f}, {self.cpu.get(k, 0.0):.2f}]" for k, v in rows) + "\n}\n")
+        terminalreporter.write_line(
+            f"each test's seconds (wall, CPU): {out.relative_to(self.config.rootpath)}")
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """The machine's (busy, idle) clock ticks so far, summed over its cores (``cpu`` line
+    of /proc/stat; idle counts iowait)."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return (0, 0)
+    idle = values[3] + values[4]
+    return (sum(values[:8]) - idle, idle)
 
 
 def pytest_configure(config: pytest.Config) -> None:

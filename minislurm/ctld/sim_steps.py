@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from minislurm.common.hostlist import compress
 from minislurm.ctld.job_mgr import Job
-from minislurm.ctld.runner import SimStep
+from minislurm.ctld.runner import JobBody, SimStep
 from minislurm.ctld.state import CtldState
 from minislurm.ctld.step_mgr import plan_step
 from minislurm.errors import SlurmError
@@ -51,7 +51,7 @@ def step_record(job_id: int, alloc: Allocation, step: SimStep, step_id: int,
 
 def arm_steps(ctl: CtldState, job: Job, attempt: int) -> None:
     """Schedule the script's steps of this attempt (a no-op for a script without srun)."""
-    steps: tuple[SimStep, ...] = getattr(job.body, "steps", ())
+    steps = job.body.steps if isinstance(job.body, JobBody) else ()
     if not steps or job.allocation is None or job.start_time is None:
         return
     start = job.start_time

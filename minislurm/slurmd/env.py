@@ -394,10 +394,10 @@ def _tres_bind(job: JobContext, step: StepContext) -> str | None:
     ``gpu:per_task:2``, ``--gpu-bind=closest`` -> ``gpu:closest``, ``--gpu-bind=single:1``
     -> ``gpu:single:1``; the batch step has none.
     """
-    gpu_bind = getattr(step, "gpu_bind", None)
+    gpu_bind = step.gpu_bind
     if gpu_bind:
         return f"gpu:{gpu_bind}"
-    per_task = getattr(step, "gpus_per_task", None) or job.gpus_per_task
+    per_task = step.gpus_per_task or job.gpus_per_task
     if per_task:
         return f"gpu:per_task:{per_task}"
     return None
@@ -433,8 +433,8 @@ def _bound_gpus(
     step's own ``--gpus-per-task``/``--gpu-bind`` are read from the StepContext when
     it carries them (``gpus_per_task``, ``gpu_bind``).
     """
-    per_task = getattr(step, "gpus_per_task", None) or job.gpus_per_task
-    gpu_bind = getattr(step, "gpu_bind", None)
+    per_task = step.gpus_per_task or job.gpus_per_task
+    gpu_bind = step.gpu_bind
     return bind_task_gpus(gpus, local_id, gpus_per_task=per_task, gpu_bind=gpu_bind)
 
 
@@ -442,7 +442,7 @@ def _srun_export(job: JobContext, step: StepContext, base_env: Mapping[str, str]
     """srun's ``--export``: its own option (``SLURM_EXPORT_ENV`` inside an allocation
     made with ``--export``, which srun reads as the option), the job's for an srun
     that created its own job."""
-    own = getattr(step, "export", None)
+    own = step.export
     if own is not None:
         return str(own)
     if not step.inside_allocation:
