@@ -38,6 +38,7 @@ from minislurm.ctld.lifecycle import REQUEUE_DELAY
 from minislurm.sim import Cluster
 
 from .checkpointing import CheckpointRunner, RunBreakdown
+from .collector import collector_paused
 
 #: Slurm waits this long before a requeued job may start again (BeginTime = now + 121 s).
 REQUEUE_WAIT_HOURS = (REQUEUE_DELAY + 1) / 3600
@@ -249,11 +250,12 @@ def simulate_run(
     rng = random.Random(seed)
     node_failures = 0
     chunk = int(max(6 * 3600, 3 * expected_run(p, work).wall * 3600))
-    while not runner.finished.triggered:
-        plan = ctl.random_failures(p.node_mtbf, int(repair * 3600), seed=rng.randrange(2**31),
-                                   until=ctl.now + chunk)
-        node_failures += len(plan)
-        c.env.run(until=simpy.AnyOf(c.env, [runner.finished, c.env.timeout(chunk)]))
+    with collector_paused():  # see course.lessons.collector
+        while not runner.finished.triggered:
+            plan = ctl.random_failures(p.node_mtbf, int(repair * 3600),
+                                       seed=rng.randrange(2**31), until=ctl.now + chunk)
+            node_failures += len(plan)
+            c.env.run(until=simpy.AnyOf(c.env, [runner.finished, c.env.timeout(chunk)]))
     b = runner.breakdown()
     return SimulatedRun(p, work, b, node_failures, spares, job_id)
 

@@ -481,30 +481,27 @@ def compress(hosts: Iterable[str], *, sort: bool = False, uniq: bool = False) ->
     """
     ranges: list[_Range] = []
     tail: _Range | None = None
-    digits = _DIGITS
     for host in hosts:
         # _host_range + _push, inline (a job's NodeList is compressed as it starts):
-        # a host with the very same prefix and width as the last range extends it or
-        # opens the next one; anything else takes the general path.
-        end = len(host)
-        idx = end
-        while idx and host[idx - 1] in digits:
-            idx -= 1
-        if (
-            tail is not None
-            and idx != end
-            and not tail.single
-            and tail.width == end - idx
-            and tail.prefix == host[:idx]
-        ):
-            num = int(host[idx:])
-            if num <= _ULONG_MAX:
-                if tail.hi == num - 1:
-                    tail.hi = num
-                else:
-                    tail = _Range(tail.prefix, num, num, tail.width)
-                    ranges.append(tail)
-                continue
+        # a host that is the last range's prefix and then exactly ``width`` ASCII digits
+        # (that prefix never ends in a digit, so those are all its trailing digits)
+        # extends it or opens the next one; anything else takes the general path.
+        if tail is not None and not tail.single:
+            num_text = host[len(tail.prefix):]
+            if (
+                len(num_text) == tail.width
+                and num_text.isdigit()
+                and num_text.isascii()
+                and host.startswith(tail.prefix)
+            ):
+                num = int(num_text)
+                if num <= _ULONG_MAX:
+                    if tail.hi == num - 1:
+                        tail.hi = num
+                    else:
+                        tail = _Range(tail.prefix, num, num, tail.width)
+                        ranges.append(tail)
+                    continue
         _push(ranges, _host_range(host))
         tail = ranges[-1]
     if sort or uniq:

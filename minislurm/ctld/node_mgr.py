@@ -62,6 +62,15 @@ class NodeInfo:
             self.reason_time = boot_time
 
 
+#: The flags that keep a node from new jobs besides DOWN (``IS_NODE_DRAIN``/``IS_NODE_FAIL``).
+_NOT_FOR_JOBS = NodeFlag.DRAIN | NodeFlag.FAIL
+
+
+def _accepts_jobs(info: NodeInfo) -> bool:
+    """Neither DOWN nor DRAIN nor FAIL."""
+    return not (info.down or info.flags & _NOT_FOR_JOBS)
+
+
 class NodeManager:
     """All nodes: their consumable resources (``table``) and their states."""
 
@@ -75,10 +84,17 @@ class NodeManager:
         self.resv_flags: Callable[[int], tuple[bool, bool]] | None = None
         self.refresh_usable()
 
-    def refresh_usable(self) -> None:
-        """Recompute which nodes accept new jobs (not DOWN, DRAIN or FAIL)."""
-        for i, info in enumerate(self.infos):
-            self.table.usable[i] = not (info.down or info.flags & (NodeFlag.DRAIN | NodeFlag.FAIL))
+    def refresh_usable(self, i: int | None = None) -> None:
+        """Recompute which nodes accept new jobs (not DOWN, DRAIN or FAIL): slurmctld's
+        ``avail_node_bitmap``, whose bit node_mgr.c sets or clears for one node as its
+        state changes (``make_node_avail``, ``set_node_down``).  Node ``i`` only when
+        only its state changed (a failure, repair or update of one node), else all."""
+        usable = self.table.usable
+        if i is not None:
+            usable[i] = _accepts_jobs(self.infos[i])
+            return
+        for k, info in enumerate(self.infos):
+            usable[k] = _accepts_jobs(info)
 
     def state_of(self, i: int) -> NodeState:
         """The node's base state + flags as Slurm reports them."""
@@ -156,7 +172,7 @@ class NodeManager:
             raise SlurmError(INVALID_STATE, 1)
         if not (info.down or info.flags & (NodeFlag.DRAIN | NodeFlag.FAIL)):
             info.reason, info.reason_user, info.reason_time = "", "", None
-        self.refresh_usable()
+        self.refresh_usable(i)
         return kill
 
     def fail(self, i: int, now: int, reason: str = "Not responding") -> None:
@@ -165,7 +181,7 @@ class NodeManager:
         info.down = True
         info.flags |= NodeFlag.NOT_RESPONDING
         info.reason, info.reason_user, info.reason_time = reason, "slurm", now
-        self.refresh_usable()
+        self.refresh_usable(i)
 
     def repair(self, i: int, now: int, return_to_service: int) -> None:
         """slurmd registers again; with ReturnToService=1 a node DOWN for no answer returns."""
@@ -176,7 +192,7 @@ class NodeManager:
         if return_to_service >= 1 and info.reason == "Not responding":
             info.down = False
             info.reason, info.reason_user, info.reason_time = "", "", None
-        self.refresh_usable()
+        self.refresh_usable(i)
 
     def allocate(self, job_id: int, alloc: Allocation, now: int) -> None:
         """Record a job's allocation on its nodes."""

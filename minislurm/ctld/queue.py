@@ -82,6 +82,18 @@ class JobQueue:
         """Scheduling order: PriorityTier of the partition, priority, submit time, id."""
         return (-self._tier(job), -job.priority, job.submit_time, job.job_id)
 
+    def _keys_of(self, jobs: list[Job]) -> list[Key]:
+        """``key(job)`` of each of ``jobs``, the tier looked up once per partition (every
+        pass after a ``PriorityCalcPeriod`` sorts the whole queue anew)."""
+        tiers: dict[str, int] = {}
+        keys: list[Key] = []
+        for j in jobs:
+            tier = tiers.get(j.partition)
+            if tier is None:
+                tier = tiers[j.partition] = self._tier(j)
+            keys.append((-tier, -j.priority, j.submit_time, j.job_id))
+        return keys
+
     def resort(self) -> None:
         """Priorities or partitions changed: sort everything before the next walk."""
         self._dirty = True
@@ -106,7 +118,7 @@ class JobQueue:
             live = list(dict.fromkeys(j for j in self._order if pending.get(j.job_id) is j))
             live += [j for j in pending.values() if j.job_id not in self._ids]
             self._ids = {j.job_id for j in live}
-            keys = [self.key(j) for j in live]
+            keys = self._keys_of(live)
             if self._dirty:
                 pairs = sorted(zip(keys, live, strict=True), key=_first)
                 keys, live = [k for k, _ in pairs], [j for _, j in pairs]

@@ -14,7 +14,7 @@ are; with ``EnforcePartLimits=NO`` (the default) they stay pending with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -70,7 +70,10 @@ def reject(prog: str, reason: str, *info: str) -> SubmitError:
 
 @dataclass(frozen=True, slots=True)
 class PartView:
-    """What submission checks need of a partition (``PartitionName=`` line)."""
+    """What submission checks need of a partition (``PartitionName=`` line).
+
+    ``size``: its node count (``part_ptr->total_nodes``), counted once from ``mask``
+    (a partition's nodes change only with a new view)."""
 
     name: str
     mask: Any  # BoolArray of member nodes
@@ -79,6 +82,10 @@ class PartView:
     max_nodes: int | None
     min_nodes: int
     state: str
+    size: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "size", int(self.mask.sum()))
 
     def over_time(self, time_limit: int | None) -> bool:
         """A limit above ``MaxTime`` (UNLIMITED is above any): PartitionTimeLimit, or a
@@ -88,7 +95,7 @@ class PartView:
     def outside_nodes(self, nodes: int) -> bool:
         """A node count outside ``MinNodes``..``MaxNodes`` (or above the partition's
         size): PartitionNodeLimit, or a rejection under ``EnforcePartLimits``."""
-        size = int(self.mask.sum())
+        size = self.size
         most = self.max_nodes if self.max_nodes is not None else size
         return nodes > most or nodes > size or nodes < self.min_nodes
 
@@ -181,9 +188,9 @@ def check_request(
     usable = part.mask.copy()
     if exc_idx:
         usable[list(exc_idx)] = False
-    biggest_gpus = int(table.total_gpus_of(gtype)[usable].max()) if usable.any() else 0
     gpus_per_job = 0
     if per_job_gpu is not None:
+        biggest_gpus = int(table.total_gpus_of(gtype)[usable].max()) if usable.any() else 0
         if per_node_gpu == 0:
             if opts.nodes_min is not None and per_job_gpu < opts.nodes_min:
                 raise SubmitError(
@@ -254,7 +261,7 @@ def check_request(
     if req_idx and not fits[list(req_idx)].all():
         raise reject(prog, NODE_CONFIG)
     nodes = spread_node_estimate(req, table, fits) if spread else req.node_count
-    part_nodes = int(part.mask.sum())
+    part_nodes = part.size
     if not fits.any() or (nodes <= part_nodes and int(fits.sum()) < nodes):
         raise reject(prog, NODE_CONFIG)
     # --- partition limits: pending (EnforcePartLimits=NO) or rejected ------------

@@ -238,11 +238,53 @@ def _depth_oblivious(
 # ------------------------------------------------------------------ Fair Tree
 
 
+@dataclass(frozen=True, slots=True)
+class _Tree:
+    """What Fair Tree reads of the association tree, derived once per (frozen)
+    ``AssociationSet`` by the helpers above: slurmctld's assoc_mgr keeps these links
+    (``fs_assoc_ptr``, ``usage->children_list``, ``level_shares``) with the
+    associations and recomputes only the usage on each decay pass."""
+
+    level: dict[AssocKey, int]  # _level_shares
+    fs_parent: dict[AssocKey, AssocKey | None]  # fs_parent of every association
+    fs_children: dict[AssocKey, tuple[Association, ...]]  # fs_children of every one
+    order: tuple[tuple[Association, int], ...]  # sshare_order
+    parent_name: dict[AssocKey, str | None]  # _parent_name
+    root_users: frozenset[AssocKey]  # is_root_user
+    user_count: int
+
+
+#: ``_tree`` per association set (by identity; the set is kept, so its id stays its own).
+_TREES: dict[int, tuple[AssociationSet, _Tree]] = {}
+
+
+def _tree(aset: AssociationSet) -> _Tree:
+    """The `_Tree` of ``aset`` (built on first use)."""
+    hit = _TREES.get(id(aset))
+    if hit is not None and hit[0] is aset:
+        return hit[1]
+    keys = [a.key for a in aset.associations]
+    tree = _Tree(
+        level=_level_shares(aset),
+        fs_parent={k: fs_parent(aset, k) for k in keys},
+        fs_children={k: tuple(fs_children(aset, k)) for k in [ROOT, *keys]},
+        order=tuple(sshare_order(aset)),
+        parent_name={k: _parent_name(aset, k) for k in keys},
+        root_users=frozenset(k for k in keys if is_root_user(aset, k)),
+        user_count=aset.user_count(),
+    )
+    if len(_TREES) >= 16:
+        _TREES.clear()
+    _TREES[id(aset)] = (aset, tree)
+    return tree
+
+
 def fair_tree_shares(
     aset: AssociationSet, raw_usage: Mapping[AssocKey, float]
 ) -> dict[AssocKey, ShareRow]:
     """Fair Tree for every association (the 22.05 default)."""
-    level = _level_shares(aset)
+    tree = _tree(aset)
+    level = tree.level
     root_raw = raw_usage.get(ROOT, 0.0)
     s_norm: dict[AssocKey, float] = {}
     u_eff: dict[AssocKey, float] = {}
@@ -252,10 +294,10 @@ def fair_tree_shares(
         if k == ROOT:  # measured: NormShares 0, EffectvUsage 0, no LevelFS
             s_norm[k], u_eff[k], lfs[k] = 0.0, 0.0, None
             continue
-        if is_root_user(aset, k):
+        if k in tree.root_users:
             s_norm[k], u_eff[k], lfs[k] = 0.0, 1.0, None
             continue
-        p = fs_parent(aset, k)
+        p = tree.fs_parent[k]
         fs_k = p if a.shares is USE_PARENT and p is not None else k
         fs_a = aset.get(fs_k)
         shares = fs_a.shares if fs_a is not None and fs_a.shares is not USE_PARENT else 0
@@ -271,18 +313,18 @@ def fair_tree_shares(
 
     factor = _rank_users(aset, lfs)
     rows: dict[AssocKey, ShareRow] = {}
-    for a, depth in sshare_order(aset):
+    for a, depth in tree.order:
         k = a.key
         raw = raw_usage.get(k, 0.0)
         rows[k] = ShareRow(
             account=a.account,
             user=a.user,
-            parent=_parent_name(aset, k),
+            parent=tree.parent_name[k],
             depth=depth,
             raw_shares=None if k == ROOT else a.shares,
             norm_shares=s_norm[k],
             raw_usage=raw,
-            norm_usage=None if k == ROOT or is_root_user(aset, k) else _usage_norm(raw, root_raw),
+            norm_usage=None if k == ROOT or k in tree.root_users else _usage_norm(raw, root_raw),
             effective_usage=u_eff[k],
             fairshare=factor.get(k, 0.0) if a.is_user else None,
             level_fs=lfs[k],
@@ -307,7 +349,8 @@ def _rank_users(
     aset: AssociationSet, lfs: Mapping[AssocKey, float | None]
 ) -> dict[AssocKey, float]:
     """``_apply_priority_fs`` / ``_calc_tree_fs``: FairShare = rank / user count."""
-    count = aset.user_count()
+    tree = _tree(aset)
+    count = tree.user_count
     out: dict[AssocKey, float] = {}
     if count == 0:
         return out
@@ -339,12 +382,12 @@ def _rank_users(
                 j += 1
             merged: list[Association] = []
             for acct in siblings[i : j + 1]:
-                merged.extend(fs_children(aset, acct.key))
+                merged.extend(tree.fs_children[acct.key])
             calc(merged, tied)
             prev = lfs[a.key]
             i = j + 1
 
-    calc(fs_children(aset, ROOT), False)
+    calc(list(tree.fs_children[ROOT]), False)
     return out
 
 

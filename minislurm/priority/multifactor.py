@@ -41,6 +41,9 @@ PLUGIN_TYPE = "priority/multifactor"
 #: Jobs whose time-independent factors ``MultifactorPriority`` keeps (then it starts over).
 _STATIC_CACHE = 65536
 
+#: A job's time-independent priority terms (`MultifactorPriority._static_entry`).
+_Terms = tuple[float, float, float, float, float, float, float]
+
 
 def age_factor(
     now: int,
@@ -285,7 +288,7 @@ class MultifactorPriority:
         self._rows_at: int | None = None
         self._rows_version = -1
         self._highest: dict[int, int] = {}
-        self._static: dict[int, tuple[tuple[Any, ...], PriorityFactors, float]] = {}
+        self._static: dict[int, tuple[tuple[Any, ...], PriorityFactors, _Terms]] = {}
         self._no_age = replace(params, weights=replace(params.weights, age=0))
         self._accrue_always = params.has("ACCRUE_ALWAYS")
 
@@ -395,7 +398,7 @@ class MultifactorPriority:
                     hit = fs_of[(user, account)] = job_fairshare(
                         rows, self.associations, user, account)
                 fs = hit
-            static, tres_sum = self._static_factors(job, now)
+            site, w_assoc, w_size, w_part, w_qos, tres_sum, nice = self._static_entry(job, now)[2]
             age = 0.0
             if w_age:  # age_factor, inline
                 use = job.submit_time if always else (
@@ -403,9 +406,8 @@ class MultifactorPriority:
                 if use or always:
                     diff = max(0, now - (use or 0))
                     age = diff / max_age if diff < max_age else 1.0
-            total = (static.site + age * w_age + static.weighted_assoc + fs * w_fs
-                     + static.weighted_job_size + static.weighted_part + static.weighted_qos
-                     + tres_sum - static.nice)  # fmt: skip
+            total = (site + age * w_age + w_assoc + fs * w_fs + w_size + w_part + w_qos
+                     + tres_sum - nice)  # fmt: skip
             prio = int(min(total, MAX_PRIORITY)) if total >= 1 else 1
             if incr_only:  # PriorityFlags=INCR_ONLY: never decreases
                 prio = max(prio, self._highest.get(job.job_id, 0))
@@ -443,19 +445,31 @@ class MultifactorPriority:
     def _static_factors(self, job: Any, now: int) -> tuple[PriorityFactors, float]:
         """The factors of ``job`` that do not change with time (age and fair share 0), and
         the sum of its weighted TRES."""
+        _key, factors, terms = self._static_entry(job, now)
+        return factors, terms[5]
+
+    def _static_entry(self, job: Any, now: int) -> tuple[tuple[Any, ...], PriorityFactors, _Terms]:
+        """(what they are computed from, `_static_factors`, the time-independent terms of
+        the priority sum as the floats ``PriorityFactors.priority`` adds: site, weighted
+        association, job size, partition and QOS factors, the weighted TRES sum, nice),
+        kept per job id while the fields they read stay the same: a
+        ``PriorityCalcPeriod`` pass (``_set_priority_factors`` for every pending job)
+        then multiplies no weight again."""
         key: tuple[Any, ...] = (job.partition, job.num_nodes, job.num_cpus, job.time_limit, job.qos,
                job.account, job.user, job.nice, getattr(job, "site_factor", 0))  # fmt: skip
         if self.params.weights.tres:
             key += (tuple(sorted((job.tres_alloc or job.tres_req).items())),)
         hit = self._static.get(job.job_id)
         if hit is not None and hit[0] == key:
-            return hit[1], hit[2]
+            return hit
         if len(self._static) > _STATIC_CACHE:
             self._static.clear()
         factors = job_factors(job, now, self._no_age, self.cluster, self.associations, 0.0)
         tres_sum = self._tres_sum(factors)
-        self._static[job.job_id] = (key, factors, tres_sum)
-        return factors, tres_sum
+        terms = (factors.site, factors.weighted_assoc, factors.weighted_job_size,
+                 factors.weighted_part, factors.weighted_qos, tres_sum, factors.nice)
+        entry = self._static[job.job_id] = (key, factors, terms)
+        return entry
 
     @staticmethod
     def _tres_sum(static: PriorityFactors) -> float:

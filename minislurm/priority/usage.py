@@ -96,6 +96,8 @@ class UsageTracker:
         self._own: dict[AssocKey, float] = {}
         self._last = start
         self.version = 0  # bumped on every change (lets callers cache derived values)
+        self._lineages: dict[AssocKey, list[AssocKey]] = {}  # rollup's, per key
+        self._lineages_of = associations  # the tree they were read from
 
     def advance(self, now: int) -> None:
         """Apply decay (and any usage reset) up to ``now``; going back in time is a no-op."""
@@ -143,7 +145,9 @@ class UsageTracker:
 
     def raw_usage(self, now: int | None = None) -> dict[AssocKey, float]:
         """Every association's ``usage_raw``: its own usage plus all its descendants'."""
-        return rollup(self.associations, self.own_usage(now))
+        if self._lineages_of is not self.associations:  # another tree: start over
+            self._lineages, self._lineages_of = {}, self.associations
+        return rollup(self.associations, self.own_usage(now), self._lineages)
 
     def export_state(self) -> dict[str, Any]:
         """What slurmctld saves in ``assoc_usage`` (`minislurm.ctld.state_save.KeepsState`):
@@ -159,11 +163,20 @@ class UsageTracker:
         self.version += 1
 
 
-def rollup(associations: AssociationSet, own: Mapping[AssocKey, float]) -> dict[AssocKey, float]:
-    """Sum own usage up the tree (Slurm adds a job's usage to every ancestor)."""
+def rollup(associations: AssociationSet, own: Mapping[AssocKey, float],
+           lineages: dict[AssocKey, list[AssocKey]] | None = None) -> dict[AssocKey, float]:
+    """Sum own usage up the tree (Slurm adds a job's usage to every ancestor).
+
+    ``lineages``: each key's ``AssociationSet.lineage``, filled here as keys come (a
+    tracker keeps one per set of associations: the tree does not change)."""
     total = {a.key: 0.0 for a in associations.associations}
     for key, amount in own.items():
-        for k in associations.lineage(key):
+        line = lineages.get(key) if lineages is not None else None
+        if line is None:
+            line = associations.lineage(key)
+            if lineages is not None:
+                lineages[key] = line
+        for k in line:
             if k in total:
                 total[k] += amount
     return total

@@ -131,7 +131,9 @@ def fit_mask(
 ) -> BoolArray:
     """Nodes whose free resources can host one node's share of ``req`` (vectorised)."""
     cpus, mem, gpus = req.per_node()
-    mem_need = table.mem if req.mem_per_node == 0 else np.full(len(table), mem, dtype=np.int64)
+    # --mem=0: all of each node's memory; else the same figure on every node (compared
+    # as a scalar: numpy broadcasts it, no vector of it is built)
+    mem_need: IntArray | int = table.mem if req.mem_per_node == 0 else mem
     if req.exclusive:
         ok = (table.cpus >= cpus) & (table.mem >= mem_need) & (free_cpu == table.cpus)
         ok &= table.total_gpus_of(req.gpu_type) >= gpus
@@ -172,6 +174,9 @@ def order_nodes(
 
 
 def node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> NodeAlloc:
+    """What node ``i`` gives a job getting ``cpus`` CPUs there: an ``--exclusive`` job
+    (``details->whole_node``) gets the whole node (every CPU, the memory asked or all
+    of it, every free GPU), else its share."""
     if req.exclusive:
         all_mem = int(table.mem[i])
         if req.mem_per_node not in (None, 0):
@@ -193,11 +198,36 @@ def node_allocs(table: NodeTable, idx: list[int], req: ResourceRequest, cpus: in
     """:func:`node_alloc` of ``cpus`` CPUs on each node of ``idx``, in that order.
 
     A share that does not depend on the node (no ``--exclusive``, no ``--mem=0``) is
-    built in one loop (``NodeTable.node_allocs``), the rest node by node."""
-    if req.exclusive or req.mem_per_node == 0:
+    built in one loop (``NodeTable.node_allocs``); an ``--exclusive`` job's whole nodes
+    by `_exclusive_allocs` (the per-node counts read once); the rest node by node."""
+    if req.exclusive:
+        return _exclusive_allocs(table, idx, req)
+    if req.mem_per_node == 0:
         return tuple([node_alloc(table, i, req, cpus) for i in idx])
     return table.node_allocs(idx, cpus, req.mem_on_node(cpus, 0), req.gpus_for_cpus(cpus),
                              req.gpu_type)
+
+
+def _exclusive_allocs(table: NodeTable, idx: list[int], req: ResourceRequest
+                      ) -> tuple[NodeAlloc, ...]:
+    """:func:`node_alloc`'s ``--exclusive`` case on each node of ``idx``, the same
+    records: the nodes' CPUs, memory and free GPUs are read as lists in one numpy call
+    each (not as numpy scalars node by node; a frontier job holds 2,000 nodes)."""
+    at = np.asarray(idx, dtype=np.int64)
+    cpus_of = table.cpus[at].tolist()
+    mem_of = table.mem[at].tolist()
+    gpus_of = table.free_gpus_of(req.gpu_type)[at].tolist()
+    per_node, per_cpu = req.mem_per_node, req.mem_per_cpu
+    out = []
+    for i, cpus, all_mem, gpus in zip(idx, cpus_of, mem_of, gpus_of, strict=True):
+        if per_node not in (None, 0):
+            mem = int(per_node or 0)
+        elif per_node is None and per_cpu is not None:
+            mem = min(all_mem, per_cpu * cpus)
+        else:
+            mem = all_mem
+        out.append(table.node_alloc(i, cpus, mem, max(gpus, 0), None))
+    return tuple(out)
 
 
 def gpus_roomy(req: ResourceRequest, table: NodeTable) -> BoolArray:

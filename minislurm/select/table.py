@@ -68,8 +68,9 @@ class NodeTable:
         self.free_gpu_typed: dict[str, IntArray] = {t: a.copy() for t, a in self.gpus_typed.items()}
         self.njobs: IntArray = np.zeros(n, dtype=np.int64)
         self.usable: BoolArray = np.ones(n, dtype=np.bool_)
-        # free GPU indices per node, per type: list of (type, index) in index order
-        self._gpu_free: list[list[tuple[str | None, int]]] = []
+        # free GPU indices per node, per type: (type, index) pairs in index order (a
+        # whole free node holds its tuple ``_gpu_all[i]``, as for the CPU ids below)
+        self._gpu_free: list[Sequence[tuple[str | None, int]]] = []
         for s in shapes:
             idx: list[tuple[str | None, int]] = []
             k = 0
@@ -77,11 +78,17 @@ class NodeTable:
                 for _ in range(c):
                     idx.append((t, k))
                     k += 1
-            self._gpu_free.append(idx)
-        self._gpu_all = [tuple(x) for x in self._gpu_free]
+            self._gpu_free.append(tuple(idx))
+        self._gpu_all = list(self._gpu_free)
         self._all_gpus_typed = all(t is not None for s in shapes for t, _ in s.gpus)
-        # free CPU (core) ids per node, in order: a job takes the lowest (CPU_IDs)
-        self._cpu_free: list[list[int]] = [list(range(s.cpus)) for s in shapes]
+        #: the one GPU type of the cluster when every GPU has it (gres.conf Type=h100)
+        self._only_type = types[0] if len(types) == 1 and self._all_gpus_typed else None
+        # free CPU (core) ids per node, in order: a job takes the lowest (CPU_IDs).  A
+        # whole free node holds its shared tuple of every id (``_cpu_all``): a job on the
+        # whole node takes that tuple itself (a full slice of a tuple is the tuple) and
+        # gives it back, so an --exclusive job on 2,000 nodes copies no id lists.
+        self._cpu_all: list[tuple[int, ...]] = [tuple(range(s.cpus)) for s in shapes]
+        self._cpu_free: list[Sequence[int]] = list(self._cpu_all)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -98,7 +105,7 @@ class NodeTable:
             return self.gpus
         return self.gpus_typed.get(gpu_type, np.zeros(len(self), dtype=np.int64))
 
-    def gpu_free_indices(self, i: int) -> list[tuple[str | None, int]]:
+    def gpu_free_indices(self, i: int) -> Sequence[tuple[str | None, int]]:
         """The free (type, index) pairs of node ``i``, lowest index first."""
         return self._gpu_free[i]
 
@@ -131,9 +138,7 @@ class NodeTable:
                 njobs[i] -= sign
                 if na.gpus:
                     self.free_gpu[i] += sign * len(na.gpus)
-                    for t, _ in na.gpus:
-                        if t is not None:
-                            self.free_gpu_typed[t][i] += sign
+                    self._count_typed(i, na.gpus, sign)
             return idx
         at = np.array(idx, dtype=np.int64)
         n = len(nodes)
@@ -145,7 +150,7 @@ class NodeTable:
         gpus = np.fromiter((sign * len(na.gpus) for na in nodes), np.int64, n)
         np.add.at(self.free_gpu, at, gpus)
         for t, free in self.free_gpu_typed.items():
-            if self._all_gpus_typed and len(self.gpu_types) == 1:
+            if self._only_type is not None:
                 np.add.at(free, at, gpus)  # one type, every GPU of it: the same counts
                 continue
             per = np.fromiter((sign * sum(1 for g in na.gpus if g[0] == t) for na in nodes),
@@ -153,35 +158,66 @@ class NodeTable:
             np.add.at(free, at, per)
         return idx
 
+    def _count_typed(self, i: int, gpus: Sequence[tuple[str | None, int]], sign: int) -> None:
+        """Add ``sign`` per typed GPU of ``gpus`` to node ``i``'s free count of its type
+        (gres/gpu keeps a count per type, the ``gres_cnt_alloc`` of each type's record):
+        one numpy update per type (a node's GPUs are mostly of one type), not per GPU."""
+        only = self._only_type
+        if only is not None:  # every GPU of the cluster has this type
+            self.free_gpu_typed[only][i] += sign * len(gpus)
+            return
+        first = gpus[0][0]
+        if all(t == first for t, _ in gpus):
+            if first is not None:
+                self.free_gpu_typed[first][i] += sign * len(gpus)
+            return
+        per: dict[str, int] = {}
+        for t, _ in gpus:
+            if t is not None:
+                per[t] = per.get(t, 0) + 1
+        for t, k in per.items():
+            self.free_gpu_typed[t][i] += sign * k
+
     def allocate(self, alloc: Allocation) -> None:
         """Mark ``alloc`` as in use (a job starts)."""
         for i, na in zip(self._count(alloc, -1), alloc.nodes, strict=True):
             if na.cpu_ids:  # the ids are free ones: taking as many as are free takes all
                 free_ids = self._cpu_free[i]
                 if len(na.cpu_ids) == len(free_ids):
-                    self._cpu_free[i] = []
+                    self._cpu_free[i] = ()
                 else:
                     held = set(na.cpu_ids)
                     self._cpu_free[i] = [c for c in free_ids if c not in held]
             if na.gpus:
                 free_gpus = self._gpu_free[i]
                 if len(na.gpus) == len(free_gpus):
-                    self._gpu_free[i] = []
+                    self._gpu_free[i] = ()
                 else:
                     used = set(na.gpus)
                     self._gpu_free[i] = [g for g in free_gpus if g not in used]
 
     def release(self, alloc: Allocation) -> None:
         """Give ``alloc`` back (a job ended or was requeued)."""
+        cpu_all, gpu_all = self._cpu_all, self._gpu_all
         for i, na in zip(self._count(alloc, +1), alloc.nodes, strict=True):
             if na.cpu_ids:
                 free_ids = self._cpu_free[i]
-                self._cpu_free[i] = sorted(free_ids + list(na.cpu_ids)) if free_ids else (
-                    sorted(na.cpu_ids))
+                if free_ids:
+                    ids = sorted([*free_ids, *na.cpu_ids])
+                    self._cpu_free[i] = cpu_all[i] if len(ids) == len(cpu_all[i]) else ids
+                elif len(na.cpu_ids) == len(cpu_all[i]):  # the whole node: every id
+                    self._cpu_free[i] = cpu_all[i]
+                else:
+                    self._cpu_free[i] = sorted(na.cpu_ids)
             if na.gpus:
                 free_gpus = self._gpu_free[i]
-                self._gpu_free[i] = sorted(free_gpus + list(na.gpus), key=_gpu_index) if (
-                    free_gpus) else sorted(na.gpus, key=_gpu_index)
+                if free_gpus:
+                    gpus = sorted([*free_gpus, *na.gpus], key=_gpu_index)
+                    self._gpu_free[i] = gpu_all[i] if len(gpus) == len(gpu_all[i]) else gpus
+                elif len(na.gpus) == len(gpu_all[i]):  # every GPU of the node, in order
+                    self._gpu_free[i] = gpu_all[i]
+                else:
+                    self._gpu_free[i] = sorted(na.gpus, key=_gpu_index)
 
     def node_alloc(self, i: int, cpus: int, mem: int, gpus: int, gpu_type: str | None) -> NodeAlloc:
         """The ``NodeAlloc`` of ``cpus``/``mem``/``gpus`` on node ``i`` (the lowest free CPU

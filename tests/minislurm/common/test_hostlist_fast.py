@@ -49,3 +49,9 @@ def test_runs_and_breaks() -> None:
     assert compress([f"n{i:03d}" for i in (7, 8, 9, 10, 11)]) == "n[007-011]"
     assert compress(["n9", "n10", "n11"]) == "n[9-11]"
     assert compress(["n1", "n2", "n" + "9" * 25]) == _general(["n1", "n2", "n" + "9" * 25])
+
+
+def test_non_ascii_digits_are_not_numbers() -> None:
+    """``str.isdigit`` accepts '²' and '٣'; hostlist's numbers are ASCII digits only."""
+    hosts = ["n1", "n²", "n٣", "n2", "n٣4", "n05", "n06"]
+    assert compress(hosts) == _general(hosts)

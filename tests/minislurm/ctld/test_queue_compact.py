@@ -26,3 +26,22 @@ def test_walk_compacts_and_keeps_the_order() -> None:
         assert queue._keys == [queue.key(j) for j in queue._order]
         longest = max(longest, len(pending))
     assert longest > 20 and not queue._pending  # a queue formed, and drained
+
+
+def test_a_full_sort_keys_each_job_by_its_own_partitions_tier() -> None:
+    ctl = ref_controller("PartitionName=hi Nodes=n[1-4] PriorityTier=5 MaxTime=01:00:00 "
+                         "State=UP\nPartitionName=lo Nodes=n[1-4] PriorityTier=2 "
+                         "MaxTime=01:00:00 State=UP\n")
+    queue = ctl.queue
+    for i in range(30):
+        sub(ctl, 600, name=f"j{i}", partition=("debug", "hi", "lo")[i % 3], nodes_min=4,
+            nice=(i * 37) % 11, time_limit=20)
+    for k in range(3):
+        queue.resort()  # the sort a PriorityCalcPeriod pass asks for
+        walked = list(queue.walk())
+        assert walked == sorted(queue._pending.values(), key=queue.key)
+        assert queue._keys == [queue.key(j) for j in queue._order]
+        order = [j.partition for j in walked]
+        assert order == sorted(order, key=("hi", "lo", "debug").index)  # tier 5, 2, 1
+        assert len(set(order)) == 3 or k  # all three tiers wait at first
+        ctl.run_for(700)
