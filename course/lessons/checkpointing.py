@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from minislurm.job import Allocation, JobRecord
+from minislurm.ctld.runner import Launch
+from minislurm.job import Allocation
 
 SIGKILL = 9
 SIGTERM = 15
@@ -104,7 +105,7 @@ class CheckpointRunner:
             phases = np.concatenate(([self._restart], phases))
         return float(np.add.accumulate(phases)[-1]) if len(phases) else 0.0
 
-    def start(self, job: JobRecord, allocation: Allocation, body: object) -> simpy.Event:
+    def start(self, job: Launch, allocation: Allocation, body: object) -> simpy.Event:
         """slurmd launches the batch script: resume from the last checkpoint."""
         done = self.env.event()
         if self._job is None:

@@ -37,8 +37,8 @@ import simpy
 
 from course import i18n
 from course.i18n import N_, widget_lang
-from minislurm.ctld.runner import JobBody, SimulatedRunner
-from minislurm.job import Allocation, JobRecord
+from minislurm.ctld.runner import JobBody, Launch, SimulatedRunner
+from minislurm.job import Allocation
 from minislurm.sim.cluster import Cluster, CommandResult
 from minislurm.sim.plots import UIREVISION
 from minislurm.slurmd.context import JobContext
@@ -249,7 +249,7 @@ class TrapRunner(SimulatedRunner):
         """Seconds of work of ``job_id`` that reached a checkpoint."""
         return self._saved.get(job_id, 0)
 
-    def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
+    def start(self, job: Launch, allocation: Allocation, body: JobBody) -> simpy.Event:
         """A trapped job runs only what is left of its work (``--resume latest``)."""
         plan = self._plans.get(job.job_id)
         if plan is not None:

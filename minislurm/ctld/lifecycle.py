@@ -168,7 +168,7 @@ def start_job(ctl: CtldState, job: Job, alloc: Allocation, scheduler: str) -> Jo
     ctl.running_started(job)
     job.attempt = job.attempt + 1
     attempt = job.attempt
-    done = ctl.runner.start(job.snapshot(), alloc, job.body)
+    done = ctl.runner.start(job, alloc, job.body)
     done.callbacks.append(lambda ev: body_ended(ctl, job, attempt, ev.value))
     if isinstance(ctl.runner, SimulatedRunner):
         arm_steps(ctl, job, attempt)  # the script's srun lines as steps .0, .1, ...

@@ -52,10 +52,21 @@ class JobBody:
     steps: tuple[SimStep, ...] = ()
 
 
+class Launch(Protocol):
+    """The job slurmctld launches (``REQUEST_BATCH_JOB_LAUNCH``): its id, and its whole
+    record for a runner that needs more (`minislurm.ctld.job_mgr.Job` is one). A runner
+    that only times the body reads ``job_id`` and never pays for the record."""
+
+    @property
+    def job_id(self) -> int: ...
+
+    def snapshot(self) -> JobRecord: ...
+
+
 class JobRunner(Protocol):
     """Launches job bodies (slurmd's side of ``REQUEST_BATCH_JOB_LAUNCH``)."""
 
-    def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
+    def start(self, job: Launch, allocation: Allocation, body: JobBody) -> simpy.Event:
         """Start the job; the event succeeds with ``(exit_code, signal)`` when it ends."""
         ...
 
@@ -144,7 +155,7 @@ class SimulatedRunner:
         self._running: dict[int, simpy.Event] = {}
         self.signals: list[tuple[int, int, int]] = []  # (env time, job_id, signal) delivered
 
-    def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
+    def start(self, job: Launch, allocation: Allocation, body: JobBody) -> simpy.Event:
         """Schedule the end of the body after ``body.run_time`` seconds."""
         done = self.env.event()
         self._running[job.job_id] = done

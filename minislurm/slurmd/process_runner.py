@@ -33,7 +33,7 @@ import simpy
 from minislurm.common.jobacct import EXIT_POLL, JobAcctGather, gather_frequency
 from minislurm.common.jobarray import parse_array
 from minislurm.conf import SlurmConfig
-from minislurm.ctld.runner import JobBody, Recovery
+from minislurm.ctld.runner import JobBody, Launch, Recovery
 from minislurm.job import Allocation, JobRecord
 from minislurm.options import JobOptions
 from minislurm.slurmd.context import ArrayContext, JobContext, job_context, working_cluster
@@ -157,7 +157,7 @@ class ProcessRunner:
             spare.discard()
 
     # ---- JobRunner ----------------------------------------------------------------
-    def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
+    def start(self, job: Launch, allocation: Allocation, body: JobBody) -> simpy.Event:
         """Launch the batch script of ``job`` (or hold an srun/salloc allocation).
 
         The step daemon starts at the end of this instant (after ``before_launch``).
@@ -171,7 +171,7 @@ class ProcessRunner:
             return done
         if not self._queued:
             self.env.timeout(0).callbacks.append(self._launch_queued)
-        self._queued[job.job_id] = _Queued(job, allocation, body, done)
+        self._queued[job.job_id] = _Queued(job.snapshot(), allocation, body, done)
         return done
 
     def _launch_queued(self, _ev: object = None) -> None:

@@ -24,7 +24,7 @@ from minislurm.common.gres import parse_gres_request
 from minislurm.common.jobarray import parse_array
 from minislurm.conf import parse_config
 from minislurm.ctld import Controller, JobBody
-from minislurm.ctld.runner import SIGKILL, SIGTERM, Recovery
+from minislurm.ctld.runner import SIGKILL, SIGTERM, Launch, Recovery
 from minislurm.ctld.state_codec import (
     MOVED,
     MOVED_CLASSES,
@@ -69,7 +69,7 @@ class RecoverableRunner:
 
         self.env.timeout(max(0.0, ends_at - self.env.now)).callbacks.append(fire)
 
-    def start(self, job: JobRecord, allocation: Allocation, body: JobBody) -> simpy.Event:
+    def start(self, job: Launch, allocation: Allocation, body: JobBody) -> simpy.Event:
         done = self.env.event()
         end = None if body.run_time is None else self.env.now + body.run_time
         self._schedule(job.job_id, done, end, body.exit_code)
