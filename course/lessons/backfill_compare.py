@@ -22,10 +22,13 @@ tested headless.
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import multiprocessing
 import os
 import shlex
+import signal
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -544,10 +547,21 @@ PREFETCH_WORKERS = min(2, os.cpu_count() or 1)
 PREFETCH_NICE = 10
 
 
-def _in_background() -> None:
+def _in_background(parent: int) -> None:
     """A prefetch worker's start: lower its own priority (``os.nice``), so a move in the
-    kernel meanwhile is not slowed by the runs simulated ahead."""
+    kernel meanwhile is not slowed by the runs simulated ahead; and end with the kernel
+    that forked it (Linux ``prctl(PR_SET_PDEATHSIG)``): a kernel killed or ended without
+    its exit handlers would otherwise leave its workers waiting on the pool's queue for
+    ever (the forked workers hold the queue's other end themselves)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it ended before the line above
+        os._exit(0)
     os.nice(PREFETCH_NICE)
+
+
+#: ``PR_SET_PDEATHSIG`` of <linux/prctl.h>.
+_PR_SET_PDEATHSIG = 1
 
 
 class WhatIf:
@@ -605,7 +619,8 @@ class WhatIf:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=PREFETCH_WORKERS,
                                              mp_context=multiprocessing.get_context("fork"),
-                                             initializer=_in_background)
+                                             initializer=_in_background,
+                                             initargs=(os.getpid(),))
         for key in keys:
             if key not in self._cache and key not in self._ahead:
                 self._ahead[key] = self._pool.submit(whatif_run, *key, seed=self.seed)

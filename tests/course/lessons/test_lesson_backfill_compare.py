@@ -7,6 +7,10 @@ assertions are the textbook properties of each policy on it.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from busy_probe import assert_busy_while
@@ -15,6 +19,7 @@ from course.lessons.backfill_compare import (
     POLICIES,
     PREDICT_WINDOW,
     PREFETCH_NICE,
+    PREFETCH_WORKERS,
     SCENARIO,
     WHATIF_KINDS,
     BackfillExplorer,
@@ -297,6 +302,38 @@ def test_the_prefetch_workers_are_niced() -> None:
     assert w._pool is not None
     assert w._pool.submit(os.nice, 0).result(timeout=300) == os.nice(0) + PREFETCH_NICE
     w.close()
+
+
+def test_the_prefetch_workers_end_with_their_kernel(tmp_path: Path) -> None:
+    """A kernel that dies (here: ``os._exit``, no exit handler) takes its prefetch workers
+    with it; they do not wait on the pool's queue for ever."""
+    script, pids = tmp_path / "kernel.py", tmp_path / "workers"
+    script.write_text(
+        "import os, pathlib, sys\n"
+        "from course.lessons.backfill_compare import WhatIf\n"
+        "w = WhatIf(size=100)\n"
+        "assert w._pool is not None\n"
+        "w._pool.submit(os.getpid).result(timeout=300)\n"
+        f"pathlib.Path({str(pids)!r}).write_text(' '.join(map(str, w._pool._processes)))\n"
+        "os._exit(0)\n")
+    # no pipe to the kernel: workers left behind would hold it open
+    subprocess.run([sys.executable, str(script)], stdout=subprocess.DEVNULL, timeout=300,
+                   check=True, cwd=Path(__file__).resolve().parents[3])
+    workers = [int(p) for p in pids.read_text().split()]
+    assert len(workers) == PREFETCH_WORKERS
+    deadline = time.monotonic() + 30
+    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in workers)
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, or a pid gone, is not running)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 def test_close_drops_what_is_queued_and_keeps_what_is_done() -> None:
