@@ -26,8 +26,18 @@ median of ``--repeats`` runs (wall, and CPU of that process: ``time.process_time
 Printed: each figure for both builds and the ratio interpreted/compiled (above 1: the
 compiled build is faster).  CPU time is the figure to read on a shared machine.
 
+``--kernels`` also compiles five small loops (`KERNELS`) in a temporary folder and times
+them both ways (the best of 3 processes of the best of 5: one process's numpy timings
+vary by 1.5x here).  2026-12-06: loops over a list of ints x11, over attributes of
+native objects x13.5, dict lookups x3.5, but numpy element access x1.1 and numpy calls
+x1.0.  The engine's hot paths are numpy on small per-node arrays, simpy generators and
+interpreted objects (``Job``), so compiling it gains nothing yet: x0.90-1.16 CPU for the
+10 modules of the list and for a 26-module build alike (the list's comment in
+pyproject.toml says what each module left out needs).
+
     .venv/bin/python benchmarks/bench_compiled.py                 # all, small sizes
     .venv/bin/python benchmarks/bench_compiled.py --only trace --trace-jobs 10000
+    .venv/bin/python benchmarks/bench_compiled.py --kernels --only kernels
 """
 
 from __future__ import annotations
@@ -86,6 +96,107 @@ def is_compiled(path: str) -> bool:
 
 
 RESULT = "RESULT "
+
+#: Small loops of the kinds the engine runs, compiled by `kernels` (mypyc, temp folder).
+KERNELS = '''
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+
+
+class Node:
+    def __init__(self, cpus: int) -> None:
+        self.cpus = cpus
+        self.free = cpus
+
+
+def numpy_elements(a: IntArray) -> int:
+    t = 0
+    for i in range(len(a)):
+        if a[i] > 3:
+            t += int(a[i])
+    return t
+
+
+def numpy_calls(a: IntArray) -> int:
+    t = 0
+    for _ in range(100):
+        t += int(np.flatnonzero(a > 3).size)
+    return t
+
+
+def list_of_ints(a: list[int]) -> int:
+    t = 0
+    for x in a:
+        if x > 3:
+            t += x
+    return t
+
+
+def native_objects(nodes: list[Node]) -> int:
+    t = 0
+    for nd in nodes:
+        if nd.free > 3:
+            t += nd.cpus - nd.free
+    return t
+
+
+def dict_lookups(d: dict[str, int], keys: list[str]) -> int:
+    t = 0
+    for k in keys:
+        t += d.get(k, 0)
+    return t
+'''
+
+_KERNEL_RUN = '''
+import json, sys, time
+import numpy as np
+import kernels as k
+a = np.arange(2000, dtype=np.int64) % 8
+d = {f"k{i}": i for i in range(2000)}
+cases = {"numpy array elements": lambda: k.numpy_elements(a),
+         "numpy calls (flatnonzero)": lambda: k.numpy_calls(a),
+         "list of ints": lambda l=a.tolist(): k.list_of_ints(l),
+         "attributes of objects": lambda n=[k.Node(8) for _ in range(2000)]: k.native_objects(n),
+         "dict lookups": lambda keys=list(d): k.dict_lookups(d, keys)}
+out = {}
+for name, fn in cases.items():
+    best = float("inf")
+    for _ in range(5):
+        t = time.process_time()
+        for _ in range(50):
+            fn()
+        best = min(best, time.process_time() - t)
+    out[name] = best * 1000
+print(json.dumps({"file": k.__file__, "ms": out}))
+'''
+
+
+def kernels() -> dict[str, list[Figure]]:
+    """`KERNELS` timed interpreted, then compiled with mypyc (CPU ms: the best of 3
+    processes of the best of 5 rounds of 50 calls)."""
+    results: dict[str, list[Figure]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "kernels.py").write_text(KERNELS)
+        for build in BUILDS:
+            if build == "compiled":
+                mypyc = Path(sys.executable).with_name("mypyc")
+                subprocess.run([str(mypyc), "kernels.py"], cwd=tmp, capture_output=True,
+                               check=True, timeout=600)
+            best: dict[str, float] = {}
+            for _ in range(3):
+                out = subprocess.run([sys.executable, "-c", _KERNEL_RUN], cwd=tmp, check=True,
+                                     capture_output=True, text=True).stdout
+                data = json.loads(out)
+                assert is_compiled(data["file"]) == (build == "compiled"), data["file"]
+                for name, ms in data["ms"].items():
+                    best[name] = min(best.get(name, ms), ms)
+            results[build] = [Figure(f"kernel: {name}", "50 calls, CPU (best)", "ms", ms)
+                              for name, ms in best.items()]
+    return results
 
 
 def _load(path: Path, name: str) -> Any:
@@ -177,7 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(RESULT + json.dumps([asdict(f) for f in figures]), flush=True)
         return 0
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--only", choices=("trace", "simulate", "whatif", "widgets"),
+    parser.add_argument("--kernels", action="store_true",
+                        help="also time KERNELS interpreted and compiled (mypyc, temp folder)")
+    parser.add_argument("--only", choices=("trace", "simulate", "whatif", "widgets", "kernels"),
                         action="append", help="only these workloads (repeatable; default all)")
     parser.add_argument("--trace-jobs", type=int, nargs="*", default=[3000])
     parser.add_argument("--simulate-jobs", type=int, default=2000)
@@ -186,6 +299,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"bench_widgets cases (default: {', '.join(WIDGET_CASES)})")
     parser.add_argument("-r", "--repeats", type=int, default=3)
     a = parser.parse_args(args)
+    only = set(a.only or ("trace", "simulate", "whatif", "widgets", "kernels"))
+    results: dict[str, list[Figure]] = {b: [] for b in BUILDS}
+    if a.kernels and "kernels" in only:
+        for build, figures in kernels().items():
+            results[build] += figures
+    if only == {"kernels"}:
+        print(report(results))
+        return 0
     files = {b: loaded_files(b) for b in BUILDS}
     for b in BUILDS:
         print(f"{b} build loads {', '.join(os.path.relpath(f, ROOT) for f in files[b])}")
@@ -193,7 +314,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("the interpreted build loaded a compiled module: scripts/interpreted")
     if not any(is_compiled(f) for f in files["compiled"]):
         raise SystemExit("no compiled build in place: run scripts/compile first")
-    only = set(a.only or ("trace", "simulate", "whatif", "widgets"))
     runs: list[tuple[str, int, str]] = []
     if "trace" in only:
         runs += [("trace", n, "") for n in a.trace_jobs]
@@ -203,7 +323,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs.append(("whatif", a.whatif_jobs, ""))
     if "widgets" in only:
         runs += [("widgets", 0, k) for k in a.widget or WIDGET_CASES]
-    results: dict[str, list[Figure]] = {b: [] for b in BUILDS}
     for kind, size, keyword in runs:
         for build in BUILDS:  # one after the other, per workload: the same machine load
             figures = spawn(build, kind, size, a.repeats, keyword)
