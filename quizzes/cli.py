@@ -13,7 +13,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from minislurm.errors import SlurmError
 from quizzes.errors import QuizError, UsageError
@@ -23,7 +23,7 @@ EXIT_INVALID, EXIT_REVOKED = 1, 3
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}\nTry \"{self.prog} --help\" for more information")
 
 

@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from quizzes.errors import ExamError
@@ -39,6 +39,24 @@ SERVICE_ENV = "COURSE_QUIZ_SERVICE"
 #: The single-user server's hub API token (JupyterHub sets it; kernels inherit it).
 TOKEN_ENV = "JUPYTERHUB_API_TOKEN"
 TIMEOUT = 30.0
+
+
+class ExamApi(Protocol):
+    """What exam mode asks of the quiz service (:class:`ExamClient` over HTTP; the tests'
+    client answered by an :class:`quizzes.exam.ExamDesk` in-process)."""
+
+    #: The service's base URL (the certificate's verification link starts there).
+    @property
+    def service_url(self) -> str: ...
+
+    def status(self, quiz_id: str, lang: str = DEFAULT_LANG) -> dict[str, Any]: ...
+
+    def start(self, quiz_id: str, lang: str = DEFAULT_LANG) -> dict[str, Any]: ...
+
+    def answer(self, attempt_id: str, item_id: str, response: Any,
+               lang: str = DEFAULT_LANG) -> dict[str, Any]: ...
+
+    def submit(self, attempt_id: str, lang: str | None = None) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +148,7 @@ def feedback(obj: Mapping[str, Any]) -> Feedback:
 class ExamSession:
     """One exam attempt held by the service, with the widget's session interface."""
 
-    def __init__(self, client: ExamClient, reply: Mapping[str, Any],
+    def __init__(self, client: ExamApi, reply: Mapping[str, Any],
                  lang: str = DEFAULT_LANG) -> None:
         self.client, self.lang = client, lang
         self.attempt_id = str(reply["attempt_id"])
@@ -146,7 +164,7 @@ class ExamSession:
         self.submitted: dict[str, Any] | None = None
 
     @classmethod
-    def open(cls, client: ExamClient, quiz_id: str, lang: str = DEFAULT_LANG) -> ExamSession:
+    def open(cls, client: ExamApi, quiz_id: str, lang: str = DEFAULT_LANG) -> ExamSession:
         return cls(client, client.start(quiz_id, lang), lang)
 
     def items(self) -> list[Presented]:

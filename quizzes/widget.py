@@ -16,12 +16,12 @@ import os
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from minislurm.errors import SlurmError
 from quizzes import identity
 from quizzes.bank import load_banks
-from quizzes.examclient import SERVICE_ENV, ExamClient, ExamSession
+from quizzes.examclient import SERVICE_ENV, ExamApi, ExamClient, ExamSession
 from quizzes.i18n import DEFAULT_LANG, N_, resolve, tr
 from quizzes.identity import Learner
 from quizzes.items.base import Presented
@@ -77,10 +77,33 @@ def _value_of(item: Presented, box: Any) -> Any:
     return box.value
 
 
-class QuizWidget:
-    """Builds and holds the widgets of one session (``.view`` is what to display)."""
+class CardSession(Protocol):
+    """What the cards need of a session: a local :class:`quizzes.session.QuizSession`
+    (self-study) or a service's :class:`quizzes.examclient.ExamSession` (a class)."""
 
-    def __init__(self, session: QuizSession, *, mode: str = "one",
+    lang: str
+    attempt: int
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def max_points(self) -> float: ...
+    @property
+    def attempts_left(self) -> int | None: ...
+    def items(self) -> list[Presented]: ...
+    def remaining_seconds(self) -> int | None: ...
+    def answer(self, item_id: str, response: Any) -> Feedback: ...
+    def score(self) -> tuple[float, float]: ...
+
+
+S = TypeVar("S", bound=CardSession)
+
+
+class Cards(Generic[S]):
+    """Builds and holds the widgets of one session (``.view`` is what to display);
+    how an attempt is handed in (``_finish``) is the subclass's."""
+
+    def __init__(self, session: S, *, mode: str = "one",
                  folder: str | Path = "submissions", service_url: str | None = None) -> None:
         import ipywidgets as w
 
@@ -161,6 +184,14 @@ class QuizWidget:
             self.body.children = self.cards
 
     def _finish(self) -> None:
+        raise NotImplementedError
+
+
+class QuizWidget(Cards[QuizSession]):
+    """Self-study: the cards of a local session; Finish saves the submission (and sends
+    it to a grading service when ``service_url`` is given)."""
+
+    def _finish(self) -> None:
         t = self.lang
         path = self.session.save(self.folder)
         message = html.escape(tr(t, "Saved {path}.").format(path=path))
@@ -226,7 +257,7 @@ class NamePrompt:
 CLASS_SERVICE_ENV = SERVICE_ENV
 
 
-class ExamWidget(QuizWidget):
+class ExamWidget(Cards[ExamSession]):
     """Exam mode (a class): the same cards, every verdict from the quiz service.
 
     The session is an :class:`quizzes.examclient.ExamSession`: the items are the
@@ -235,8 +266,6 @@ class ExamWidget(QuizWidget):
     is saved in the learner's server.  Items already answered in a resumed attempt
     show their feedback and stay locked.
     """
-
-    session: Any
 
     def _card(self, item: Presented) -> Any:
         card = super()._card(item)
@@ -280,7 +309,7 @@ class ExamStart:
     left there is no button, only why.
     """
 
-    def __init__(self, client: ExamClient, quiz_id: str, status: Mapping[str, Any], *,
+    def __init__(self, client: ExamApi, quiz_id: str, status: Mapping[str, Any], *,
                  mode: str = "one", lang: str = DEFAULT_LANG) -> None:
         import ipywidgets as w
 
@@ -328,11 +357,11 @@ class ExamStart:
             reason = exc.message.removeprefix("quizzes: error: ")
             self.message.value = f"<span style='color:#cf222e'>{html.escape(reason)}</span>"
             return
-        self.widget = ExamWidget(session, mode=self.mode)  # type: ignore[arg-type]
+        self.widget = ExamWidget(session, mode=self.mode)
         self.view.children = [self.widget.view]
 
 
-def exam(quiz_id: str, client: ExamClient, *, mode: str = "one",
+def exam(quiz_id: str, client: ExamApi, *, mode: str = "one",
          lang: str = DEFAULT_LANG) -> Any:
     """The exam-mode widget of one quiz (:class:`ExamStart`): opens nothing until the
     learner presses Start attempt, resumes an attempt already open; a refusal (an

@@ -17,9 +17,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from minislurm.sim import Cluster
 
 #: Overrides the location (a folder holding CAPTURES.md).
 ENV_VAR = "MINISLURM_SLURM_REFERENCE"
@@ -111,7 +114,7 @@ def capture_out(folder: str, name: str) -> str:
     return (REF / folder / f"{name}.out").read_text()
 
 
-def reference_cluster(folder: Path):  # type: ignore[no-untyped-def]
+def reference_cluster(folder: Path) -> Cluster:
     """minislurm's embedded ``Cluster`` on the reference cluster's slurm.conf and gres.conf
     (copied into ``folder``; jobs work in ``folder/w``) as root; skips without captures."""
     import shutil

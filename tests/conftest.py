@@ -199,7 +199,8 @@ def pytest_collection_modifyitems(
     collection order otherwise: the long waits overlap instead of ending the run), and
     write the test -> group map the controller's scheduler reads
     (``pytest_xdist_make_scheduler``)."""
-    folder = getattr(config, "workerinput", {}).get(_GROUPS_KEY)
+    workerinput: dict[str, Any] = getattr(config, "workerinput", {})  # xdist's, on a worker
+    folder = workerinput.get(_GROUPS_KEY)
     if folder:
         heavy = {test_group(i) for i in items if _waits(i)}
         items.sort(key=lambda i: test_group(i) not in heavy)  # stable
@@ -208,7 +209,7 @@ def pytest_collection_modifyitems(
         item.module.__name__ for item in items
         if isinstance(item, pytest.Function) and "real_slurm" in item.fixturenames}
     if folder:
-        worker = config.workerinput["workerid"]  # type: ignore[attr-defined]
+        worker = workerinput["workerid"]
         tmp = Path(folder) / f".{worker}.json"
         tmp.write_text(json.dumps({i.nodeid: test_group(i) for i in items}))
         tmp.rename(Path(folder) / f"{worker}.json")
@@ -239,7 +240,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+    class GroupScheduling(LoadScopeScheduling):
         """xdist's scope scheduling with :func:`test_group` as the scope: the workers
         wrote each test's group before reporting their collection."""
 
@@ -263,6 +264,7 @@ class _GroupTimes:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.spent: dict[str, float] = {}
+        self.cpu_at_start = _cpu_ticks()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.spent[report.nodeid] = self.spent.get(report.nodeid, 0.0) + report.duration
@@ -285,6 +287,27 @@ class _GroupTimes:
         terminalreporter.write_line(
             f"all groups: {total:.0f} s of test time in {len(totals)} groups, "
             f"{total / workers:.0f} s per worker on {workers} workers")
+        busy, idle = (b - a for a, b in zip(self.cpu_at_start, _cpu_ticks(), strict=True))
+        if busy + idle:
+            terminalreporter.write_line(
+                f"machine CPU during the run: {100 * busy / (busy + idle):.0f} % busy "
+                f"on {os.cpu_count()} cores (/proc/stat)")
+        out = self.config.rootpath / "build" / "test-times.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(dict(sorted(self.spent.items(), key=lambda kv: -kv[1])),
+                                  indent=0))
+        terminalreporter.write_line(f"each test's seconds: {out.relative_to(self.config.rootpath)}")
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """The machine's (busy, idle) clock ticks so far, summed over its cores (``cpu`` line
+    of /proc/stat; idle counts iowait)."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return (0, 0)
+    idle = values[3] + values[4]
+    return (sum(values[:8]) - idle, idle)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from minislurm.conf import parse_config
-from minislurm.ctld import Controller, JobBody
+from minislurm.ctld import Controller, JobBody, SimulatedRunner
+from minislurm.job import JobRecord
 from minislurm.options import JobOptions
+from minislurm.priority import PriorityPlugin
 
 #: The captured reference cluster (4 nodes x 4 CPUs x 4 a100), inline.
 REF_CONF = """ClusterName=mini
@@ -24,10 +28,11 @@ PartitionName=short Nodes=n[1-2] MaxTime=00:05:00 DefaultTime=00:01:00 State=UP
 """
 
 
-def ref_controller(extra: str = "", policy: str | None = None, **kw: object) -> Controller:
+def ref_controller(extra: str = "", policy: str | None = None, *,
+                   priority: PriorityPlugin | None = None) -> Controller:
     """A Controller on the reference cluster (``extra`` lines are appended)."""
     cfg = parse_config(REF_CONF + extra, "slurm.conf")
-    return Controller(cfg, policy=policy, **kw)  # type: ignore[arg-type]
+    return Controller(cfg, policy=policy, priority=priority)
 
 
 def gpu_cluster(nodes: int = 4, gpus: int = 8, cpus: int = 32, policy: str | None = None,
@@ -48,9 +53,30 @@ PartitionName=gpu Nodes=g[1-{nodes}] Default=YES MaxTime=UNLIMITED State=UP
 
 
 def sub(ctl: Controller, run: int | None = 60, code: int = 0, *, name: str = "job",
-        user: str = "root", **opts: object) -> int:
-    """Submit ``JobOptions(**opts)`` whose simulated body runs ``run`` s and exits ``code``."""
+        user: str = "root", **opts: Any) -> int:
+    """Submit ``JobOptions(**opts)`` whose simulated body runs ``run`` s and exits ``code``
+    (``opts`` are JobOptions' fields, each of its own type)."""
     if "time_limit" in opts:
         opts.setdefault("time_limit_set", True)
-    return ctl.submit(JobOptions(**opts), name=name, user=user,  # type: ignore[arg-type]
+    return ctl.submit(JobOptions(**opts), name=name, user=user,
                       body=JobBody(run, code))
+
+
+def signals_sent(ctl: Controller) -> list[tuple[int, int, int]]:
+    """The signals ``ctl``'s simulated runner delivered: ``(SimPy time, job id, signal)``
+    (the test fails if ``ctl`` runs real processes)."""
+    runner = ctl.runner
+    assert isinstance(runner, SimulatedRunner), runner
+    return runner.signals
+
+
+def started_at(job: JobRecord) -> int:
+    """A started job's ``start_time`` (the test fails if it has none)."""
+    assert job.start_time is not None, job
+    return job.start_time
+
+
+def ended_at(job: JobRecord) -> int:
+    """An ended job's ``end_time`` (the test fails if it has none)."""
+    assert job.end_time is not None, job
+    return job.end_time

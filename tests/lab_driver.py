@@ -49,7 +49,9 @@ EDITION_WORDS = {
 try:
     from playwright.sync_api import Page, sync_playwright
 except ImportError:  # pragma: no cover - depends on the machine
-    sync_playwright = None  # type: ignore[assignment]
+    HAVE_PLAYWRIGHT = False
+else:
+    HAVE_PLAYWRIGHT = True
 
 #: The browser tests' module marks: slow, and skipped (saying why) without chromium or
 #: playwright.
@@ -58,7 +60,7 @@ BROWSER_MARKS = [
     pytest.mark.skipif(not CHROMIUM.is_file(),
                        reason="chromium is not installed at /usr/bin/chromium "
                               "(scripts/install-system-packages installs it)"),
-    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed"),
+    pytest.mark.skipif(not HAVE_PLAYWRIGHT, reason="playwright is not installed"),
 ]
 
 
@@ -144,7 +146,7 @@ def running_lab(tmp: Path, root: Path, env: dict[str, str],
 @contextmanager
 def launched_chromium() -> Iterator[Any]:
     """Headless chromium through Playwright (`CHROMIUM`, `FLAGS`)."""
-    assert sync_playwright is not None
+    assert HAVE_PLAYWRIGHT
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
         yield b

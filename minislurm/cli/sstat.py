@@ -34,6 +34,7 @@ from minislurm.cli.format.sstat import (
 from minislurm.cli.transport import run_command
 from minislurm.common.hostlist import expand
 from minislurm.common.jobacct import Extremes, StepStat
+from minislurm.ctld.runner import GathersUsage
 from minislurm.errors import SlurmError
 from minislurm.job import JobRecord, StepRecord
 from minislurm.options.getopt import GetoptError, HasArg
@@ -212,7 +213,7 @@ def run(argv: Sequence[str], ctx: Context) -> int:
     if not noheader:
         for line in _header(cols, parsable, parsable2):
             ctx.out(line)
-    gather = getattr(ctl.runner, "jobacct", None)
+    gather = ctl.runner.jobacct if isinstance(ctl.runner, GathersUsage) else None
     for job_id, step_id in selected:
         try:
             job = ctl.job(job_id)

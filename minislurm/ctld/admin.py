@@ -34,7 +34,7 @@ from .reservation import (
     check_time,
     overlapping,
 )
-from .runner import SIGKILL
+from .runner import SIGKILL, SignalsSteps
 from .state import CtldState
 
 INVALID_JOB_ID = Errno.ESLURM_INVALID_JOB_ID
@@ -87,9 +87,8 @@ def signal_job(ctl: CtldState, job_id: int, signal: int, *, uid: int = 0) -> Non
         job.cancelled_by = uid
         lifecycle.terminate(ctl, job, JobState.CANCELLED, 0, signal)
         return
-    steps_only = getattr(ctl.runner, "signal_steps", None)
-    if steps_only is not None:
-        steps_only(job_id, signal)
+    if isinstance(ctl.runner, SignalsSteps):
+        ctl.runner.signal_steps(job_id, signal)
     else:
         ctl.runner.kill(job_id, signal)
 

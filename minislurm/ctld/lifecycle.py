@@ -35,7 +35,15 @@ from minislurm.states import LAUNCH_FAILED_STATUS, JobState, Reason
 
 from .accounting import batch_step
 from .job_mgr import Job
-from .runner import SIGKILL, SIGTERM, NodeLossRunner, SimulatedRunner
+from .runner import (
+    SIGKILL,
+    SIGTERM,
+    GathersUsage,
+    NodeLossRunner,
+    SignalsSteps,
+    SimulatedRunner,
+    WarnsBatch,
+)
 from .sim_steps import arm_steps, end_steps
 from .state import CtldState
 
@@ -221,11 +229,17 @@ def _signal(ctl: CtldState, job: Job, attempt: int, sig: int) -> None:
     if due is None or due > ctl.now or _WARNED.get(job) == attempt:
         return
     _WARNED[job] = attempt
-    warn = getattr(ctl.runner, "warn_signal", None)
-    if warn is not None:
-        warn(job.job_id, sig)
+    warn(ctl, job.job_id, sig)
+
+
+def warn(ctl: CtldState, job_id: int, sig: int) -> None:
+    """Send the ``--signal`` warning: routed by a runner that can (``WarnsBatch``: ``B:``
+    to the batch shell alone, otherwise to every srun step); the simulated runner logs
+    it as a signal to the job."""
+    if isinstance(ctl.runner, WarnsBatch):
+        ctl.runner.warn_signal(job_id, sig)
     else:
-        ctl.runner.kill(job.job_id, sig)
+        ctl.runner.kill(job_id, sig)
 
 
 def _exit_code(value: object) -> int:
@@ -319,7 +333,7 @@ def finish(ctl: CtldState, job: Job, state: JobState, code: int, sig: int) -> No
         job.end_time = now
     end_steps(job, job.end_time, sig)
     step = batch_step(job, job.end_time, code, sig)
-    gather = getattr(ctl.runner, "jobacct", None)  # jobacct_gather on the wall clock
+    gather = ctl.runner.jobacct if isinstance(ctl.runner, GathersUsage) else None
     if step is not None and gather is not None:
         usage = gather.forget(job.job_id, "batch")
         if usage.ntasks:
@@ -369,7 +383,7 @@ def requeue(ctl: CtldState, job: Job, logged_as: JobState, *, delay: int = REQUE
     # the SIGTERM follows the reply: a job that runs `scontrol requeue $SLURM_JOB_ID`
     # itself (submitit) sees the command succeed first
     terminate(ctl, job, logged_as, 0, 0,
-              latency=float(getattr(ctl.runner, "agent_delay", 0.0)))
+              latency=ctl.runner.agent_delay if isinstance(ctl.runner, SignalsSteps) else 0.0)
 
 
 def completed(ctl: CtldState, job: Job, died: int | None = None) -> None:

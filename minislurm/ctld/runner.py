@@ -21,6 +21,7 @@ from typing import Protocol, runtime_checkable
 
 import simpy
 
+from minislurm.common.jobacct import JobAcctGather
 from minislurm.job import Allocation, JobRecord
 
 SIGTERM = 15
@@ -79,6 +80,62 @@ class NodeLossRunner(Protocol):
         ...
 
 
+@runtime_checkable
+class WarnsBatch(Protocol):
+    """A runner that delivers ``--signal=[B:]SIG@TIME`` itself: with ``B:`` to the batch
+    shell only, else to the job's srun steps (slurmd's ``_rpc_signal_tasks``); runners
+    without it get the warning as a plain ``kill``."""
+
+    def warn_signal(self, job_id: int, signal: int) -> None: ...
+
+
+@runtime_checkable
+class SignalsSteps(Protocol):
+    """slurmd with real steps: ``scancel -s SIG`` without ``-b``/``-f`` reaches the job's
+    steps only (``signal_steps``), and slurmctld's agent sends its RPCs
+    ``agent_delay`` seconds after the reply (a job that requeues itself sees the
+    command succeed before the SIGTERM)."""
+
+    agent_delay: float
+
+    def signal_steps(self, job_id: int, signal: int) -> None: ...
+
+
+@runtime_checkable
+class GathersUsage(Protocol):
+    """A runner with real processes whose tasks' usage is sampled from /proc
+    (``JobAcctGatherType``; ``jobacct`` is None under ``jobacct_gather/none``): sstat
+    reads it live and a step's accounting row keeps its last sample."""
+
+    jobacct: JobAcctGather | None
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What a restarted slurmd found of a job that was running (``RecoversJobs.recover``).
+
+    ``event`` succeeds with ``(exit_code, signal)`` when the job ends from now on;
+    ``ended`` is set instead when it ended while no controller ran (``end_time``: when,
+    epoch seconds, None if unknown); ``lost``: no trace of its launch (it never started).
+    """
+
+    event: simpy.Event
+    ended: tuple[int, int] | None = None
+    end_time: int | None = None
+    lost: bool = False
+
+
+@runtime_checkable
+class RecoversJobs(Protocol):
+    """A runner whose jobs outlive slurmctld (their slurmstepd does not depend on it): a
+    restarted controller finds each running job again (``recover``), and learns which
+    jobs' ``--signal`` warning was already sent (``warned``: job id -> restart count)."""
+
+    warned: dict[int, int]
+
+    def recover(self, job: JobRecord, allocation: Allocation, body: JobBody) -> Recovery: ...
+
+
 class SimulatedRunner:
     """Bodies that only pass simulated time (``JobBody``); SIGTERM/SIGKILL end them at once."""
 
@@ -121,5 +178,16 @@ class SimulatedRunner:
         """The simulated body runs on (its steps are the controller's, sim_steps.py)."""
 
 
-__all__ = ["SIGKILL", "SIGTERM", "JobBody", "JobRunner", "NodeLossRunner", "SimStep",
-           "SimulatedRunner"]
+__all__ = [
+    "SIGKILL",
+    "SIGTERM",
+    "JobBody",
+    "JobRunner",
+    "NodeLossRunner",
+    "RecoversJobs",
+    "Recovery",
+    "SignalsSteps",
+    "SimStep",
+    "SimulatedRunner",
+    "WarnsBatch",
+]

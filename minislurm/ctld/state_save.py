@@ -28,18 +28,30 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from minislurm.states import JobState
 
 from . import lifecycle
 from .job_mgr import Job
-from .runner import SIGKILL
+from .runner import SIGKILL, RecoversJobs
 from .state import CtldState
 from .state_codec import decode, encode
 
-__all__ = ["JsonText", "dump_state", "load_state"]
+__all__ = ["JsonText", "KeepsState", "dump_state", "load_state"]
+
+
+@runtime_checkable
+class KeepsState(Protocol):
+    """A daemon part with bookkeeping of its own that a restart must not lose: slurmd
+    (``ProcessRunner``: srun steps' process groups and ports) and the step service
+    (the next step id of each job, the steps still open).  Its data is saved inside
+    ``job_state``, like slurmctld's step records inside each job's."""
+
+    def export_state(self) -> dict[str, Any]: ...
+
+    def import_state(self, data: Mapping[str, Any]) -> None: ...
 
 #: NodeInfo attributes a node keeps across a restart (its jobs are re-allocated).
 NODE_FIELDS = ("down", "flags", "reason", "reason_time", "reason_user", "boot_time",
@@ -163,7 +175,7 @@ def _job_fragment(job: Job, cache: dict[Any, Any] | None, memo: dict[int, Any],
     return text
 
 
-def dump_state(ctl: CtldState, *, steps: object | None = None, runner: object | None = None,
+def dump_state(ctl: CtldState, *, steps: KeepsState | None = None, runner: object | None = None,
                cache: dict[Any, Any] | None = None) -> dict[str, Any]:
     """The controller's state as the data of each state file (see `StateFiles`).
 
@@ -183,13 +195,9 @@ def dump_state(ctl: CtldState, *, steps: object | None = None, runner: object | 
         cache[_MEMO], cache[_FRAGMENTS] = memo, new
     job_state: dict[str, Any] = {"next_job_id": ctl._next_id}
     if steps is not None:
-        job_state["steps"] = {
-            "next": {str(k): v for k, v in getattr(steps, "_next_step", {}).items()},
-            "open": encode([[k[0], k[1], v] for k, v in getattr(steps, "_open", {}).items()]),
-        }
-    export = getattr(runner, "export_state", None)
-    if export is not None:
-        job_state["slurmd"] = export()
+        job_state["steps"] = steps.export_state()
+    if isinstance(runner, KeepsState):
+        job_state["slurmd"] = runner.export_state()
     rest = json.dumps(job_state, sort_keys=True, separators=(",", ":"))
     env_table = ",".join(f'"{ref}":{envs[ref]}' for ref in sorted(envs))
     job_state_text = JsonText(f'{{"envs":{{{env_table}}},"jobs":[{",".join(fragments)}],'
@@ -208,13 +216,16 @@ def dump_state(ctl: CtldState, *, steps: object | None = None, runner: object | 
             "assoc_usage": _dump_usage(ctl), "accounting": accounting}
 
 
-def _dump_usage(ctl: CtldState) -> dict[str, Any]:
-    """priority/multifactor's decayed usage per association (Slurm's ``assoc_usage``)."""
+def _usage_of(ctl: CtldState) -> KeepsState | None:
+    """priority/multifactor's decayed usage per association (Slurm's ``assoc_usage``);
+    None under a priority plugin that keeps none."""
     usage = getattr(ctl.priority_plugin, "usage", None)
-    if usage is None or not hasattr(usage, "_own"):
-        return {}
-    return {"own": [[list(k), v] for k, v in usage._own.items()],
-            "last": usage._last, "next_reset": usage._next_reset}
+    return usage if isinstance(usage, KeepsState) else None
+
+
+def _dump_usage(ctl: CtldState) -> dict[str, Any]:
+    usage = _usage_of(ctl)
+    return usage.export_state() if usage is not None else {}
 
 
 # ---- loading -------------------------------------------------------------------------
@@ -241,7 +252,7 @@ def _clock_at(ctl: CtldState, timestamp: int | None) -> Iterator[None]:
         ctl.clock_offset = saved
 
 
-def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: object | None = None,
+def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: KeepsState | None = None,
                runner: object | None = None) -> list[str]:
     """Put a saved state into the fresh controller ``ctl``; slurmctld's log lines.
 
@@ -269,9 +280,10 @@ def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: object | None = 
     if resvs:
         log.append(f"Recovered state of {len(resvs)} reservations")
     _load_accounting(ctl, parts.get("accounting") or {}, parts.get("assoc_usage") or {})
-    if runner is not None and job_state.get("slurmd"):
-        getattr(runner, "import_state", lambda _d: None)(job_state["slurmd"])
-    _load_steps(steps, job_state.get("steps") or {})
+    if isinstance(runner, KeepsState) and job_state.get("slurmd"):
+        runner.import_state(job_state["slurmd"])
+    if steps is not None and job_state.get("steps"):
+        steps.import_state(job_state["steps"])
     jobs = [_decode_job(d) for d in _expand_envs(list(job_state.get("jobs", [])),
                                                   job_state.get("envs"))]
     ctl._next_id = max(ctl._next_id, int(job_state.get("next_job_id", 0)))
@@ -296,18 +308,6 @@ def load_state(ctl: CtldState, parts: dict[str, Any], *, steps: object | None = 
     return log
 
 
-def _load_steps(steps: object | None, data: dict[str, Any]) -> None:
-    if steps is None or not data:
-        return
-    nxt = getattr(steps, "_next_step", None)
-    if isinstance(nxt, dict):
-        nxt.update({int(k): int(v) for k, v in (data.get("next") or {}).items()})
-    opened = getattr(steps, "_open", None)
-    if isinstance(opened, dict):
-        for job_id, step_id, info in decode(data.get("open") or []):
-            opened[(int(job_id), int(step_id))] = info
-
-
 def _load_nodes(ctl: CtldState, data: dict[str, Any], log: list[str]) -> None:
     mgr = ctl.nodes_mgr
     for name, fields in data.items():
@@ -330,22 +330,19 @@ def _load_accounting(ctl: CtldState, acct: dict[str, Any], usage: dict[str, Any]
         row = store.usage[(str(key[0]), str(key[1]))]
         for tres, amount in values.items():
             row[tres] = float(amount)
-    tracker = getattr(ctl.priority_plugin, "usage", None)
-    if tracker is not None and hasattr(tracker, "_own") and usage:
-        tracker._own = {(str(k[0]), str(k[1])): float(v) for k, v in usage.get("own", [])}
-        tracker._last = int(usage.get("last", tracker._last))
-        tracker._next_reset = usage.get("next_reset", tracker._next_reset)
-        tracker.version += 1
+    tracker = _usage_of(ctl)
+    if tracker is not None and usage:
+        tracker.import_state(usage)
 
 
 def _adopt(ctl: CtldState, job: Job, runner: object | None, log: list[str]) -> None:
     """A job that was running when the controller stopped: find it again through slurmd."""
     attempt = job.attempt
-    recover = getattr(runner, "recover", None)
-    if job.allocation is None or recover is None or job.job_id not in ctl._running:
+    if (job.allocation is None or not isinstance(runner, RecoversJobs)
+            or job.job_id not in ctl._running):
         rec = None
     else:
-        rec = recover(job.snapshot(), job.allocation, job.body)
+        rec = runner.recover(job.snapshot(), job.allocation, job.body)
     if rec is None or rec.lost:
         log.append(f"error: Killing non-startable batch JobId={job.job_id}: "
                    "no step daemon found")
@@ -388,7 +385,7 @@ def _arm_warning(ctl: CtldState, job: Job, runner: object | None) -> None:
     end = lifecycle.running_end(job)
     if job.signal_spec is None or lifecycle.limit_deadline(ctl, job) is None or end is None:
         return
-    warned = getattr(runner, "warned", {})
+    warned = runner.warned if isinstance(runner, RecoversJobs) else {}
     if warned.get(job.job_id) == job.restart_count:
         return
     sig, before = job.signal_spec
@@ -399,7 +396,6 @@ def _arm_warning(ctl: CtldState, job: Job, runner: object | None) -> None:
 
     def send(_ev: object) -> None:
         if job.attempt == attempt and job.state is JobState.RUNNING:
-            warn = getattr(ctl.runner, "warn_signal", None)
-            (warn or ctl.runner.kill)(job.job_id, sig)
+            lifecycle.warn(ctl, job.job_id, sig)
 
     ctl.env.timeout(max(due - ctl.now, 0)).callbacks.append(send)

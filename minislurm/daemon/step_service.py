@@ -14,12 +14,14 @@ beside them is answered ``busy`` and srun waits (``ended``) for a step to end.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from minislurm.common.hostlist import compress
 from minislurm.conf import SlurmConfig
 from minislurm.ctld.controller import Controller
 from minislurm.ctld.lifecycle import next_limit_check
+from minislurm.ctld.state_codec import decode, encode
 from minislurm.ctld.step_mgr import NODES_BUSY, StepBusy, StepIdUsed, StepUse, plan_step
 from minislurm.errors import Errno, SlurmError
 from minislurm.job import StepRecord
@@ -162,6 +164,17 @@ class StepService:
             "kill_wait": self.config.kill_wait,
         }
 
+    def export_state(self) -> dict[str, Any]:
+        """What a restarted slurmctld needs (`minislurm.ctld.state_save.KeepsState`):
+        each job's next step id and the steps still open."""
+        return {"next": {str(k): v for k, v in self._next_step.items()},
+                "open": encode([[k[0], k[1], v] for k, v in self._open.items()])}
+
+    def import_state(self, data: Mapping[str, Any]) -> None:
+        self._next_step.update({int(k): int(v) for k, v in (data.get("next") or {}).items()})
+        for job_id, step_id, info in decode(data.get("open") or []):
+            self._open[(int(job_id), int(step_id))] = info
+
     def recovered(self) -> None:
         """A restarted slurmctld: the time limits of the steps still open count on."""
         for job_id, step_id in list(self._open):
@@ -192,7 +205,7 @@ class StepService:
     def pids(self, req: dict[str, Any]) -> dict[str, Any]:
         """Remember a step's process groups, so that killing the job reaches them."""
         step_id = req.get("step_id")
-        gather = getattr(self.runner, "jobacct", None)
+        gather = self.runner.jobacct
         if gather is not None and step_id is not None:
             gather.watch(int(req["job_id"]), int(step_id))
             gather.start()
@@ -230,7 +243,7 @@ class StepService:
                               int(req.get("end", self.controller.now)),
                               exit_code=max(codes, default=0), signal=max(sigs, default=0),
                               info=info)
-        gather = getattr(self.runner, "jobacct", None)
+        gather = self.runner.jobacct
         if gather is not None:  # the step's last poll: sacct's MaxRSS, AveCPU, ...
             usage = gather.forget(job_id, step_id)
             if usage.ntasks:

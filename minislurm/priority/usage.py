@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from minislurm.common.accounts import AssociationSet, AssocKey
 from minislurm.errors import ConfigError
@@ -143,6 +144,19 @@ class UsageTracker:
     def raw_usage(self, now: int | None = None) -> dict[AssocKey, float]:
         """Every association's ``usage_raw``: its own usage plus all its descendants'."""
         return rollup(self.associations, self.own_usage(now))
+
+    def export_state(self) -> dict[str, Any]:
+        """What slurmctld saves in ``assoc_usage`` (`minislurm.ctld.state_save.KeepsState`):
+        each association's own usage as decayed at the last advance, that instant, and
+        the next usage reset."""
+        return {"own": [[list(k), v] for k, v in self._own.items()],
+                "last": self._last, "next_reset": self._next_reset}
+
+    def import_state(self, data: Mapping[str, Any]) -> None:
+        self._own = {(str(k[0]), str(k[1])): float(v) for k, v in data.get("own", [])}
+        self._last = int(data.get("last", self._last))
+        self._next_reset = data.get("next_reset", self._next_reset)
+        self.version += 1
 
 
 def rollup(associations: AssociationSet, own: Mapping[AssocKey, float]) -> dict[AssocKey, float]:

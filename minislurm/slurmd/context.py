@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from minislurm.common.layout import TaskLayout
 
@@ -177,7 +177,7 @@ def job_context(
     partition: str,
     cluster_name: str,
     mem_per_cpu: int | None = None,
-    **fields: object,
+    **fields: Any,
 ) -> JobContext:
     """A `JobContext` from the parsed options (`minislurm.options.JobOptions`).
 
@@ -212,7 +212,7 @@ def job_context(
         account=options.account or "root",
         qos=options.qos or "normal",
     )
-    return replace(ctx, **fields) if fields else ctx  # type: ignore[arg-type]
+    return replace(ctx, **fields) if fields else ctx
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ import simpy
 from minislurm.common.jobacct import EXIT_POLL, JobAcctGather, gather_frequency
 from minislurm.common.jobarray import parse_array
 from minislurm.conf import SlurmConfig
-from minislurm.ctld.runner import JobBody
+from minislurm.ctld.runner import JobBody, Recovery
 from minislurm.job import Allocation, JobRecord
 from minislurm.options import JobOptions
 from minislurm.slurmd.context import ArrayContext, JobContext, job_context, working_cluster
@@ -69,21 +69,6 @@ def controller_address(config: SlurmConfig) -> tuple[str, int]:
     host = str(value[0] if isinstance(value, list) else value)
     port = str(config.extra.get("SlurmctldPort") or "6817").split("-")[0]
     return host.split("(")[0], int(port) if port.isdigit() else 6817
-
-
-@dataclass(frozen=True, slots=True)
-class Recovery:
-    """What a restarted slurmd found of a job that was running (`ProcessRunner.recover`).
-
-    ``event`` succeeds with ``(exit_code, signal)`` when the job ends from now on;
-    ``ended`` is set instead when it ended while no controller ran (``end_time``: when,
-    epoch seconds, None if unknown); ``lost``: no trace of its launch (it never started).
-    """
-
-    event: simpy.Event
-    ended: tuple[int, int] | None = None
-    end_time: int | None = None
-    lost: bool = False
 
 
 @dataclass(slots=True)

@@ -32,13 +32,14 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 import pytest
 from lab_driver import (
     BROWSER_MARKS,
     EDITION_WORDS,
+    HAVE_PLAYWRIGHT,
     QUIZ_LEARNER,
     SCREENSHOTS,
     lab_env,
@@ -54,10 +55,8 @@ from course.manifest import ROOT, load_manifest
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
-try:
+if TYPE_CHECKING or HAVE_PLAYWRIGHT:  # else BROWSER_MARKS skips the module
     from playwright.sync_api import Page, expect
-except ImportError:  # pragma: no cover - depends on the machine
-    expect = None  # type: ignore[assignment]
 
 pytestmark = BROWSER_MARKS
 

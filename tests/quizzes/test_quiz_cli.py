@@ -14,6 +14,7 @@ from quizzes.author import load_sources
 from quizzes.bank import load_banks
 from quizzes.cli import main
 from quizzes.demo import EPOCH, model_submission
+from quizzes.items.text import TextItem
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -119,4 +120,6 @@ def test_author_hash_matches_the_bank(capsys):
     assert main(["author", "hash", "slurmctld", "--salt", bank.salt,
                  "--item", "name-the-controller"]) == 0
     digest = capsys.readouterr().out.strip()
-    assert digest in bank.item("name-the-controller").keys[""]  # type: ignore[attr-defined]
+    item = bank.item("name-the-controller")
+    assert isinstance(item, TextItem)
+    assert digest in item.keys[""]

@@ -64,10 +64,15 @@ def proc(pid: int) -> Proc | None:
                 fields[0], int(fields[3]), fields[19])
 
 
+def pids() -> Iterator[int]:
+    """The pid of every process now on the machine."""
+    return (int(name) for name in os.listdir("/proc") if name.isdigit())
+
+
 def processes() -> Iterator[Proc]:
     """Every process now on the machine (one that ends during the scan is left out)."""
-    for name in os.listdir("/proc"):
-        if name.isdigit() and (found := proc(int(name))) is not None:
+    for pid in pids():
+        if (found := proc(pid)) is not None:
             yield found
 
 
@@ -79,14 +84,8 @@ def pids_with_env(entries: Iterable[str], *, every: bool = False) -> list[int]:
     wanted = [e.encode() for e in entries]
     match = all if every else any
     me = os.getpid()
-    found: list[int] = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        entries_of_pid = _environ(int(name)).split(b"\0")
-        if match(w in entries_of_pid for w in wanted):
-            found.append(int(name))
-    return sorted(found)
+    return sorted(pid for pid in pids() if pid != me
+                  and match(w in _environ(pid).split(b"\0") for w in wanted))
 
 
 def alive(pid: int) -> bool:

@@ -190,7 +190,9 @@ def test_a_class_in_the_browser(cls, browser):
     ada.screenshot(path=str(SHOTS / "ada-hub-home.png"))
     result = take_quiz_in_notebook(ada, cls, "ada")
     assert "Graded: 100%." in result, result
-    cert_id = re.search(r"Certificate (\S+) \(verify at", result).group(1)
+    found = re.search(r"Certificate (\S+) \(verify at", result)
+    assert found is not None, result
+    cert_id = found.group(1)
     db = sqlite3.connect(cls.paths.gradebook.resolve().as_uri() + "?mode=ro", uri=True)
     try:  # the lab was graded by the service and is in ada's record
         labs = db.execute("SELECT r.item_id, r.score FROM item_responses r JOIN attempts a"

@@ -7,6 +7,7 @@ import ast
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,9 +78,10 @@ def test_learners_default_to_the_password_file(tmp_path):
     assert cfg.learners == ("ada",)
 
 
-def _settings(text: str) -> dict[str, object]:
-    """The literal assignments ``c.X.y = <literal>`` of a generated config."""
-    out = {}
+def _settings(text: str) -> dict[str, Any]:
+    """The literal assignments ``c.X.y = <literal>`` of a generated config (each value
+    as ``ast.literal_eval`` reads it, else its source text)."""
+    out: dict[str, Any] = {}
     for node in ast.parse(text).body:
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Attribute):
             target = ast.unparse(node.targets[0])
@@ -210,6 +212,7 @@ def test_demo_config_and_cli_without_a_hub(tmp_path, capsys):
     conf, chosen = demo_config(tmp_path / "demo", 8800)
     cfg = load(conf)
     assert cfg.learners == DEMO_LEARNERS and cfg.instructors == (DEMO_INSTRUCTOR,)
+    assert cfg.passwords is not None  # the demo class has a password file
     stored = passwords.read(cfg.passwords)
     assert all(passwords.check(chosen[u], stored[u]) for u in (*DEMO_LEARNERS, DEMO_INSTRUCTOR))
     assert main(["status", "--config", str(conf)]) == 0

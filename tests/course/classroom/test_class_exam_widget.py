@@ -51,8 +51,8 @@ class DeskClient:
                lang: str = "en") -> dict[str, Any]:
         return self._do(self.desk.answer, attempt_id, item_id, response, lang)
 
-    def submit(self, attempt_id: str) -> dict[str, Any]:
-        return self._do(self.desk.submit, attempt_id)
+    def submit(self, attempt_id: str, lang: str | None = None) -> dict[str, Any]:
+        return self._do(self.desk.submit, attempt_id, lang)
 
 
 @pytest.fixture()
@@ -97,7 +97,7 @@ def choose(card: Any, response: Any) -> None:
 def test_the_widget_shows_the_services_items_and_its_verdicts(desk):
     bank = load_banks()[QUIZ]
     client = DeskClient(desk, "ada")
-    view = started(exam(QUIZ, client, mode="all"))  # type: ignore[arg-type]
+    view = started(exam(QUIZ, client, mode="all"))
     shown = [c.children[0].value for c in cards(view)]
     expected = present_items(bank, "ada", 1)
     assert len(shown) == len(expected)
@@ -134,14 +134,14 @@ def test_the_service_refusing_is_shown_not_raised(desk):
     bank = load_banks()[QUIZ]
     client = DeskClient(desk, "bob")
     for _ in range(bank.policy.attempts or 0):
-        view = started(exam(QUIZ, client, mode="all"))  # type: ignore[arg-type]
+        view = started(exam(QUIZ, client, mode="all"))
         view.children[2].children[-1].click()
         assert "Graded: 0%." in view.children[3].value
         assert "Certificate" not in view.children[3].value
-    refused = exam(QUIZ, client)  # type: ignore[arg-type]
+    refused = exam(QUIZ, client)
     assert len(refused.children) == 1, "no attempt left: no Start attempt button"
     assert "no attempts left at 01-what-is-slurm: 3 of 3 used" in refused.children[0].value
-    view = exam("no-such-quiz", client)  # type: ignore[arg-type]
+    view = exam("no-such-quiz", client)
     assert "unknown quiz" in view.value
 
 
@@ -177,7 +177,7 @@ def test_the_time_limit_is_the_services(tmp_path):
     desk = ExamDesk({QUIZ: timed}, str(tmp_path / "gb.sqlite"), load_private(key),
                     clock=lambda: now[0])
     try:
-        panel = exam(QUIZ, DeskClient(desk, "ada"), mode="all")  # type: ignore[arg-type]
+        panel = exam(QUIZ, DeskClient(desk, "ada"), mode="all")
         assert "time limit: 20 min" in panel.children[0].value and opened(desk) == 0
         now[0] += 30 * 60  # reading the panel for half an hour costs no time
         view = started(panel)
@@ -203,7 +203,7 @@ def test_running_the_quiz_cell_opens_no_attempt_until_start_is_pressed(desk):
     attempt button; only the button opens an attempt (the service's attempt count)."""
     bank = load_banks()[QUIZ]
     client = DeskClient(desk, "ada")
-    panel = exam(QUIZ, client, mode="all")  # type: ignore[arg-type]
+    panel = exam(QUIZ, client, mode="all")
     info, button, _ = panel.children
     assert bank.title in info.value and "attempts left: 3 of 3" in info.value
     assert "no time limit" in info.value and "used no attempt" in info.value
@@ -230,7 +230,7 @@ def test_a_pt_br_learner_takes_the_exam_in_portuguese_and_the_gradebook_stays_on
     bank = load_banks()[QUIZ]
     words = translations.load(bank, "pt-BR")
     assert words is not None and words.title
-    panel = exam(QUIZ, DeskClient(desk, PT), mode="all", lang="pt-BR")  # type: ignore[arg-type]
+    panel = exam(QUIZ, DeskClient(desk, PT), mode="all", lang="pt-BR")
     assert words.title in panel.children[0].value
     assert "tentativas restantes: 3 de 3" in panel.children[0].value
     assert panel.children[1].description == "Iniciar tentativa"
@@ -264,7 +264,7 @@ def test_a_pt_br_learner_takes_the_exam_in_portuguese_and_the_gradebook_stays_on
     view.children[2].children[-1].click()
     assert "quiz-certificate" in view.children[3].value
     # an English learner answers the same item: one item, one row each, same item id
-    en = started(exam(QUIZ, DeskClient(desk, EN), mode="all"))  # type: ignore[arg-type]
+    en = started(exam(QUIZ, DeskClient(desk, EN), mode="all"))
     en_items = present_items(bank, EN, 1)
     en_answers = correct_responses(bank, load_sources()[QUIZ], EN, 1)
     for c, p in zip(cards(en), en_items, strict=True):

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ def source():
     return load_sources()[QUIZ]
 
 
-def stored(cls: RunningClass) -> dict[str, object]:
+def stored(cls: RunningClass) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of the gradebook and the exam tables (to prove nothing changed)."""
     db = sqlite3.connect(Path(cls.paths.gradebook).resolve().as_uri() + "?mode=ro", uri=True)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,8 @@ from course.ddp.logfmt import format_record, loss_curve, parse_records  # noqa: 
 from course.ddp.model import MLP, derive_seed, parameter_digest  # noqa: E402
 
 
-def state(step: int) -> dict[str, object]:
+def state(step: int) -> dict[str, Any]:
+    """A checkpoint's state, as the DDP example writes it (``write_checkpoint``'s type)."""
     model = MLP(4, 8, seed=step)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, foreach=False)
     model(torch.ones(2, 4)).sum().backward()
@@ -40,9 +42,9 @@ def test_a_checkpoint_round_trips_model_optimizer_and_step(tmp_path: Path) -> No
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt-00000005.pt"]  # no temp left
 
 
-def _model_of(s: dict[str, object]) -> MLP:
+def _model_of(s: dict[str, Any]) -> MLP:
     model = MLP(4, 8, seed=0)
-    model.load_state_dict(s["model"])  # type: ignore[arg-type]
+    model.load_state_dict(s["model"])
     return model
 
 

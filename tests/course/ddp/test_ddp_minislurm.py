@@ -29,7 +29,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -153,9 +153,9 @@ def show_job(mini: MiniCluster, job_id: int) -> dict[str, str]:
     return records[0]
 
 
-def wait_for(predicate: object, what: str, timeout: float = LIMIT) -> None:
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = LIMIT) -> None:
     deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.2)

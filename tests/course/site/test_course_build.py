@@ -21,7 +21,7 @@ import nbformat
 import pytest
 import yaml
 
-from course.build import BuildError, BuildOptions, build
+from course.build import BuildError, BuildOptions, BuildReport, build
 from course.build_render import WIDGET_MIME
 from course.manifest import MANIFEST, ROOT, load_manifest, parse_manifest
 
@@ -57,7 +57,7 @@ def assert_links_resolve(site: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildReport]:
     out = tmp_path_factory.mktemp("site") / "site"
     report = build(BuildOptions(out=out, only=("01-what-is-slurm", "08-frontier-scale"),
                                 progress=False))
@@ -66,10 +66,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
 
 
 @pytest.mark.slow
-def test_build_executes_validates_and_writes_pages(built: tuple[Path, object]) -> None:
+def test_build_executes_validates_and_writes_pages(built: tuple[Path, BuildReport]) -> None:
     site, report = built
-    assert report.lessons == ["01-what-is-slurm", "08-frontier-scale"]  # type: ignore[attr-defined]
-    for mid in report.lessons:  # type: ignore[attr-defined]
+    assert report.lessons == ["01-what-is-slurm", "08-frontier-scale"]
+    for mid in report.lessons:
         assert (site / "lessons" / f"{mid}.html").is_file()
         assert (site / "readings" / f"{mid}.html").is_file()
         executed = nbformat.read(str(site / "notebooks" / f"{mid}.ipynb"), as_version=4)
@@ -79,7 +79,7 @@ def test_build_executes_validates_and_writes_pages(built: tuple[Path, object]) -
 
 
 @pytest.mark.slow
-def test_plotly_figures_are_interactive_and_offline(built: tuple[Path, object]) -> None:
+def test_plotly_figures_are_interactive_and_offline(built: tuple[Path, BuildReport]) -> None:
     site, _ = built
     js = site / "assets" / "plotly.min.js"
     assert js.stat().st_size > 1_000_000 and b"Plotly" in js.read_bytes()[:100_000]
@@ -119,11 +119,11 @@ def experiment_figures(page: str) -> list[list[str]]:
 
 
 @pytest.mark.slow
-def test_each_experiment_shows_its_starting_figure(built: tuple[Path, object]) -> None:
+def test_each_experiment_shows_its_starting_figure(built: tuple[Path, BuildReport]) -> None:
     """Widgets need a kernel: each experiment is shown as it first appeared (its plotly
     figures, from the widget state kept by the nbval run), then the note."""
     site, report = built
-    for mid in report.lessons:  # type: ignore[attr-defined]
+    for mid in report.lessons:
         executed = nbformat.read(str(site / "notebooks" / f"{mid}.ipynb"), as_version=4)
         page = (site / "lessons" / f"{mid}.html").read_text()
         blocks = experiment_figures(page)
@@ -173,7 +173,7 @@ def test_widget_state_saved_at_build_time(tmp_path: Path, validate: bool) -> Non
 
 @pytest.mark.slow
 def test_index_lists_every_module_with_objectives_and_pass_marks(
-        built: tuple[Path, object]) -> None:
+        built: tuple[Path, BuildReport]) -> None:
     site, _ = built
     index = (site / "index.html").read_text()
     manifest = load_manifest()

@@ -38,7 +38,8 @@ def test_the_embedded_cluster_loads() -> None:
     assert aset.get(ROOT) is not None
     assert aset.user_association("alice", "llm") is not None
     assert {q.name for q in aset.qos} >= {"normal", "high", "scavenger"}
-    assert aset.qos_named("scavenger").preempt_mode == "requeue"  # type: ignore[union-attr]
+    scavenger = aset.qos_named("scavenger")
+    assert scavenger is not None and scavenger.preempt_mode == "requeue"
 
 
 def test_tree_structure_and_sshare_order() -> None:
@@ -63,7 +64,8 @@ def test_fields_are_read_with_sacctmgr_meanings() -> None:
     assert high is not None
     assert (high.priority, high.max_wall, high.preempt) == (100, 2 * 24 * 60, ("scavenger",))
     assert high.max_tres_per_user == {"gres/gpu": 8}
-    assert aset.qos_named("scavenger").usage_factor == 0.0  # type: ignore[union-attr]
+    scavenger = aset.qos_named("scavenger")
+    assert scavenger is not None and scavenger.usage_factor == 0.0
     assert aset.qos_named("normal") is not None  # always there
     bob = aset.user_association("bob", "ml")
     assert bob is not None and bob.shares is USE_PARENT

@@ -65,9 +65,9 @@ def test_reference_cluster_loads_unchanged() -> None:
         assert node.gres_count("gpu") == 4 and node.gres_count("gpu", "h100") == 0
     assert [p.name for p in config.partitions] == ["debug", "gpu", "short"]
     assert config.default_partition is not None and config.default_partition.name == "debug"
-    debug, gpu, short = config.partitions
+    debug, gpu_part, short = config.partitions
     assert (debug.max_time, debug.default_time, debug.nodes) == (60, 10, config.node_names)
-    assert (gpu.max_time, gpu.default_time, gpu.default) == (120, None, False)
+    assert (gpu_part.max_time, gpu_part.default_time, gpu_part.default) == (120, None, False)
     assert (short.max_time, short.default_time, short.nodes) == (5, 1, ("n1", "n2"))
     assert config.scheduler.bf_interval == 1 and config.scheduler.bf_resolution == 1
     assert config.scheduler.sched_min_interval == 0

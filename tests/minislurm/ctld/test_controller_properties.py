@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 
 import pytest
 from ctld_helpers import gpu_cluster
@@ -68,7 +69,7 @@ def _run(policy: str, workload: list[tuple[int, Spec]], seed: int,
         jid = ctl.submit(opts, name="j", body=JobBody(s.run))
         ids.append(jid)
         if s.cancel_at is not None:
-            ctl.later(s.cancel_at, lambda jid=jid: ctl.cancel(jid))
+            ctl.later(s.cancel_at, partial(ctl.cancel, jid))
     _advance(ctl, start + 4 * 3600, check)
     # ReturnToService=0 (Slurm's default): a failed node stays DOWN until an admin
     # resumes it, and a job needing it pends forever (Reason=ReqNodeNotAvail/NodeDown).

@@ -9,7 +9,7 @@ partition limits.
 from __future__ import annotations
 
 import pytest
-from ctld_helpers import ref_controller, sub
+from ctld_helpers import ref_controller, signals_sent, started_at, sub
 
 from minislurm.errors import SlurmError
 from minislurm.states import JobState, Reason
@@ -142,8 +142,7 @@ def test_singleton() -> None:
     assert ctl.job(a).state is JobState.RUNNING
     assert ctl.job(b).reason is Reason.DEPENDENCY
     ctl.run()
-    assert ctl.job(b).start_time is not None
-    assert ctl.job(b).start_time >= (ctl.job(a).end_time or 0)
+    assert started_at(ctl.job(b)) >= (ctl.job(a).end_time or 0)
 
 
 def test_every_job_reaches_a_terminal_state() -> None:
@@ -179,7 +178,7 @@ def test_signal_before_the_time_limit() -> None:
     jid = sub(ctl, None, time_limit=5, signal=SignalSpec(signal=10, time=60))
     start = ctl.env.now
     ctl.run()
-    sent = [(t - start, s) for t, j, s in ctl.runner.signals if j == jid]  # type: ignore[attr-defined]
+    sent = [(t - start, s) for t, j, s in signals_sent(ctl) if j == jid]
     assert sent[0] == (210, 10)
     assert ctl.job(jid).state is JobState.TIMEOUT
 

@@ -6,6 +6,7 @@ Error texts are slurm_strerror's, followed by `` for job ID`` as scontrol prints
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -53,17 +54,21 @@ def test_updates_refused_with_slurms_texts() -> None:
     done = sub(ctl, 1)
     ctl.run_for(5)
     cases = [
-        (dict(job_id=999, nice=10), "Invalid job id specified for job 999"),
-        (dict(job_id=running, start_time=ctl.now), "Job is no longer pending execution for job 1"),
-        (dict(job_id=running, partition="gpu"), "Job is no longer pending execution for job 1"),
-        (dict(job_id=running, time_limit=20, uid=1000), "Access/permission denied for job 1"),
-        (dict(job_id=running, nice=-5, uid=1000), "Access/permission denied for job 1"),
-        (dict(job_id=done, time_limit=5), "Job/step already completing or completed for job 2"),
-        (dict(job_id=running, nice=50, uid=1001), "Access/permission denied for job 1"),
+        (partial(ctl.update_job, 999, nice=10), "Invalid job id specified for job 999"),
+        (partial(ctl.update_job, running, start_time=ctl.now),
+         "Job is no longer pending execution for job 1"),
+        (partial(ctl.update_job, running, partition="gpu"),
+         "Job is no longer pending execution for job 1"),
+        (partial(ctl.update_job, running, time_limit=20, uid=1000),
+         "Access/permission denied for job 1"),
+        (partial(ctl.update_job, running, nice=-5, uid=1000), "Access/permission denied for job 1"),
+        (partial(ctl.update_job, done, time_limit=5),
+         "Job/step already completing or completed for job 2"),
+        (partial(ctl.update_job, running, nice=50, uid=1001), "Access/permission denied for job 1"),
     ]
-    for kwargs, text in cases:
+    for update, text in cases:
         with pytest.raises(SlurmError) as err:
-            ctl.update_job(**kwargs)  # type: ignore[arg-type]
+            update()
         assert err.value.message == text
 
 

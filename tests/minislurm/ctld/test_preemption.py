@@ -28,10 +28,15 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from captures import REF
+from realslurm import HarnessUnavailable, RealSlurm
+from realslurm.normalize import JOB_ID_BASE
+
+from minislurm.sim import Cluster
 
 SCAVENGERS = ("-N2 -n2", "-n2", "-n2", "-n4", "-n4")
 ASSOCIATIONS = """cluster: mini
@@ -48,8 +53,28 @@ def _field(text: str, key: str) -> str | None:
     return None if m is None else m.group(1)
 
 
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What the commands said once the preemptor ran (jobs named J1..J6 in submission
+    order; J4 is the victim)."""
+
+    queue: list[str]  # squeue's ``%i %t %r %N`` lines, sorted
+    #: scontrol's JobState, Reason, Restarts and ExitCode of the victim
+    victim: tuple[str | None, str | None, str | None, str | None]
+    victim_times: dict[str, str | None]  # scontrol's SubmitTime ... PreemptTime
+    preemptor_line: tuple[bool, str | None]  # (PreemptEligibleTime == StartTime, PreemptTime)
+    sacct: list[str]  # sacct -D's JobID|State|ExitCode rows of the victim
+    latest: str  # sacct's (no -D) first row of the victim
+
+
+def _epoch(stamp: str | None) -> float:
+    """scontrol's ``YYYY-MM-DDTHH:MM:SS`` as seconds (the test fails on a missing field)."""
+    assert stamp is not None
+    return time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S"))
+
+
 def _observe(run: Callable[[str], str], wait: Callable[[Callable[[], bool]], None],
-             ) -> dict[str, object]:
+             ) -> Observed:
     """Run the scenario; what squeue, scontrol and sacct say once the preemptor runs."""
     ids = [run(f"sbatch --parsable --qos=scavenger {o} --requeue --wrap 'sleep 300'").strip()
            for o in SCAVENGERS]
@@ -78,46 +103,42 @@ def _observe(run: Callable[[str], str], wait: Callable[[Callable[[], bool]], Non
                   *r.split("|")[1:]])
         for r in run(f"sacct -D -n -P -o JobID,State,ExitCode -j {victim}").splitlines()
     ]  # the whole history (in REQUEUE mode, the pending attempt's row: see `_check`)
-    return {
-        "queue": queue,
-        "victim": (_field(shown, "JobState"), _field(shown, "Reason"),
-                   _field(shown, "Restarts"), _field(shown, "ExitCode")),
-        "victim_times": times,
-        "preemptor_line": (_field(hi_shown, "PreemptEligibleTime")
-                           == _field(hi_shown, "StartTime"), _field(hi_shown, "PreemptTime")),
-        "sacct": rows,
-        "latest": "|".join(["J4", *run(f"sacct -n -P -o JobID,State,ExitCode -j {victim}")
-                                      .splitlines()[0].split("|")[1:]]),
-    }
+    return Observed(
+        queue=queue,
+        victim=(_field(shown, "JobState"), _field(shown, "Reason"),
+                _field(shown, "Restarts"), _field(shown, "ExitCode")),
+        victim_times=times,
+        preemptor_line=(_field(hi_shown, "PreemptEligibleTime")
+                        == _field(hi_shown, "StartTime"), _field(hi_shown, "PreemptTime")),
+        sacct=rows,
+        latest="|".join(["J4", *run(f"sacct -n -P -o JobID,State,ExitCode -j {victim}")
+                                   .splitlines()[0].split("|")[1:]]),
+    )
 
 
-def _check(seen: dict[str, object], mode: str, *, real: bool = False) -> None:
+def _check(seen: Observed, mode: str, *, real: bool = False) -> None:
     busy = ["J1 R None n[1-2]", "J2 R None n1", "J3 R None n2", "J5 R None n4",
             "J6 R None n3"]
-    times = seen["victim_times"]
-    assert isinstance(times, dict)
+    times = seen.victim_times
     if mode == "REQUEUE":
-        assert seen["queue"] == sorted(["J4 PD BeginTime", *busy])
-        assert seen["victim"] == ("PENDING", "BeginTime", "1", "0:0")
-        submit = time.mktime(time.strptime(times["SubmitTime"], "%Y-%m-%dT%H:%M:%S"))
-        eligible = time.mktime(time.strptime(times["EligibleTime"], "%Y-%m-%dT%H:%M:%S"))
-        assert eligible - submit == 121
+        assert seen.queue == sorted(["J4 PD BeginTime", *busy])
+        assert seen.victim == ("PENDING", "BeginTime", "1", "0:0")
+        assert _epoch(times["EligibleTime"]) - _epoch(times["SubmitTime"]) == 121
         assert times["PreemptEligibleTime"] is None
     else:
-        assert seen["queue"] == sorted(busy)
+        assert seen.queue == sorted(busy)
         # one run in a few on 22.05.8: the SIGTERM ends `sleep` before its shell, which
         # then exits 143 (128 + SIGTERM) itself
         codes = ("0:15", "143:0") if real else ("0:15",)
-        assert seen["victim"][:3] == ("PREEMPTED", "None", "0")  # type: ignore[index]
-        assert seen["victim"][3] in codes  # type: ignore[index]
+        assert seen.victim[:3] == ("PREEMPTED", "None", "0")
+        assert seen.victim[3] in codes
         assert times["PreemptEligibleTime"] == times["StartTime"]
         assert times["PreemptTime"] == times["EndTime"]
-    assert seen["preemptor_line"] == (True, "None")
+    assert seen.preemptor_line == (True, "None")
     batch = ["J4.batch|CANCELLED|0:15"]
     if real:  # one run in a few on 22.05.8 logs the killed batch shell as FAILED 15:0
         batch.append("J4.batch|FAILED|15:0")
-    rows = seen["sacct"]
-    assert isinstance(rows, list)
+    rows = seen.sacct
     assert rows[0] == "J4|PREEMPTED|0:0" and rows[1] in batch
     # The requeued attempt's own row: slurmctld zeroes the job's db_index on requeue, and
     # accounting_storage/slurmdbd's dbinx thread (_set_db_inx_thread) sends a start record
@@ -125,14 +146,12 @@ def _check(seen: dict[str, object], mode: str, *, real: bool = False) -> None:
     # later (CI's loaded run read sacct after it). minislurm shows the moment before: no
     # row until the attempt starts. Exactly those two outcomes.
     if real and len(rows) == 3:
-        assert rows[2] == "J4|PENDING|0:0" and seen["latest"] == "J4|PENDING|0:0"
+        assert rows[2] == "J4|PENDING|0:0" and seen.latest == "J4|PENDING|0:0"
     else:
-        assert len(rows) == 2 and seen["latest"] == "J4|PREEMPTED|0:0"
+        assert len(rows) == 2 and seen.latest == "J4|PREEMPTED|0:0"
 
 
-def _mini(folder: Path, mode: str, sched: str = ""):  # type: ignore[no-untyped-def]
-    from minislurm.sim import Cluster
-
+def _mini(folder: Path, mode: str, sched: str = "") -> Cluster:
     if not (REF / "slurm.conf").exists():
         pytest.skip("the reference captures are not here")
     for name in ("slurm.conf", "gres.conf"):
@@ -184,11 +203,8 @@ def test_preemption_order_without_and_with_preempt_youngest_first(tmp_path: Path
 # ------------------------------------------------------------------ real Slurm
 @pytest.fixture(scope="module", params=["REQUEUE", "CANCEL"])
 def preempt_slurm(request: pytest.FixtureRequest,
-                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, str]]:
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealSlurm, str]]:
     """The reference cluster with preempt/qos in ``mode``, slurmdbd, and the QOS."""
-    from realslurm import HarnessUnavailable, RealSlurm
-    from realslurm.normalize import JOB_ID_BASE
-
     mode = request.param
     cluster = RealSlurm(tmp_path_factory.mktemp(f"preempt-{mode.lower()}"), accounting=True,
                         first_job_id=JOB_ID_BASE,
@@ -207,12 +223,12 @@ def preempt_slurm(request: pytest.FixtureRequest,
 
 
 @pytest.mark.realslurm
-def test_preemption_on_real_slurm(preempt_slurm: tuple[object, str]) -> None:
+def test_preemption_on_real_slurm(preempt_slurm: tuple[RealSlurm, str]) -> None:
     cluster, mode = preempt_slurm
-    work = str(cluster.work_dir)  # type: ignore[attr-defined]
+    work = str(cluster.work_dir)
 
     def run(cmd: str) -> str:
-        res = cluster.run(cmd, cwd=work)  # type: ignore[attr-defined]
+        res = cluster.run(cmd, cwd=work)
         assert res.rc == 0, (cmd, res.stderr)
         return str(res.stdout)
 

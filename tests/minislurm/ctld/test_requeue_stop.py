@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from datetime import datetime
 
 from minicluster import MiniCluster
@@ -28,7 +29,20 @@ wait
 """
 
 
-def _scenario(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What the scenario saw: squeue's state right after the requeue, the seconds until
+    the job was pending again, sacct's rows (ids as ``J``, without End), the seconds
+    between the attempt's end and its batch step's, and the output file's text."""
+
+    completing: str
+    waited: float
+    rows: list[str]
+    gap: float
+    message: str
+
+
+def _scenario(cluster: MiniCluster | RealSlurm) -> Seen:
     work = cluster.work_dir
     (work / "trap.sh").write_text(TRAP)
 
@@ -71,21 +85,21 @@ def _scenario(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
     gap = (datetime.fromisoformat(ends[f"{job}.batch"])
            - datetime.fromisoformat(ends[job])).total_seconds()
     text = out.read_text()
-    return {
-        "completing": completing,
-        "waited": waited,
-        "rows": [re.sub(r"\|[^|]*$", "", r).replace(job, "J", 1) for r in rows],
-        "gap": gap,
-        "message": re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "T", text.replace(job, "J")),
-    }
+    return Seen(
+        completing=completing,
+        waited=waited,
+        rows=[re.sub(r"\|[^|]*$", "", r).replace(job, "J", 1) for r in rows],
+        gap=gap,
+        message=re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "T", text.replace(job, "J")),
+    )
 
 
-def _check(seen: dict[str, object]) -> None:
-    assert seen["completing"] == "CG None"
-    assert 3 <= float(seen["waited"]) <= 12  # type: ignore[arg-type]  # KillWait=5
-    assert seen["rows"][:2] == ["J|REQUEUED|0:0", "J.batch|CANCELLED|0:9"]  # type: ignore[index]
-    assert 4 <= float(seen["gap"]) <= 7  # type: ignore[arg-type]
-    assert seen["message"] == (
+def _check(seen: Seen) -> None:
+    assert seen.completing == "CG None"
+    assert 3 <= seen.waited <= 12  # KillWait=5
+    assert seen.rows[:2] == ["J|REQUEUED|0:0", "J.batch|CANCELLED|0:9"]
+    assert 4 <= seen.gap <= 7
+    assert seen.message == (
         "start\nslurmstepd-n1: error: *** JOB J ON n1 CANCELLED AT T DUE TO JOB REQUEUE ***\n"
         "got TERM\n")
 

@@ -13,7 +13,6 @@ good save without deleting anything.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from minislurm.common.gres import parse_gres_request
 from minislurm.common.jobarray import parse_array
 from minislurm.conf import parse_config
 from minislurm.ctld import Controller, JobBody
-from minislurm.ctld.runner import SIGKILL, SIGTERM
+from minislurm.ctld.runner import SIGKILL, SIGTERM, Recovery
 from minislurm.ctld.state_codec import (
     MOVED,
     MOVED_CLASSES,
@@ -39,6 +38,7 @@ from minislurm.ctld.state_save import dump_state, load_state
 from minislurm.job import Allocation, JobRecord
 from minislurm.options import JobOptions
 from minislurm.options.model import SignalSpec
+from minislurm.priority import MultifactorPriority
 from minislurm.states import JobState, NodeFlag, Reason
 
 FATAL_JOB = ("fatal: Incomplete job state save file, start with '-i' to ignore this. "
@@ -46,14 +46,6 @@ FATAL_JOB = ("fatal: Incomplete job state save file, start with '-i' to ignore t
 
 
 # ---- a simulated slurmd that can be found again after a restart -----------------------
-@dataclass(frozen=True)
-class _Recovery:
-    event: simpy.Event
-    ended: tuple[int, int] | None = None
-    end_time: int | None = None
-    lost: bool = False
-
-
 class RecoverableRunner:
     """`SimulatedRunner` semantics, plus ``recover``: a job found again ends when its
     body would have ended had the controller never stopped (``offset``: epoch - SimPy)."""
@@ -63,6 +55,7 @@ class RecoverableRunner:
         self.offset = offset
         self._running: dict[int, simpy.Event] = {}
         self.signals: list[tuple[float, int, int]] = []  # (SimPy time, job id, signal)
+        self.warned: dict[int, int] = {}  # RecoversJobs: no --signal is ever routed here
 
     def _schedule(self, job_id: int, done: simpy.Event, ends_at: float | None, code: int) -> None:
         self._running[job_id] = done
@@ -82,13 +75,13 @@ class RecoverableRunner:
         self._schedule(job.job_id, done, end, body.exit_code)
         return done
 
-    def recover(self, job: JobRecord, allocation: Allocation, body: JobBody) -> _Recovery:
+    def recover(self, job: JobRecord, allocation: Allocation, body: JobBody) -> Recovery:
         done = self.env.event()
         end = None
         if body.run_time is not None and job.start_time is not None:
             end = job.start_time + body.run_time - self.offset
         self._schedule(job.job_id, done, end, body.exit_code)
-        return _Recovery(done)
+        return Recovery(done)
 
     def kill(self, job_id: int, signal: int) -> None:
         self.signals.append((self.env.now, job_id, signal))
@@ -103,9 +96,21 @@ class RecoverableRunner:
         self.kill(job_id, SIGKILL)
 
 
-def controller(env: simpy.Environment | None = None) -> Controller:
+def signals(ctl: Controller) -> list[tuple[float, int, int]]:
+    """The signals ``ctl``'s ``RecoverableRunner`` delivered (SimPy time, job id, signal)."""
+    runner = ctl.runner
+    assert isinstance(runner, RecoverableRunner), runner
+    return runner.signals
+
+
+#: The reference cluster under priority/multifactor with fair share, whose usage a
+#: restart must keep (``assoc_usage``).
+FAIRSHARE = "PriorityType=priority/multifactor\nPriorityWeightFairshare=10000\n"
+
+
+def controller(env: simpy.Environment | None = None, extra: str = "") -> Controller:
     env = env or simpy.Environment()
-    cfg = parse_config(REF_CONF, "slurm.conf")
+    cfg = parse_config(REF_CONF + extra, "slurm.conf")
     runner = RecoverableRunner(env, 1767600000)
     return Controller(cfg, env, runner=runner)
 
@@ -135,12 +140,13 @@ def busy_day(ctl: Controller) -> dict[str, int]:
     return ids
 
 
-def restarted(ctl: Controller, tmp_path: Path) -> Controller:
-    """Save ``ctl``'s state to disk and load it into a new controller at the same time."""
+def restarted(ctl: Controller, tmp_path: Path, extra: str = "") -> Controller:
+    """Save ``ctl``'s state to disk and load it into a new controller at the same time
+    (``extra``: the slurm.conf lines both were made with)."""
     files = StateFiles(tmp_path / "ctld")
     files.save(dump_state(ctl))
     loaded = StateFiles(tmp_path / "ctld").load()
-    fresh = controller(simpy.Environment(initial_time=ctl.env.now))
+    fresh = controller(simpy.Environment(initial_time=ctl.env.now), extra)
     log = load_state(fresh, loaded.parts)
     assert f"Recovered information about {len(ctl.jobs())} jobs" in log
     return fresh
@@ -169,8 +175,8 @@ def test_a_restored_controller_goes_on_exactly_like_the_original(tmp_path: Path)
     assert copy.jobs() == original.jobs()
     assert copy.nodes() == original.nodes()
     # every signal after the restart (--signal=USR1@120, time limits, KillWait) the same
-    after = [s for s in original.runner.signals if s[0] >= 500]  # type: ignore[attr-defined]
-    assert copy.runner.signals == after  # type: ignore[attr-defined]
+    after = [s for s in signals(original) if s[0] >= 500]
+    assert signals(copy) == after
     assert (ids["warned"], 10) in {(j, sig) for _, j, sig in after}
     finals = {j.name: j.state for j in copy.jobs()}
     assert finals["timeout"] is JobState.TIMEOUT and finals["after"] is JobState.COMPLETED
@@ -204,21 +210,21 @@ def test_an_end_moved_by_scontrol_update_survives_a_restart(tmp_path: Path) -> N
 
 
 def test_node_reasons_partitions_and_fair_share_usage_survive(tmp_path: Path) -> None:
-    ctl = controller()
+    ctl = controller(extra=FAIRSHARE)
     sub(ctl, 600, user="root", time_limit=20, nodes_min=4)
     ctl.run_for(700)
     ctl.update_node("n2", "drain", "disk")
     ctl.update_partition("short", "down")
-    copy = restarted(ctl, tmp_path)
+    copy = restarted(ctl, tmp_path, FAIRSHARE)
     node = next(n for n in copy.nodes() if n.name == "n2")
     assert (node.reason, node.reason_user) == ("disk", "root")
     assert NodeFlag.DRAIN in node.state.flags
     assert next(p for p in copy.partitions() if p.name == "short").state == "DOWN"
-    tracker = getattr(ctl.priority_plugin, "usage", None)
-    if tracker is not None:
-        restored = copy.priority_plugin.usage  # type: ignore[attr-defined]
-        assert restored.own_usage(ctl.now) == tracker.own_usage(ctl.now)
-        assert any(v > 0 for v in restored.own_usage(ctl.now).values())
+    assert isinstance(ctl.priority_plugin, MultifactorPriority)
+    assert isinstance(copy.priority_plugin, MultifactorPriority)
+    tracker, restored = ctl.priority_plugin.usage, copy.priority_plugin.usage
+    assert any(v > 0 for v in tracker.own_usage(ctl.now).values())
+    assert restored.own_usage(ctl.now) == tracker.own_usage(ctl.now)
 
 
 # ---- the encoding ---------------------------------------------------------------------

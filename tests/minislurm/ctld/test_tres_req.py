@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 SLEEP = "#!/bin/bash\nsleep 300\n"
 HELD = {
@@ -67,7 +68,7 @@ def test_running_tres_is_the_allocation_req_tres_the_request(tmp_path: Path) -> 
 
 
 @pytest.mark.realslurm
-def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_replayed_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     real_slurm.cancel_all()
     work = tmp_path / "real"
     work.mkdir()

@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,10 +66,10 @@ def _alive(pid: int) -> bool:
     return "\nState:\tZ" not in status
 
 
-def _wait_until(predicate: object, timeout: float = 10.0) -> bool:
+def _wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
+        if predicate():
             return True
         time.sleep(0.05)
     return False
@@ -118,7 +118,7 @@ class LocalCluster:
         return match.group(1)
 
     def wait_pid_file(self, path: Path) -> int:
-        assert _wait_until(lambda: path.is_file() and path.read_text().strip(), 15), path
+        assert _wait_until(lambda: bool(path.is_file() and path.read_text().strip()), 15), path
         pid = int(path.read_text().split()[0])
         self.pids.add(pid)
         return pid

@@ -39,6 +39,7 @@ cloudpickle = pytest.importorskip("cloudpickle")
 
 from minicluster import BIN_DIR, STATE_VAR, MiniCluster  # noqa: E402
 from submitit.core.utils import FailedJobError  # noqa: E402
+from submitit.helpers import Checkpointable  # noqa: E402
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob  # noqa: E402
 
 #: Hard wall-clock limit of one case (seconds).
@@ -176,7 +177,7 @@ def array_task(x: int) -> dict[str, Any]:
     }
 
 
-class Resumable(submitit.helpers.Checkpointable):
+class Resumable(Checkpointable):
     """Counts to ``target`` slowly, keeping its progress in a file; submitit calls
     ``checkpoint`` on USR2 and requeues the job with ``scontrol requeue``."""
 

@@ -5,6 +5,7 @@ These run everywhere: the pure check, and sbatch on the embedded cluster (no id 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -85,7 +86,8 @@ def test_srun_and_salloc_refuse_before_contacting_slurmctld(command: str) -> Non
     from minislurm.cli import salloc, srun
     from minislurm.cli.common import Context
 
-    ctx = Context()
+    stderr = io.StringIO()
+    ctx = Context(stderr=stderr)
     module = srun if command == "srun" else salloc
     rc = module.run(["--gres=foo:1", "true"], ctx)
-    assert (rc, ctx.stderr.getvalue()) == (1, f"{command}: error: {INVALID_GRES}\n")
+    assert (rc, stderr.getvalue()) == (1, f"{command}: error: {INVALID_GRES}\n")

@@ -41,6 +41,7 @@ from realslurm.differential import parse_env, run_batch
 from minislurm.common.hostlist import expand
 from minislurm.ctld.step_mgr import plan_step
 from minislurm.job import Allocation
+from minislurm.options.model import JobOptions
 from minislurm.options.sbatch import parse_sbatch
 from minislurm.options.srun import parse_srun
 from minislurm.select.cons_tres import select
@@ -330,17 +331,17 @@ def _task(env: dict[str, str]) -> Task:
             env.get("SLURM_GPUS_PER_TASK"))
 
 
-def _job_ctx(c: Cluster, jid: int, opts: object) -> JobContext:
+def _job_ctx(c: Cluster, jid: int, opts: JobOptions) -> JobContext:
     job = c.controller.job(jid)
-    return job_context(opts, job_id=jid, name=job.name,  # type: ignore[arg-type]
+    return job_context(opts, job_id=jid, name=job.name,
                        partition=job.partition, cluster_name=c.config.cluster_name,
                        mem_per_cpu=job.mem_per_cpu)
 
 
-def _step(plan_args: tuple[int, Allocation, object], inside: bool,
+def _step(plan_args: tuple[int, Allocation, JobOptions], inside: bool,
           **extra: str) -> StepContext:
     jid, alloc, opts = plan_args
-    plan = plan_step(jid, alloc, opts, 0)  # type: ignore[arg-type]
+    plan = plan_step(jid, alloc, opts, 0)
     return StepContext(step_id=0, layout=plan.layout, launcher_port=40000,
                        inside_allocation=inside, cpus_on_node=plan.cpus_on_node,
                        gpus=plan.gpus, distribution=opts.distribution,  # type: ignore[attr-defined]

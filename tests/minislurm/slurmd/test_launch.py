@@ -10,7 +10,7 @@ import os
 import signal
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -58,8 +58,9 @@ def _tasks(cwd: Path, script: str, n: int = 1, per_node: int = 2) -> list[TaskSp
     ]
 
 
-def _run(steps: list[RunningStep], *args: object, **kw: object) -> tuple[TaskResult, ...]:
-    step = launch_step(*args, **kw)  # type: ignore[arg-type]
+def _run(steps: list[RunningStep], identity: StepIdentity, tasks: Sequence[TaskSpec],
+         stdio: StdioSpec, *, stdout_fd: int = 1, stderr_fd: int = 2) -> tuple[TaskResult, ...]:
+    step = launch_step(identity, tasks, stdio, stdout_fd=stdout_fd, stderr_fd=stderr_fd)
     steps.append(step)
     return step.wait(TIMEOUT)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from captures import capture_root
@@ -58,7 +59,7 @@ def _user_env(case: str) -> dict[str, str]:
     }
 
 
-def _job(case: str, job_id: int, name: str, **kw: object) -> JobContext:
+def _job(case: str, job_id: int, name: str, **kw: Any) -> JobContext:
     return JobContext(
         job_id=job_id,
         name=name,
@@ -68,7 +69,7 @@ def _job(case: str, job_id: int, name: str, **kw: object) -> JobContext:
         submit_host="vm",
         working_cluster=working_cluster("mini", "localhost", 16817),
         conf_path="/srv/slurm-ref/etc/slurm.conf",
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 

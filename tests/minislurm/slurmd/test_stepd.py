@@ -9,6 +9,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from captures import capture_root
@@ -37,7 +38,7 @@ def running() -> Iterator[list[RunningStep]]:
         step.wait(TIMEOUT)
 
 
-def _job(tmp_path: Path, job_id: int, name: str = "wrap", **kw: object) -> JobContext:
+def _job(tmp_path: Path, job_id: int, name: str = "wrap", **kw: Any) -> JobContext:
     return JobContext(
         job_id=job_id,
         name=name,
@@ -46,7 +47,7 @@ def _job(tmp_path: Path, job_id: int, name: str = "wrap", **kw: object) -> JobCo
         submit_dir=str(tmp_path),
         submit_host="vm",
         **kw,
-    )  # type: ignore[arg-type]
+    )
 
 
 def _batch(

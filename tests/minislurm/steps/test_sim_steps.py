@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from captures import checked_stdout, reference_cluster
+from realslurm import RealSlurm
 
 STEPS = "#!/bin/bash\n#SBATCH -N2 -n2 -t5\nsrun sleep 5\nsrun -n1 sleep 3\nexit 0\n"
 LONG = "#!/bin/bash\n#SBATCH -n1 -t5\nsrun sleep 300\n"
@@ -88,6 +89,6 @@ def test_script_steps_on_minislurm(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_script_steps_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_script_steps_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     got = _scene(checked_stdout(real_slurm.run, cwd=tmp_path), time.sleep, tmp_path)
     assert got == (_rows(RUNNING), _rows(ENDED))

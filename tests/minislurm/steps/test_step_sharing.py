@@ -39,13 +39,14 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from dataclasses import dataclass
 
 import pytest
 from minicluster import MiniCluster
 from realslurm import RealSlurm
 from realslurm.launch import FOREVER, TASK_READY, wait_launched
 
-from minislurm.ctld.step_mgr import StepBusy, StepUse, plan_step
+from minislurm.ctld.step_mgr import StepBusy, StepPlan, StepUse, plan_step
 from minislurm.errors import SlurmError
 from minislurm.job import Allocation, NodeAlloc
 from minislurm.options import JobOptions
@@ -65,10 +66,10 @@ def _srun(*argv: str, per_cpu: str | None = "1000") -> JobOptions:
     return parse_srun([*argv, "true"], env=env, cwd="/tmp").options
 
 
-def _uses(*plans: object) -> dict[str, StepUse]:
+def _uses(*plans: StepPlan) -> dict[str, StepUse]:
     out: dict[str, StepUse] = {}
     for plan in plans:
-        for node, hold in zip(plan.layout.nodes, plan.holds, strict=True):  # type: ignore[attr-defined]
+        for node, hold in zip(plan.layout.nodes, plan.holds, strict=True):
             out[node] = out.get(node, StepUse()) + hold
     return out
 
@@ -84,7 +85,7 @@ def test_a_step_without_exact_holds_the_whole_node_and_the_next_is_busy() -> Non
 
 def test_exact_steps_share_the_node_and_get_the_lowest_free_gpus() -> None:
     alloc, job = _alloc(cpus=4, gpus=4), _srun("--gres=gpu:4")
-    plans: list[object] = []
+    plans: list[StepPlan] = []
     for step in range(4):
         plan = plan_step(5, alloc, _srun("-n1", "--exact", "--gres=gpu:1"), step, job=job,
                          in_use=_uses(*plans))
@@ -262,14 +263,31 @@ def _run_cases(cluster: MiniCluster | RealSlurm) -> dict[str, list[str]]:
     return seen
 
 
-def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """What ``_cancelled`` saw (node names as ``nX``, job ids as ``J``)."""
+
+    #: ``cancel-1``/``cancel-2``: the batch job's output lines, sorted
+    lines: dict[str, list[str]]
+    #: ``cancel-1``/``cancel-2``: sacct's ``J.0|State|ExitCode`` rows
+    sacct: dict[str, list[str]]
+    #: ``ends-0``/``ends-3``: (the job's final state, its output lines sorted, sacct's
+    #: ``J.0`` rows)
+    ends: dict[str, tuple[str, list[str], list[str]]]
+    #: the standalone srun: (its stderr lines, its exit code)
+    srun: tuple[list[str], int]
+
+
+def _cancelled(cluster: MiniCluster | RealSlurm) -> Cancelled:
     """``scancel`` of a batch job in ``srun`` (1 and 2 nodes), a batch script ending
     while its ``srun ... &`` runs, and ``scancel`` of a standalone srun; each only once
     srun has launched its step completely (`realslurm.launch.wait_launched`: the
     subject is how the job's end reaches a running step, not an aborted launch)."""
     work = cluster.work_dir / "step-sharing"
     work.mkdir(exist_ok=True)
-    out: dict[str, object] = {}
+    out_lines: dict[str, list[str]] = {}
+    out_sacct: dict[str, list[str]] = {}
+    out_ends: dict[str, tuple[str, list[str], list[str]]] = {}
     for name, opts, ntasks in (("cancel-1", "-N1 -n1", 1), ("cancel-2", "-N2 -n2", 2)):
         (work / f"{name}.sh").write_text(
             f"#!/bin/bash\nsrun bash -c '{TASK_READY}; {FOREVER}'\necho after\n")
@@ -281,7 +299,7 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
         time.sleep(8)  # KillWait + 2: everything srun prints is in the file
         lines = [re.sub(r"\bn\d\b", "nX", line)
                  for line in _norm((work / f"{name}.out").read_text(), job)]
-        out[name] = sorted(line for line in lines if line not in RACING)
+        out_lines[name] = sorted(line for line in lines if line not in RACING)
         deadline = time.monotonic() + 15  # slurmdbd may store the step a little later
         while True:
             rows = cluster.run(f"sacct -n -P -j {job} -o JobID,State,ExitCode").stdout
@@ -289,7 +307,7 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
             if (step0 and "RUNNING" not in step0[0]) or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-        out[f"{name} sacct"] = step0
+        out_sacct[name] = step0
     for name, code in (("ends-0", 0), ("ends-3", 3)):  # the script does not wait for srun
         (work / f"{name}.sh").write_text(
             f"#!/bin/bash\nsrun bash -c '{TASK_READY}; {FOREVER}' &\n"
@@ -300,7 +318,7 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
         time.sleep(3)
         lines = _norm((work / f"{name}.out").read_text(), job)
         rows = cluster.run(f"sacct -n -P -j {job} -o JobID,State,ExitCode").stdout
-        out[name] = (state, sorted(re.sub(r"\bn\d\b", "nX", line) for line in lines),
+        out_ends[name] = (state, sorted(re.sub(r"\bn\d\b", "nX", line) for line in lines),
                      [r for r in rows.replace(job, "J").split() if r.startswith("J.0|")])
     proc = subprocess.Popen(["srun", "-N1", "bash", "-c", f"{TASK_READY}; echo $SLURM_JOB_ID; "
                              f"{FOREVER}"],
@@ -315,9 +333,8 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> dict[str, object]:
     finally:
         if proc.poll() is None:
             proc.kill()
-    out["srun"] = ([re.sub(r"\bn\d\b", "nX", line) for line in _norm(err, job)],
-                   proc.returncode)
-    return out
+    srun = ([re.sub(r"\bn\d\b", "nX", line) for line in _norm(err, job)], proc.returncode)
+    return Cancelled(lines=out_lines, sacct=out_sacct, ends=out_ends, srun=srun)
 
 
 #: Lines real Slurm prints in a case only when it loses a race.  ``memory``: the step
@@ -353,7 +370,7 @@ def _check_cases(seen: dict[str, list[str]]) -> None:
         assert got == want, name
 
 
-def _check_cancelled(seen: dict[str, object]) -> None:
+def _check_cancelled(seen: Cancelled) -> None:
     aborted = "srun: Job step aborted: Waiting up to 7 seconds for job step to finish."
     step = "slurmstepd-nX: error: *** STEP J.0 ON nX CANCELLED AT T ***"
     job = "slurmstepd-nX: error: *** JOB J ON nX CANCELLED AT T ***"
@@ -362,26 +379,26 @@ def _check_cancelled(seen: dict[str, object]) -> None:
     # (_kill_all_active_steps), so srun may also end before the batch step's own SIGTERM
     # reaches the script, which then prints its `echo after` (seen on 22.05.8 at load 10):
     # at most once too. The rest exactly.
-    def without_step(lines: object) -> list[str]:
-        assert isinstance(lines, list) and lines.count(step) <= 1 and lines.count("after") <= 1
+    def without_step(lines: list[str]) -> list[str]:
+        assert lines.count(step) <= 1 and lines.count("after") <= 1
         return [line for line in lines if line not in (step, "after")]
 
-    assert without_step(seen["cancel-1"]) == sorted(
+    assert without_step(seen.lines["cancel-1"]) == sorted(
         [aborted, job, "srun: error: nX: task 0: Terminated"])
-    assert without_step(seen["cancel-2"]) == sorted(
+    assert without_step(seen.lines["cancel-2"]) == sorted(
         [aborted, job, "srun: error: nX: task 0: Terminated",
          "srun: error: nX: task 1: Terminated"])
-    lines, rc = seen["srun"]  # type: ignore[misc]
+    lines, rc = seen.srun
     # a standalone srun may end before its step's line reaches it (seen once on 22.05.8)
     assert ([line for line in lines if line != step], rc) == (
         [aborted, "srun: error: nX: task 0: Terminated"], 143)
     assert lines.count(step) <= 1
-    assert seen["cancel-1 sacct"] == seen["cancel-2 sacct"] == ["J.0|CANCELLED|0:15"]
+    assert seen.sacct["cancel-1"] == seen.sacct["cancel-2"] == ["J.0|CANCELLED|0:15"]
     ends = "slurmstepd-nX: error: *** STEP J.0 ON nX {} ***"
     for name, state, how in (("ends-0", "COMPLETED", "CANCELLED AT T"),
                              ("ends-3", "FAILED",
                               "FAILED (non-zero exit code or other failure mode)")):
-        assert seen[name] == (state, sorted([aborted, ends.format(how),
+        assert seen.ends[name] == (state, sorted([aborted, ends.format(how),
                                              "srun: error: nX: task 0: Terminated"]),
                               ["J.0|CANCELLED|0:15"]), name
 

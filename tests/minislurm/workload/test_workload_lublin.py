@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -71,7 +71,7 @@ def size_pmf(cls: LublinClass) -> dict[int, float]:
         return cls.uprob * first + (1 - cls.uprob) * second
 
     other = 1 - cls.serial_prob - cls.pow2_prob
-    pmf: Counter[int] = Counter({1: cls.serial_prob})
+    pmf: defaultdict[int, float] = defaultdict(float, {1: cls.serial_prob})
     for k in range(0, int(cls.uhi) + 2):
         pmf[2**k] += cls.pow2_prob * measure(k - 0.5, k + 0.5)
     for s in range(2, 2 ** math.ceil(cls.uhi) + 1):

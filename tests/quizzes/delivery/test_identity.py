@@ -22,7 +22,8 @@ def test_the_hub_user_is_the_learner(env):
     assert identity.current({**env, "JUPYTERHUB_USER": "ada"}) == \
         Learner("ada", "Ada Lovelace", "hub")
     # another hub user on the same home never inherits that name
-    assert identity.current({**env, "JUPYTERHUB_USER": "bob"}).name == "bob"
+    bob = identity.current({**env, "JUPYTERHUB_USER": "bob"})
+    assert bob is not None and bob.name == "bob"
 
 
 def test_outside_a_hub_the_name_is_asked_once_and_kept(env, tmp_path):
@@ -60,7 +61,8 @@ def test_a_damaged_config_is_kept_aside_not_lost(env, tmp_path):
     assert identity.current(env) is None
     identity.remember("Ada", env)
     assert path.with_name("learner.json.bak").read_text() == "{not json"
-    assert identity.current(env).id == "ada"
+    ada = identity.current(env)
+    assert ada is not None and ada.id == "ada"
 
 
 def test_the_widget_asks_a_name_once_then_shows_the_quiz(env, tmp_path):

@@ -88,4 +88,5 @@ def test_a_drawn_pool_is_analysed_on_the_learners_each_item_was_shown_to(tmp_pat
     stats = run.stats[0]
     assert sum(it.n for it in stats.items) == 80 * 3
     assert all(0 < it.n < 80 and it.discrimination is not None for it in stats.items)
-    assert all(it.discrimination > 0 for it in stats.items), stats.table()
+    assert all(it.discrimination is not None and it.discrimination > 0
+               for it in stats.items), stats.table()

@@ -191,7 +191,8 @@ def test_check_with_no_answer_is_a_hint_and_does_not_lock_the_item(banks, source
     s = QuizSession(bank, "ada", clock=lambda: EPOCH)
     multiple = next(i for i, p in zip(bank.items, s.items(), strict=True)
                     if p.type == "multiple")
-    for empty in (None, "", "   ", []):
+    no_answers: tuple[object, ...] = (None, "", "   ", [])
+    for empty in no_answers:
         with pytest.raises(NoAnswer, match="has no answer yet"):
             s.answer(multiple.common.id, empty)
     assert s.results == {} and s.answers == {}

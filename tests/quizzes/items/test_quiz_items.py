@@ -6,6 +6,8 @@ hashed exactly as in the shipped banks, then grades responses against it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from quiz_helpers import SALT, bank_of
 
@@ -204,7 +206,7 @@ def test_sbatch_signal_item_from_the_shipped_bank():
 
 # --- scheduler (real minislurm controller) ---------------------------------------------
 
-SCENARIO = {
+SCENARIO: dict[str, Any] = {  # an item's YAML source
     "id": "p",
     "type": "scheduler",
     "ask": "next_start",
@@ -273,19 +275,22 @@ def test_scheduler_start_time_and_pending_reason():
 def test_the_shipped_backfill_items_agree_with_their_explanations():
     """The explanations promise what backfill does; the controller must agree."""
     from quizzes.bank import load_banks
-    from quizzes.items.scheduler import default_runner
+    from quizzes.items.scheduler import SchedulerItem, default_runner
     from quizzes.variants import combinations
 
     bank = load_banks()["06-backfill"]
     runner = default_runner()
     who = bank.item("backfill-who-starts")
+    assert isinstance(who, SchedulerItem)
     for params in combinations(who.common.params):
         result = runner.run(who.scenario(params))
         expected = ("small",) if params["r"] < 60 else ("whole",)
         assert result.next_starts(60) == expected, params
     reason = bank.item("backfill-pending-reason")
+    assert isinstance(reason, SchedulerItem)
     assert runner.run(reason.scenario({})).reason_of("whole", 300) == "Resources"
     start = bank.item("backfill-start-time")
+    assert isinstance(start, SchedulerItem)
     for params in combinations(start.common.params):
         assert runner.run(start.scenario(params)).start_of("whole") == params["w"] * 60
 

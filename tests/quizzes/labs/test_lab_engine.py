@@ -10,7 +10,7 @@ from quizzes.items.base import Common
 from quizzes.items.lab import LabItem
 from quizzes.labs import check, lab
 from quizzes.labs.feedback import LabSession, hint, ladder
-from quizzes.labs.shell import Interpreter, ShellError, parse
+from quizzes.labs.shell import Interpreter, Runner, ShellError, parse
 from quizzes.policy import Policy
 from quizzes.where import Where
 
@@ -18,7 +18,7 @@ FIRST = ("#!/bin/bash\n#SBATCH -p gpu -J train --gres=gpu:1 -t 30 -o train-%j.ou
          "srun python train.py\n")
 
 
-def _echo_runner(calls: list[list[str]]):  # type: ignore[no-untyped-def]
+def _echo_runner(calls: list[list[str]]) -> Runner:
     def run(argv: list[str], env: dict[str, str]) -> tuple[str, str, int]:
         calls.append(argv)
         if argv[0] == "sbatch":
@@ -231,7 +231,8 @@ def test_preemption_event_requeues_a_scavenger_job_through_preempt_qos() -> None
     runs = sorted((a for a in facts.attempts if a.job_id == facts.job_id),
                   key=lambda a: a.start_time or 0)
     assert [a.state.value for a in runs] == ["PREEMPTED", "COMPLETED"]
-    assert runs[0].end_time - (facts.first.start_time or 0) == 600
+    first_end = runs[0].end_time
+    assert first_end is not None and first_end - (facts.first.start_time or 0) == 600
     assert (runs[1].start_time or 0) - (runs[0].end_time or 0) >= 121
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from quizzes.items.lab import LabItem
 from quizzes.labs.catalog import LABS, lab
 from quizzes.labs.i18n import FORMAT, current, fingerprint, load, localise, parse, path_for, report
 
@@ -308,6 +309,7 @@ def test_the_exam_service_presents_a_lab_item_in_pt_br():
     drawn = [it for it in labs if it.common.id in shown]
     assert drawn
     for it in drawn:
+        assert isinstance(it, LabItem)
         assert localise(lab(it.lab_id), "pt-BR").task in shown[it.common.id].prompt
 
 

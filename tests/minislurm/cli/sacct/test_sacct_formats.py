@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 WIDTHS = 'sacct -X -o "jobid%0,jobname%,state%x,partition%-3,nnodes%-2"'
 WIDTHS_OUT = "   Par NN \n   --- -- \n   de+ 2  \n"
@@ -39,7 +40,7 @@ def test_unknown_state(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_replayed_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     real_slurm.cancel_all()
     res = real_slurm.run("sbatch --parsable -J run1 -N2 --ntasks-per-node=2 -t 30 "
                          "--wrap 'sleep 300'", cwd=tmp_path)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 SACCT = "sacct -n -P -o JobID,State,ExitCode -j {j}"
 
@@ -71,6 +72,6 @@ def test_sacct_shows_the_latest_attempt_unless_duplicates(tmp_path: Path) -> Non
 
 
 @pytest.mark.realslurm
-def test_sacct_after_requeue_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sacct_after_requeue_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     got = _scenario(lambda cmd: real_slurm.run(cmd, cwd=tmp_path).stdout, time.sleep, 15)
     assert got == _want()

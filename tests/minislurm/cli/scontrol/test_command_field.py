@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from captures import checked_stdout, reference_cluster
+from realslurm import RealSlurm
 
 SCRIPT = "#!/bin/sh\nsleep 100\n"
 
@@ -50,7 +51,7 @@ def test_command_on_minislurm(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_command_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_command_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     def piped(cmd: str, text: str) -> str:
         return checked_stdout(real_slurm.run, cwd=tmp_path, input=text)(cmd)
 

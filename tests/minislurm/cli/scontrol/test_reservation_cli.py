@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 Run = Callable[[str], tuple[str, str, int]]
 
@@ -164,7 +165,7 @@ def test_scontrol_reservation_cli_as_22_05(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_scontrol_reservation_cli_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_scontrol_reservation_cli_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     def run(cmd: str) -> tuple[str, str, int]:
         r = real_slurm.run(cmd, cwd=tmp_path)
         return r.stdout, r.stderr, r.rc

@@ -252,12 +252,14 @@ def test_only_an_operator_may_update_nodes_partitions_and_reservations() -> None
 def test_slurm_user_and_the_embedded_clusters_own_user_are_operators() -> None:
     """SlurmUser (by name or number) may; the embedded Cluster's learner runs it as its
     SlurmUser would (the lessons drain nodes), another user named in run() may not."""
-    from types import SimpleNamespace
+    from ctld_helpers import REF_CONF
 
+    from minislurm.conf import parse_config
     from minislurm.ctld.auth import operator_uids, slurm_user_uid
     from minislurm.sim import Cluster
 
-    assert operator_uids(SimpleNamespace(extra={"SlurmUser": "4321"})) == {0, 4321}
+    config = parse_config(REF_CONF + "SlurmUser=4321\n", "slurm.conf")
+    assert operator_uids(config) == {0, 4321}
     assert slurm_user_uid(None) == 0 and slurm_user_uid("no-such-user-here") is None
     cluster = Cluster()
     assert cluster.run("scontrol update nodename=gpu01 state=drain reason=x").returncode == 0

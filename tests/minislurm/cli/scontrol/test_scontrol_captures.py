@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import dataclasses
+from typing import Any
 
 from captures import capture_out as capture
 from captures import needs_captures
@@ -30,10 +31,9 @@ def ts(hms: str) -> int:
     return calendar.timegm((2026, 12, 2, hh, mm, ss, 0, 0, 0))
 
 
-def pending(job_id: int, name: str, reason: Reason, **kw: object) -> JobRecord:
+def pending(job_id: int, name: str, reason: Reason, *, n: int = 1, **kw: Any) -> JobRecord:
     """A job of c2: ``sbatch -J name sleep.sh 10`` in debug, DefMemPerCPU=1000."""
-    n = int(kw.pop("n", 1))  # type: ignore[call-overload]
-    base: dict[str, object] = dict(
+    base: dict[str, Any] = dict(
         job_id=job_id,
         name=name,
         user="root",
@@ -63,13 +63,13 @@ def pending(job_id: int, name: str, reason: Reason, **kw: object) -> JobRecord:
         std_err=f"{WORK}/slurm-{job_id}.out",
     )
     base.update(kw)
-    return JobRecord(**base)  # type: ignore[arg-type]
+    return JobRecord(**base)
 
 
 def c2_jobs() -> list[JobRecord]:
     """The ten jobs of capture 15, in the capture's order."""
-    backfill = dict(last_sched_eval=ts("13:27:45"), scheduler="Backfill:*")
-    unknown = dict(eligible_time=None, accrue_time=None)
+    backfill: dict[str, Any] = dict(last_sched_eval=ts("13:27:45"), scheduler="Backfill:*")
+    unknown: dict[str, Any] = dict(eligible_time=None, accrue_time=None)
     small = pending(
         49,
         "small",
@@ -193,7 +193,7 @@ HOST = NodeHost(
 
 
 def c2_node(
-    i: int, state: NodeState, alloc: int, gpus: int, last_busy: str, **kw: object
+    i: int, state: NodeState, alloc: int, gpus: int, last_busy: str, **kw: Any
 ) -> NodeRecord:
     return NodeRecord(
         name=f"n{i}",
@@ -213,7 +213,7 @@ def c2_node(
         boot_time=ts("10:44:42"),
         slurmd_start_time=ts("13:27:03"),
         last_busy_time=ts(last_busy),
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from captures import checked_stdout, reference_cluster
+from realslurm import RealSlurm
 
 SUBMITS = [
     ("gpus", "-N2 -n3 --gpus=3 -t 1 --wrap 'sleep 4'"),
@@ -63,7 +64,7 @@ def test_scontrol_details_on_minislurm_like_slurm(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_scontrol_details_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_scontrol_details_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     real_slurm.run("scancel -u root", cwd=tmp_path)
     time.sleep(1)
 

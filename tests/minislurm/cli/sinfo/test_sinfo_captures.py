@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import calendar
 import dataclasses
+from typing import Any
 
 from captures import REF, needs_captures
 
@@ -42,7 +43,7 @@ HOSTS = {f"n{i}": NodeHost(cpu_load=2.17, free_mem=23204) for i in range(1, 5)}
 
 
 def node(
-    i: int, base: NodeBase, alloc: int, flags: NodeFlag = NodeFlag.NONE, **kw: object
+    i: int, base: NodeBase, alloc: int, flags: NodeFlag = NodeFlag.NONE, **kw: Any
 ) -> NodeRecord:
     parts = ("debug", "gpu", "short") if i <= 2 else ("debug", "gpu")
     return NodeRecord(
@@ -56,7 +57,7 @@ def node(
         gres="gpu:a100:4",
         gpus_total=4,
         partitions=parts,
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 

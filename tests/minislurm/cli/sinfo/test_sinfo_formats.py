@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 CASES: list[tuple[str, str, str, int]] = [
     ("sinfo -s", """\
@@ -88,7 +89,7 @@ def test_sinfo_prints_what_22_05_8_printed(tmp_path: Path, cmd: str, out: str, e
     assert (res.stdout, res.stderr, res.returncode) == (out, err, rc)
 
 
-def _settle(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _settle(real_slurm: RealSlurm, tmp_path: Path) -> None:
     """Wait until every node is plainly idle, then into the next second.
 
     ``sinfo -R`` sorts its lines by the nodes' reason time, newest first, to the second
@@ -106,7 +107,7 @@ def _settle(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.realslurm
-def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_replayed_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     real_slurm.cancel_all()
     _settle(real_slurm, tmp_path)
     real_slurm.run("scontrol update nodename=n4 state=drain reason=maint", cwd=tmp_path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import calendar
 import dataclasses
+from typing import Any
 
 from captures import REF, needs_captures
 from captures import capture_out as capture
@@ -31,9 +32,9 @@ def ts(hms: str, day: str = "2026-12-02") -> int:
     return calendar.timegm((y, m, d, hh, mm, ss, 0, 0, 0))
 
 
-def job(job_id: int, name: str, **kw: object) -> JobRecord:
+def job(job_id: int, name: str, **kw: Any) -> JobRecord:
     """A job of root in debug, pending for Priority, 10-minute limit (the c2 defaults)."""
-    base: dict[str, object] = dict(
+    base: dict[str, Any] = dict(
         job_id=job_id,
         name=name,
         user="root",
@@ -50,10 +51,10 @@ def job(job_id: int, name: str, **kw: object) -> JobRecord:
         priority=4294901760 - job_id,
     )
     base.update(kw)
-    return JobRecord(**base)  # type: ignore[arg-type]
+    return JobRecord(**base)
 
 
-def running(job_id: int, name: str, start: str, nodes: str, **kw: object) -> JobRecord:
+def running(job_id: int, name: str, start: str, nodes: str, **kw: Any) -> JobRecord:
     return job(
         job_id,
         name,
@@ -142,7 +143,8 @@ def test_squeue_noheader_custom_matches_capture() -> None:
 
 def array_108() -> list[JobRecord]:
     """f3: 108_0 and 108_1 running as jobs 109/110, 108_[2-7%2] pending."""
-    arr = dict(name="arr", array_job_id=108, array_max_tasks=2, submit_time=ts("13:40:07"))
+    arr: dict[str, Any] = dict(name="arr", array_job_id=108, array_max_tasks=2,
+                               submit_time=ts("13:40:07"))
     return [
         job(
             108,
@@ -150,9 +152,9 @@ def array_108() -> list[JobRecord]:
             reason=Reason.JOB_ARRAY_TASK_LIMIT,
             array_task_str="2-7%2",
             **arr,
-        ),  # type: ignore[arg-type]
-        running(109, start="13:40:07", nodes="n1", array_task_id=0, **arr),  # type: ignore[arg-type]
-        running(110, start="13:40:07", nodes="n1", array_task_id=1, **arr),  # type: ignore[arg-type]
+        ),
+        running(109, start="13:40:07", nodes="n1", array_task_id=0, **arr),
+        running(110, start="13:40:07", nodes="n1", array_task_id=1, **arr),
     ]
 
 

@@ -33,6 +33,9 @@ from pathlib import Path
 
 import pytest
 from captures import REF
+from realslurm import RealSlurm
+
+from minislurm.sim import Cluster
 
 SLEEP = "#!/bin/bash\nsleep 300\n"
 JOBS = (
@@ -114,10 +117,8 @@ def ids_relative(text: str, first: int) -> str:
                   if first <= int(m.group()) < first + 50 else m.group(), text)
 
 
-def mini_cluster(tmp_path: Path):  # type: ignore[no-untyped-def]
+def mini_cluster(tmp_path: Path) -> Cluster:
     """minislurm on the reference conf with FirstJobId=100000, the queue of ``JOBS``."""
-    from minislurm.sim import Cluster
-
     if not (REF / "slurm.conf").exists():
         pytest.skip("the reference captures are not here")
     tmp_path.mkdir(parents=True, exist_ok=True)
@@ -198,7 +199,7 @@ REPLAYED = (LETTERS, 'squeue -o "%.1Y|%.1j|%2k|%.2k|%6k|%.1n|%2Y|%.1l"',
 
 
 @pytest.mark.realslurm
-def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_replayed_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     cluster = mini_cluster(tmp_path / "mini")
     real_slurm.cancel_all()
     work = tmp_path / "real"

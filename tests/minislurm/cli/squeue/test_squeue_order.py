@@ -16,6 +16,7 @@ comparators were observed by spying on ``qsort`` (LD_PRELOAD) while squeue ran:
 from __future__ import annotations
 
 import calendar
+from typing import Any
 
 import pytest
 
@@ -26,18 +27,18 @@ from minislurm.states import JobState, Reason
 T0 = calendar.timegm((2026, 12, 3, 20, 6, 0, 0, 0, 0))
 
 
-def rec(job_id: int, name: str, **kw: object) -> JobRecord:
+def rec(job_id: int, name: str, **kw: Any) -> JobRecord:
     """A pending job of root in debug (priority/basic counts down)."""
-    base: dict[str, object] = dict(
+    base: dict[str, Any] = dict(
         job_id=job_id, name=name, user="root", uid=0, group="root", gid=0, account="root",
         partition="debug", qos="normal", state=JobState.PENDING, reason=Reason.PRIORITY,
         submit_time=T0, time_limit=10, priority=4294901760 - job_id,
     )
     base.update(kw)
-    return JobRecord(**base)  # type: ignore[arg-type]
+    return JobRecord(**base)
 
 
-def held(job_id: int, name: str, **kw: object) -> JobRecord:
+def held(job_id: int, name: str, **kw: Any) -> JobRecord:
     return rec(job_id, name, reason=Reason.JOB_HELD_USER, priority=0, **kw)
 
 

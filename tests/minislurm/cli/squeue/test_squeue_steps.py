@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import Any
 
 from minicluster import MiniCluster
 from realslurm import RealSlurm
@@ -88,10 +89,10 @@ def test_running_steps_batch_last_and_only_running_ones() -> None:
                           num_nodes=2, ntasks=2, num_cpus=8, start_time=100,
                           end_time=None if state is JobState.RUNNING else 110)
 
-    def record(job_id: int, state: JobState, **more: object) -> JobRecord:
+    def record(job_id: int, state: JobState, **more: Any) -> JobRecord:
         return JobRecord(job_id=job_id, name="job", user="ann", uid=1000, group="ann",
                          gid=1000, account="ml", partition="gpu", qos="normal", state=state,
-                         reason=Reason.NONE, submit_time=80, **more)  # type: ignore[arg-type]
+                         reason=Reason.NONE, submit_time=80, **more)
 
     job = record(7, JobState.RUNNING, allocation=alloc, start_time=90, nodelist="n[1-2]",
                  steps=(step(1, JobState.RUNNING), step(0, JobState.COMPLETED),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 SLEEP = "#!/bin/bash\nsleep 300\n"
 FIELDS = re.compile(r"(ArrayTaskId|JobState|SubmitTime|EligibleTime|AccrueTime|StartTime)=(\S+)")
@@ -71,7 +72,7 @@ def test_tasks_held_by_resources_keep_the_submit_time(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_replayed_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_replayed_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     real_slurm.cancel_all()
     work = tmp_path / "real"
     work.mkdir()

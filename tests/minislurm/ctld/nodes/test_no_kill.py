@@ -23,7 +23,7 @@ tests/minislurm/ctld/test_scenarios_realslurm.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from minicluster import MiniCluster, srun_works
@@ -99,10 +99,10 @@ def _step_running(c: MiniCluster, job_id: int) -> bool:
     return f"{job_id}.0" in out.split()
 
 
-def c_wait(predicate: object, what: str, timeout: float = 60.0) -> None:
+def c_wait(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
     import time
     deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
+    while not predicate():
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what}")
         time.sleep(0.2)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 from ctld_helpers import ref_controller, sub
 
+from minislurm.ctld import Controller
 from minislurm.errors import SlurmError
+from minislurm.node import NodeRecord
 from minislurm.states import JobState, Reason
 
 
-def node(ctl, name):  # type: ignore[no-untyped-def]
+def node(ctl: Controller, name: str) -> NodeRecord:
     return next(n for n in ctl.nodes() if n.name == name)
 
 

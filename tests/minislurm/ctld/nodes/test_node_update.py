@@ -26,8 +26,10 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 from minislurm.errors import SlurmError
+from minislurm.sim import Cluster
 
 Run = Callable[[str], tuple[str, str, int]]
 
@@ -80,7 +82,7 @@ EXPECTED = [
 ]
 
 
-def _mini(tmp_path: Path) -> tuple[object, Run]:
+def _mini(tmp_path: Path) -> tuple[Cluster, Run]:
     c = reference_cluster(tmp_path)
 
     def run(cmd: str) -> tuple[str, str, int]:
@@ -96,7 +98,7 @@ def _mini(tmp_path: Path) -> tuple[object, Run]:
 def test_node_state_changes_as_22_05(tmp_path: Path) -> None:
     """The scenario's outputs, expected values measured on real 22.05.8."""
     c, run = _mini(tmp_path)
-    got = _scenario(run, lambda: c.advance(2))  # type: ignore[attr-defined]
+    got = _scenario(run, lambda: c.advance(2))
     assert [g[1:] for g in got] == EXPECTED, got
 
 
@@ -123,11 +125,11 @@ def test_reason_only_update(tmp_path: Path) -> None:
     command line itself is refused by minislurm's scontrol for now, see the report,
     so the controller is called as scontrol would)."""
     c, run = _mini(tmp_path)
-    ctl = c.controller  # type: ignore[attr-defined]
+    ctl = c.controller
     ctl.update_node("n3", "", "foo")
     assert run("sinfo -h -R")[0] == ""
     ctl.update_node("n3", "DRAIN", "first")
-    c.advance(5)  # type: ignore[attr-defined]
+    c.advance(5)
     ctl.update_node("n3", "", "second")
     assert run("sinfo -h -R -o '%E|%u|%N'")[0] == "second|root|n3\n"
     assert ctl.nodes_mgr.infos[2].reason_time == ctl.now
@@ -136,7 +138,7 @@ def test_reason_only_update(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_node_state_changes_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_node_state_changes_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     def run(cmd: str) -> tuple[str, str, int]:
         r = real_slurm.run(cmd, cwd=tmp_path)
         return r.stdout, r.stderr, r.rc

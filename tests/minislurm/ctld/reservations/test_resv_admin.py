@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 from minislurm.errors import SlurmError
+from minislurm.sim import Cluster
 
 Run = Callable[[str], tuple[str, str, int]]
 
@@ -97,7 +99,7 @@ RESV_ERRORS = [
 ]
 
 
-def _mini_run(tmp_path: Path) -> tuple[object, Run]:
+def _mini_run(tmp_path: Path) -> tuple[Cluster, Run]:
     c = reference_cluster(tmp_path)
 
     def run(cmd: str) -> tuple[str, str, int]:
@@ -122,13 +124,13 @@ def test_busy_nodes_refuse_reservation(tmp_path: Path) -> None:
     requested...' on stdout is checked in tests/minislurm/cli/scontrol/test_reservation_cli.py)."""
     c, run = _mini_run(tmp_path)
     assert run("sbatch -J fidbusy -w n4 -n1 -t 10 --wrap 'sleep 300'")[2] == 0
-    c.advance(2)  # type: ignore[attr-defined]
+    c.advance(2)
     for start in ("now", "now+1minute"):
         _, err, rc = run(CREATE.format(name="b1", start=start, nodes="n4"))
         assert (err, rc) == (ERR + "Requested nodes are busy\n", 1)
     assert run(CREATE.format(name="b3", start="now+10minutes", nodes="n4"))[::2] == (
         "Reservation created: b3\n", 0)
-    ctl = c.controller  # type: ignore[attr-defined]
+    ctl = c.controller
     ctl.delete_reservation("b3")
     assert ctl.create_reservation("b4", ctl.now, 60, "n4", users=["root"],
                                   flags=["IGNORE_JOBS"]) == "Reservation created: b4"
@@ -144,13 +146,13 @@ def test_reservation_flags_node_states(tmp_path: Path) -> None:
     c, run = _mini_run(tmp_path)
     assert run(CREATE.format(name="plain", start="now", nodes="n2"))[2] == 0
     assert run("sinfo -h -n n2 -p debug -o %t")[0] == "idle\n"
-    c.advance(6)  # type: ignore[attr-defined]
+    c.advance(6)
     assert run("sinfo -h -n n2 -p debug -o %t")[0] == "resv\n"
     assert "State=IDLE+RESERVED " in run("scontrol show node n2")[0]
-    ctl = c.controller  # type: ignore[attr-defined]
+    ctl = c.controller
     assert ctl.create_reservation("mnt", ctl.now, 60, "n2", users=["root"],
                                   flags=["MAINT"]) == "Reservation created: mnt"
-    c.advance(6)  # type: ignore[attr-defined]
+    c.advance(6)
     assert "State=IDLE+MAINTENANCE+RESERVED " in run("scontrol show node n2")[0]
     assert "Flags=MAINT,SPEC_NODES" in run("scontrol show res mnt")[0]
     run("scontrol delete reservation=mnt")
@@ -164,11 +166,13 @@ def test_reservation_ids_names_and_node_count(tmp_path: Path) -> None:
     overlapping request uses no id; NodeCnt=1 with n1, n2 reserved takes n3 and shows
     ``PartitionName=debug Flags=``; NodeCnt=5 takes what is left."""
     c, run = _mini_run(tmp_path)
-    ctl = c.controller  # type: ignore[attr-defined]
+    ctl = c.controller
     now = ctl.now
 
-    def create(name: str, nodes: str = "", **kw: object) -> str:
-        return ctl.create_reservation(name, now, 60, nodes, users=["root"], **kw)  # type: ignore[no-any-return]
+    def create(name: str, nodes: str = "", *, flags: Sequence[str] = (),
+               node_cnt: int | None = None) -> str:
+        return ctl.create_reservation(name, now, 60, nodes, users=["root"], flags=flags,
+                                      node_cnt=node_cnt)
 
     assert create("r1", "n1") == "Reservation created: r1"
     assert create("r2", "n1", flags=["OVERLAP"]) == "Reservation created: r2"
@@ -194,7 +198,7 @@ def test_update_reservation(tmp_path: Path) -> None:
     the reservation: Requested reservation is invalid``; a start an hour ago ``...
     Invalid time specified`` (measured on 22.05.8)."""
     c, run = _mini_run(tmp_path)
-    ctl = c.controller  # type: ignore[attr-defined]
+    ctl = c.controller
     start = ctl.now + 3600
     ctl.create_reservation("u1", start, 60, "n1", users=["root"])
     assert ctl.update_reservation("u1", duration=120) == "Reservation updated."
@@ -211,7 +215,7 @@ def test_update_reservation(tmp_path: Path) -> None:
 
 
 # ----- the same on real Slurm ---------------------------------------------------------------
-def _real_run(real_slurm, cwd: Path) -> Run:  # type: ignore[no-untyped-def]
+def _real_run(real_slurm: RealSlurm, cwd: Path) -> Run:
     def run(cmd: str) -> tuple[str, str, int]:
         r = real_slurm.run(cmd, cwd=cwd)
         return r.stdout, r.stderr, r.rc
@@ -225,7 +229,7 @@ def _real_cleanup(run: Run) -> None:
 
 
 @pytest.mark.realslurm
-def test_reservation_errors_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_reservation_errors_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     run = _real_run(real_slurm, tmp_path)
     _real_cleanup(run)
     try:
@@ -236,7 +240,7 @@ def test_reservation_errors_on_real_slurm(real_slurm, tmp_path: Path) -> None:  
 
 
 @pytest.mark.realslurm
-def test_busy_and_resv_state_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_busy_and_resv_state_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     run = _real_run(real_slurm, tmp_path)
     _real_cleanup(run)
     try:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 Run = Callable[[str], tuple[str, str, int]]
 
@@ -87,7 +88,7 @@ def test_reasons_with_reserved_nodes(tmp_path: Path, case: int) -> None:
 
 
 @pytest.mark.realslurm
-def test_reasons_with_reserved_nodes_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_reasons_with_reserved_nodes_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     def run(cmd: str) -> tuple[str, str, int]:
         r = real_slurm.run(cmd, cwd=tmp_path)
         return r.stdout, r.stderr, r.rc

@@ -18,7 +18,7 @@ starts must end at the same relative checks.
 
 from __future__ import annotations
 
-from ctld_helpers import ref_controller, sub
+from ctld_helpers import ended_at, ref_controller, signals_sent, started_at, sub
 
 from minislurm.ctld import lifecycle
 from minislurm.states import JobState
@@ -41,7 +41,7 @@ def test_timeout_waits_for_the_next_periodic_check() -> None:
     for jid, start, end in zip(ids, STARTS, EXPECTED_END, strict=True):
         job = ctl.job(jid)
         assert job.state is JobState.TIMEOUT
-        assert (job.start_time - t0, job.end_time - t0) == (start, end)  # type: ignore[operator]
+        assert (started_at(job) - t0, ended_at(job) - t0) == (start, end)
         assert (job.exit_code, job.signal) == (0, 15)
 
 
@@ -55,7 +55,7 @@ def test_still_running_between_deadline_and_check() -> None:
     assert ctl.now - t0 == 105
     ctl.run_for(16)  # run_for stops before the events of its last instant
     assert ctl.job(jid).state is JobState.TIMEOUT
-    assert ctl.job(jid).end_time - t0 == 120  # type: ignore[operator]
+    assert ended_at(ctl.job(jid)) - t0 == 120
 
 
 def test_body_ending_before_the_check_completes() -> None:
@@ -67,7 +67,7 @@ def test_body_ending_before_the_check_completes() -> None:
     ctl.run_for(100)
     job = ctl.job(jid)
     assert job.state is JobState.COMPLETED
-    assert job.end_time - job.start_time == 65  # type: ignore[operator]
+    assert ended_at(job) - started_at(job) == 65
 
 
 def test_body_ending_at_the_check_instant_completes() -> None:
@@ -108,11 +108,11 @@ def test_signal_at_the_check_that_sees_the_warning_window() -> None:
     jid = sub(ctl, None, time_limit=2, signal=SignalSpec(signal=10, time=60))
     start = ctl.env.now
     ctl.run_for(300)
-    sent = [(t - start, s) for t, j, s in ctl.runner.signals if j == jid]  # type: ignore[attr-defined]
+    sent = [(t - start, s) for t, j, s in signals_sent(ctl) if j == jid]
     assert sent[0] == (48, 10)
     job = ctl.job(jid)
     assert job.state is JobState.TIMEOUT
-    assert job.end_time - job.start_time == 138  # type: ignore[operator]
+    assert ended_at(job) - started_at(job) == 138
 
 
 def test_wall_clock_daemon_counts_checks_from_its_own_start() -> None:

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pytest
 from captures import checked_stdout, reference_cluster
-from ctld_helpers import ref_controller, sub
+from ctld_helpers import ended_at, ref_controller, signals_sent, sub
+from realslurm import RealSlurm
 
 from minislurm.cli.format.scontrol import format_scontrol_job
 from minislurm.cli.format.squeue import format_squeue
@@ -133,7 +134,7 @@ def _warned(limit: int, new_limit: int | None) -> tuple[list[int], int | None]:
     if new_limit is not None:
         ctl.update_job(jid, time_limit=new_limit)
     ctl.run_for(400)
-    signals = ctl.runner.signals  # type: ignore[attr-defined]
+    signals = signals_sent(ctl)
     sent = [int(t - e0) for t, j, s in signals if j == jid and s == 10]
     job = ctl.job(jid)
     assert job.state is JobState.TIMEOUT
@@ -187,7 +188,7 @@ def test_relative_time_limits_like_slurm(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_relative_time_limits_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_relative_time_limits_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     def run(cmd: str) -> tuple[str, str, int]:
         r = real_slurm.run(cmd, cwd=tmp_path)
         return r.stdout, r.stderr, r.rc
@@ -242,7 +243,7 @@ def test_limit_lowered_below_the_time_used_shows_the_update_as_end() -> None:
     for jid, end in ((a, 90), (b, 210)):
         rec = ctl.job(jid)
         assert (rec.state, rec.reason) == (JobState.TIMEOUT, Reason.TIME_LIMIT)
-        assert rec.end_time - t0 == end  # type: ignore[operator]
+        assert ended_at(rec) - t0 == end
     assert [ctl.job(j).run_time(ctl.now) for j in (a, b)] == [77, 197]  # 00:01:17, 00:03:17
 
 
@@ -268,7 +269,7 @@ def test_the_end_moves_from_where_the_last_update_put_it() -> None:
     squeue = format_squeue([ctl.job(a), ctl.job(b)], fmt="%l %L", noheader=True, now=ctl.now)
     assert squeue == "1:00 0:57\n3:00 2:57\n"
     ctl.run_for(300)  # the checks come at 90 and 210 (ends 63 and 183)
-    assert [ctl.job(j).end_time - start for j in (a, b)] == [90, 210]  # type: ignore[operator]
+    assert [ended_at(ctl.job(j)) - start for j in (a, b)] == [90, 210]
 
 
 def test_the_wall_clock_daemon_clamps_the_end_the_same_way() -> None:
@@ -368,5 +369,5 @@ def test_time_limit_zero_ends_a_running_job_at_the_next_check(tmp_path: Path) ->
 
 
 @pytest.mark.realslurm
-def test_time_limit_zero_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_time_limit_zero_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     assert _zeroed(checked_stdout(real_slurm.run, cwd=tmp_path), time.sleep) == ZEROED

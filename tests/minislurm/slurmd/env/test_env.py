@@ -7,6 +7,8 @@ requests the captures do not cover (arrays, requeue, -n with -N, --export, ...).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from minislurm.common.layout import distribute
@@ -23,8 +25,8 @@ from minislurm.slurmd.gpu import gpu_environment
 USER_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/ada", "LANG": "C.UTF-8"}
 
 
-def _job(**kw: object) -> JobContext:
-    fields: dict[str, object] = {
+def _job(**kw: Any) -> JobContext:
+    fields: dict[str, Any] = {
         "job_id": 42,
         "name": "train.sh",
         "partition": "gpu",
@@ -38,7 +40,7 @@ def _job(**kw: object) -> JobContext:
         "conf_path": "/etc/slurm/slurm.conf",
     }
     fields.update(kw)
-    return JobContext(**fields)  # type: ignore[arg-type]
+    return JobContext(**fields)
 
 
 def _alloc(*nodes: tuple[str, int, tuple[int, ...]]) -> Allocation:

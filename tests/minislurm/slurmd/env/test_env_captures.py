@@ -14,6 +14,7 @@ in.  Only these differences are normalised, each for a stated reason:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from captures import capture_root
@@ -72,7 +73,7 @@ def _compare(ours: dict[str, str], theirs: dict[str, str], *, only_prefixes: boo
     )
 
 
-def _job(case: str, job_id: int, name: str, partition: str = "debug", **kw: object) -> JobContext:
+def _job(case: str, job_id: int, name: str, partition: str = "debug", **kw: Any) -> JobContext:
     return JobContext(
         job_id=job_id,
         name=name,
@@ -82,7 +83,7 @@ def _job(case: str, job_id: int, name: str, partition: str = "debug", **kw: obje
         submit_host="vm",  # single-host artefact: the host's name (CAPTURES.md)
         working_cluster=working_cluster("mini", "localhost", 16817),
         conf_path="/srv/slurm-ref/etc/slurm.conf",
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 

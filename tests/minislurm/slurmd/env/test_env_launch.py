@@ -13,6 +13,8 @@ Slurm cannot start here).  Host- and time-specific values are not compared: job 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from minicluster import KNOWN_ENV_GAPS, MiniCluster, env_diff, env_of, run_case
 from realslurm import RealSlurm
@@ -27,13 +29,13 @@ from minislurm.slurmd.userenv import parse_env_dump, with_user_env
 USER_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "USER": "root"}
 
 
-def _job(**kw: object) -> JobContext:
-    fields: dict[str, object] = {
+def _job(**kw: Any) -> JobContext:
+    fields: dict[str, Any] = {
         "job_id": 7, "name": "bash", "partition": "debug", "cluster_name": "mini",
         "submit_dir": "/w", "submit_host": "vm", "conf_path": "/etc/slurm.conf",
     }
     fields.update(kw)
-    return JobContext(**fields)  # type: ignore[arg-type]
+    return JobContext(**fields)
 
 
 def _alloc(*nodes: tuple[str, int, tuple[int, ...]]) -> Allocation:
@@ -42,14 +44,14 @@ def _alloc(*nodes: tuple[str, int, tuple[int, ...]]) -> Allocation:
     )
 
 
-def _srun_own_job(job: JobContext, alloc: Allocation, ntasks: int, **step: object) -> list[
+def _srun_own_job(job: JobContext, alloc: Allocation, ntasks: int, **step: Any) -> list[
     dict[str, str]
 ]:
     """The task environments of an srun that created its own job (``inside_allocation=False``)."""
     layout = distribute(ntasks, alloc.node_names, [n.cpus for n in alloc.nodes],
                         distribution=step.pop("distribution", None) or "block")
     ctx = StepContext(step_id=0, layout=layout, launcher_port=40000, inside_allocation=False,
-                      **step)  # type: ignore[arg-type]
+                      **step)
     return step_environments(job, alloc, ctx, base_env=USER_ENV)
 
 

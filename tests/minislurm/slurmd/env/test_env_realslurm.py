@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import socket
+from typing import Any
 
 import pytest
 from realslurm import RealSlurm
@@ -106,10 +107,10 @@ def _user_env(real_slurm: RealSlurm, folder: str) -> dict[str, str]:
     return {**real_slurm.env, "PWD": folder}
 
 
-def _context(real_slurm: RealSlurm, real: dict[str, str], name: str, **kw: object) -> JobContext:
+def _context(real_slurm: RealSlurm, real: dict[str, str], name: str, **kw: Any) -> JobContext:
     ctld_port = re.search(r"^SlurmctldPort=(\d+)", real_slurm.conf_path.read_text(), re.M)
     assert ctld_port is not None
-    fields: dict[str, object] = {
+    fields: dict[str, Any] = {
         "job_id": int(real["SLURM_JOB_ID"]),
         "name": name,
         "partition": "debug",
@@ -122,7 +123,7 @@ def _context(real_slurm: RealSlurm, real: dict[str, str], name: str, **kw: objec
         "qos": "normal" if real_slurm.accounting else None,
     }
     fields.update(kw)
-    return JobContext(**fields)  # type: ignore[arg-type]
+    return JobContext(**fields)
 
 
 @pytest.mark.parametrize(
