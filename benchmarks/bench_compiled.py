@@ -32,7 +32,7 @@ vary by 1.5x here).  2026-12-06: loops over a list of ints x11, over attributes 
 native objects x13.5, dict lookups x3.5, but numpy element access x1.1 and numpy calls
 x1.0.  The engine's hot paths are numpy on small per-node arrays, simpy generators and
 interpreted objects (``Job``), so compiling it gains nothing yet: x0.90-1.16 CPU for the
-10 modules of the list and for a 26-module build alike (the list's comment in
+8-10 modules of the list and for a 26-module build alike (the list's comment in
 pyproject.toml says what each module left out needs).
 
     .venv/bin/python benchmarks/bench_compiled.py                 # all, small sizes
