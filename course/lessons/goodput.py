@@ -29,7 +29,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
@@ -110,6 +110,13 @@ srun python evaluate.py
 SIGNALS = {9: "KILL", 10: "USR1", 12: "USR2", 15: "TERM"}
 
 
+class PrettyPrinter(Protocol):
+    """What IPython's ``_repr_pretty_`` hook is given (``IPython.lib.pretty``): the text
+    it prints."""
+
+    def text(self, obj: str) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class DrillStep:
     """Commands a learner would type at one step of a drill, with what they printed."""
@@ -123,8 +130,8 @@ class DrillStep:
             parts.append(f"$ {r.command}\n{r.stdout}{r.stderr}".rstrip("\n"))
         return "\n\n".join(parts) + "\n"
 
-    def _repr_pretty_(self, printer: object, cycle: bool) -> None:  # IPython display
-        printer.text(str(self).rstrip("\n"))  # type: ignore[attr-defined]
+    def _repr_pretty_(self, printer: PrettyPrinter, cycle: bool) -> None:  # IPython display
+        printer.text(str(self).rstrip("\n"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -151,11 +151,13 @@ def parse_swf(text: str, filename: str = "<swf>") -> SWFWorkload:
             raise SWFFormatError(
                 f"{where}: expected {len(SWF_FIELDS)} fields, found {len(parts)}: {line!r}"
             )
-        values = [
-            _number(p, name, where, name in _FLOAT_FIELDS)
+        # each field's number is an int or a float as _FLOAT_FIELDS says: a parsed row
+        # is typed by its field names, which are SWFRecord's
+        values: dict[str, Any] = {
+            name: _number(p, name, where, name in _FLOAT_FIELDS)
             for p, name in zip(parts, SWF_FIELDS, strict=True)
-        ]
-        rec = SWFRecord(*values)  # type: ignore[arg-type]
+        }
+        rec = SWFRecord(**values)
         if rec.submit_time < 0:
             raise SWFFormatError(f"{where}: field submit_time is negative: {parts[1]!r}")
         records.append(rec)
