@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from minislurm.conf import parse_config
@@ -80,3 +81,14 @@ def ended_at(job: JobRecord) -> int:
     """An ended job's ``end_time`` (the test fails if it has none)."""
     assert job.end_time is not None, job
     return job.end_time
+
+
+@dataclass(frozen=True)
+class Launched:
+    """A job as a runner is handed it (`minislurm.ctld.runner.Launch`) when the test needs
+    only its id: asking it for its record fails the test."""
+
+    job_id: int
+
+    def snapshot(self) -> JobRecord:
+        raise AssertionError(f"the runner asked job {self.job_id}'s record")

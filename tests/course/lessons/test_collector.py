@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 
 import pytest
 
@@ -54,7 +55,7 @@ def test_the_simulation_runs_paused_and_gives_the_same_result(
     seen: list[bool] = []
 
     @contextmanager
-    def spy():  # type: ignore[no-untyped-def]
+    def spy() -> Iterator[None]:
         with collector_paused():
             seen.append(gc.isenabled())
             yield

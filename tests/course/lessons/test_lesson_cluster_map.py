@@ -39,11 +39,13 @@ def test_gpu_cells_follow_the_allocated_gpu_indices() -> None:
                 assert by_node[na.node][i] == job.job_id
     # the 2-node whole-GPU job holds all 8 GPUs of its two nodes
     pretrain = next(j for j in c.jobs() if j.name == "pretrain")
-    for na in pretrain.allocation.nodes:  # type: ignore[union-attr]
+    assert pretrain.allocation is not None
+    for na in pretrain.allocation.nodes:
         assert by_node[na.node] == [pretrain.job_id] * CELLS
     # the tokenize job (-c 32) fills a whole CPU node
     tokenize = next(j for j in c.jobs() if j.name == "tokenize")
-    node = tokenize.allocation.nodes[0].node  # type: ignore[union-attr]
+    assert tokenize.allocation is not None
+    node = tokenize.allocation.nodes[0].node
     assert by_node[node] == [tokenize.job_id] * CELLS
 
 

@@ -15,6 +15,7 @@ import math
 import pytest
 import simpy
 from busy_probe import assert_busy_while
+from ctld_helpers import Launched
 
 from course.lessons.goodput import (
     CHECKPOINT_MINUTES,
@@ -47,7 +48,7 @@ from course.lessons.goodput import (
 )
 from minislurm.ctld import DEFAULT_EPOCH
 from minislurm.ctld.runner import JobBody
-from minislurm.job import JobRecord
+from minislurm.job import Allocation
 
 # ------------------------------------------------------------------ the model
 
@@ -261,11 +262,8 @@ def test_trap_runner_resumes_saved_work_and_ignores_other_jobs() -> None:
     r.requeue = requeued.append
     r.plan(5, work=1000, save=60)
 
-    def job(i: int) -> JobRecord:
-        return type("J", (), {"job_id": i})()
-
-    first = r.start(job(5), None, JobBody(run_time=99999))  # type: ignore[arg-type]
-    other = r.start(job(6), None, JobBody(run_time=500))  # type: ignore[arg-type]
+    first = r.start(Launched(5), Allocation(()), JobBody(run_time=99999))
+    other = r.start(Launched(6), Allocation(()), JobBody(run_time=500))
     env.run(until=400)
     r.warn_signal(5, 10)
     r.warn_signal(6, 10)  # not trapped: logged only
@@ -274,7 +272,7 @@ def test_trap_runner_resumes_saved_work_and_ignores_other_jobs() -> None:
     r.kill(5, 9)  # the requeue kills the attempt
     env.run(until=600)
     assert first.value == (0, 9) and other.value == (0, 0)
-    again = r.start(job(5), None, JobBody(run_time=99999))  # type: ignore[arg-type]
+    again = r.start(Launched(5), Allocation(()), JobBody(run_time=99999))
     env.run(until=again)
     assert env.now == 600 + 600  # only the 600 s not yet saved
     assert TRAP_SAVE == 60

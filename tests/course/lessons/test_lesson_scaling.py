@@ -5,9 +5,11 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from typing import Any
 
 import pytest
 from busy_probe import assert_busy_while
+from ctld_helpers import Launched
 
 from course.lessons.checkpointing import CheckpointRunner, RunBreakdown
 from course.lessons.scaling import (
@@ -33,6 +35,8 @@ from course.lessons.scaling_view import (
     study_table,
     update_scaling_figure,
 )
+from minislurm.ctld.runner import JobBody
+from minislurm.job import Allocation
 from minislurm.states import JobState
 
 
@@ -55,9 +59,9 @@ def test_young_interval_and_its_default() -> None:
 
 @pytest.mark.parametrize("bad", [dict(gpus=0), dict(gpus=8, node_mtbf=0),
                                  dict(gpus=8, interval=0), dict(gpus=8, checkpoint=-1)])
-def test_invalid_parameters_are_refused(bad: dict[str, float]) -> None:
+def test_invalid_parameters_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
-        ScaleParams(**bad)  # type: ignore[arg-type]
+        ScaleParams(**bad)
 
 
 def test_segments_cover_the_work() -> None:
@@ -126,15 +130,12 @@ def test_runner_books_saved_and_lost_work() -> None:
     runner = CheckpointRunner(env)
     runner.plan([1.0, 1.0], checkpoint=600, restart=900)
 
-    class Job:
-        job_id = 7
-
-    first = runner.start(Job(), None, None)  # type: ignore[arg-type]
+    first = runner.start(Launched(7), Allocation(()), JobBody(run_time=None))
     env.run(until=3600 + 600 + 1800)  # segment 1 saved, half of segment 2 done
     runner.kill(7, 9)
     assert first.triggered
     env.run(until=env.now + 121)
-    runner.start(Job(), None, None)  # type: ignore[arg-type]
+    runner.start(Launched(7), Allocation(()), JobBody(run_time=None))
     env.run(until=runner.finished)
     b = runner.breakdown()
     assert b.useful == pytest.approx(2.0) and b.checkpoint == pytest.approx(2 / 6)

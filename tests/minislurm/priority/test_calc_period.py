@@ -10,7 +10,9 @@ run the same workloads once with the skip and once with every pass made in full.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from ctld_helpers import ref_controller, sub
@@ -28,7 +30,8 @@ def _records(r: SimulationResult) -> list[tuple[object, ...]]:
                    j.priority, j.reason) for j in r.jobs)  # fmt: skip
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, run):  # type: ignore[no-untyped-def]
+def _both(monkeypatch: pytest.MonkeyPatch, run: Callable[[], SimulationResult]
+          ) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]], int, bool]:
     """(records with the skip, records with every pass, passes skipped, whether any
     fair-share usage was charged).
 
@@ -41,8 +44,9 @@ def _both(monkeypatch: pytest.MonkeyPatch, run):  # type: ignore[no-untyped-def]
         skipped[0] += 1
         decay(self, now)
 
-    def usage_read(into: dict[int, object]):  # type: ignore[no-untyped-def]
-        def wrapped(self: MultifactorPriority, jobs, now: int) -> list[int]:  # type: ignore[no-untyped-def]
+    def usage_read(into: dict[int, object]
+                   ) -> Callable[[MultifactorPriority, Iterable[Any], int], list[int]]:
+        def wrapped(self: MultifactorPriority, jobs: Iterable[Any], now: int) -> list[int]:
             out = priorities(self, jobs, now)
             into[now] = sorted(self.usage.own_usage().items())
             return out
@@ -59,7 +63,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, run):  # type: ignore[no-untyped-def]
         m.setattr(MultifactorPriority, "priorities", usage_read(full_usage))
         full = _records(run())
     assert lazy_usage == {t: full_usage[t] for t in lazy_usage}
-    charged = any(usage for usage in lazy_usage.values())  # type: ignore[misc]
+    charged = any(usage for usage in lazy_usage.values())
     return lazy, full, skipped[0], charged
 
 

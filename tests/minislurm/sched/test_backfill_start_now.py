@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from captures import checked_stdout, reference_cluster
+from realslurm import RealSlurm
 
 SUBMITS = [
     ("hold1", "-w n1 -n2 -t 5 --wrap 'sleep 120'"),
@@ -113,7 +114,7 @@ def test_backfill_offers_select_every_node_one_task_fits_on(tmp_path: Path) -> N
 
 
 @pytest.mark.realslurm
-def test_backfill_scenario_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_backfill_scenario_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     real_slurm.run("scancel -u root", cwd=tmp_path)
 
     run = checked_stdout(real_slurm.run, cwd=tmp_path)

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from captures import checked_stdout, reference_cluster
 from ctld_helpers import ref_controller, sub
+from realslurm import RealSlurm
 
 START = """\
              JOBID PARTITION     NAME     USER ST          START_TIME  NODES SCHEDNODES           NODELIST(REASON)
@@ -104,5 +105,5 @@ def test_sched_nodes_on_minislurm(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_sched_nodes_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sched_nodes_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     _check(_scene(checked_stdout(real_slurm.run, cwd=tmp_path), time.sleep))

@@ -46,6 +46,7 @@ from pathlib import Path
 import pytest
 from captures import checked_stdout, reference_cluster
 from ctld_helpers import ref_controller, sub
+from realslurm import RealSlurm
 
 from minislurm.cli.format.scontrol import format_scontrol_job
 from minislurm.ctld import Controller
@@ -210,7 +211,7 @@ def test_scheduler_field_on_minislurm(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_scheduler_field_on_real_slurm(real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_scheduler_field_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
     got = _scene(checked_stdout(real_slurm.run, cwd=tmp_path), time.sleep)
     for key, allowed in RACY.items():
         assert got.pop(key) in allowed

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from realslurm import RealSlurm
 
 STEPS = [
     ("sbatch --test-only --wrap 'sleep 1'", 0),
@@ -50,13 +51,17 @@ EXPECTED = [
 
 def normalise(outputs: list[str]) -> list[str]:
     """Job ids relative to the first, start times relative to the first answer (seconds)."""
-    first_id = int(re.search(r"Job (\d+)", outputs[0]).group(1))  # type: ignore[union-attr]
+    job = re.search(r"Job (\d+)", outputs[0])
+    assert job is not None, outputs[0]
+    first_id = int(job.group(1))
     from datetime import datetime
 
     def stamp(text: str) -> datetime:
         return datetime.fromisoformat(text)
 
-    t0 = stamp(re.search(r"at (\S+)", outputs[0]).group(1))  # type: ignore[union-attr]
+    at = re.search(r"at (\S+)", outputs[0])
+    assert at is not None, outputs[0]
+    t0 = stamp(at.group(1))
     out = []
     for text in outputs:
         text = re.sub(r"Job (\d+)", lambda m: f"Job +{int(m.group(1)) - first_id}", text)
@@ -100,7 +105,7 @@ BUSY_EXPECTED = [
 
 
 def _replay(
-    steps: list[tuple[str, int]], run: Callable[[str], tuple[str, int]], pause: Callable[[], None]
+    steps: list[tuple[str, int]], run: Callable[[str], tuple[str, int]], pause: Callable[[], object]
 ) -> list[str]:
     """Run ``steps`` (pausing a second after the third, once its job runs); normalised."""
     outputs = []
@@ -123,7 +128,7 @@ def _mini(tmp_path: Path) -> tuple[Callable[[str], tuple[str, int]], Callable[[]
     return run, lambda: cluster.advance(1)
 
 
-def _real(real_slurm, tmp_path: Path, steps: list[tuple[str, int]]) -> list[str]:  # type: ignore[no-untyped-def]
+def _real(real_slurm: RealSlurm, tmp_path: Path, steps: list[tuple[str, int]]) -> list[str]:
     real_slurm.run("scancel -u root", cwd=tmp_path)
 
     def run(cmd: str) -> tuple[str, int]:
@@ -141,8 +146,8 @@ def test_test_only_on_minislurm_answers_like_slurm(tmp_path: Path) -> None:
 
 
 @pytest.mark.realslurm
-def test_test_only_on_real_slurm_gives_the_recorded_answers(  # type: ignore[no-untyped-def]
-    fresh_real_slurm, tmp_path: Path
+def test_test_only_on_real_slurm_gives_the_recorded_answers(
+    fresh_real_slurm: RealSlurm, tmp_path: Path
 ) -> None:
     assert _real(fresh_real_slurm, tmp_path, STEPS) == EXPECTED
 
@@ -152,5 +157,6 @@ def test_test_only_with_busy_nodes_on_minislurm_answers_like_slurm(tmp_path: Pat
 
 
 @pytest.mark.realslurm
-def test_test_only_with_busy_nodes_on_real_slurm(fresh_real_slurm, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_test_only_with_busy_nodes_on_real_slurm(fresh_real_slurm: RealSlurm,
+                                                  tmp_path: Path) -> None:
     assert _real(fresh_real_slurm, tmp_path, BUSY_STEPS) == BUSY_EXPECTED

@@ -17,7 +17,7 @@ import pytest
 
 from minislurm.common.layout import distribute, tasks_per_node_string
 from minislurm.conf import SlurmConfig, load_config
-from minislurm.job import Allocation
+from minislurm.job import Allocation, NodeAlloc
 from minislurm.select.cons_tres import select
 from minislurm.select.eval_nodes import cpus_to_use, dist_tasks
 from minislurm.select.request import ResourceRequest
@@ -167,7 +167,7 @@ def test_node_with_one_free_cpu_still_counts() -> None:
     assert select(ResourceRequest(min_nodes=2, ntasks=2), t, allowed) is Reason.RESOURCES
 
 
-def _na(t: NodeTable, i: int, cpus: int):  # type: ignore[no-untyped-def]
+def _na(t: NodeTable, i: int, cpus: int) -> NodeAlloc:
     return t.node_alloc(i, cpus, cpus * 1000, 0, None)
 
 

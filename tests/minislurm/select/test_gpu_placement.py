@@ -31,6 +31,7 @@ import dataclasses
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -339,13 +340,12 @@ def _job_ctx(c: Cluster, jid: int, opts: JobOptions) -> JobContext:
 
 
 def _step(plan_args: tuple[int, Allocation, JobOptions], inside: bool,
-          **extra: str) -> StepContext:
+          **extra: Any) -> StepContext:
     jid, alloc, opts = plan_args
     plan = plan_step(jid, alloc, opts, 0)
     return StepContext(step_id=0, layout=plan.layout, launcher_port=40000,
                        inside_allocation=inside, cpus_on_node=plan.cpus_on_node,
-                       gpus=plan.gpus, distribution=opts.distribution,  # type: ignore[attr-defined]
-                       **extra)  # type: ignore[arg-type]
+                       gpus=plan.gpus, distribution=opts.distribution, **extra)
 
 
 def _srun_tasks(holders: tuple[str, ...], args: str, **extra: str) -> list[Task]:

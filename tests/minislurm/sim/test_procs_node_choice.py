@@ -22,6 +22,8 @@ import numpy as np
 import pytest
 
 from minislurm.ctld import sched_view
+from minislurm.ctld.job_mgr import Job
+from minislurm.job import Allocation
 from minislurm.sim.simulate import simulate
 from minislurm.sim.workload.lublin import LublinSpec, lublin_workload
 
@@ -32,12 +34,12 @@ def test_main_takes_the_lowest_free_processors_backfill_not_always(
     real = sched_view.SchedView.start
     seen: dict[str, list[bool]] = {"Main": [], "Backfill": []}
 
-    def start(self: sched_view.SchedView, job: object, alloc: object, scheduler: str) -> object:
+    def start(self: sched_view.SchedView, job: Job, alloc: Allocation, scheduler: str) -> Job:
         t = self.state.table
-        idx = [t.index[na.node] for na in alloc.nodes]  # type: ignore[attr-defined]
+        idx = [t.index[na.node] for na in alloc.nodes]
         lowest = np.flatnonzero(t.free_cpu > 0)[: len(idx)].tolist()
         seen[scheduler].append(idx == lowest)
-        return real(self, job, alloc, scheduler)  # type: ignore[arg-type]
+        return real(self, job, alloc, scheduler)
 
     monkeypatch.setattr(sched_view.SchedView, "start", start)
     simulate(lublin_workload(LublinSpec(jobs=300, procs=256, seed=3)), procs=256,
