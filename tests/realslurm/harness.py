@@ -200,6 +200,23 @@ class CommandLineCluster(ABC):
                 raise TimeoutError(f"job {job_id} not finished after {timeout} s: {states}")
             time.sleep(self.poll_seconds)
 
+    def wait_accounted(self, job_id: int | str, timeout: float = 30.0) -> None:
+        """Poll sacct until every row of the job (its allocation and its steps) is in a
+        final state. slurmctld hands a job's end to slurmdbd through its agent queue, so
+        sacct may still say RUNNING a moment after scontrol says COMPLETED (seen on
+        22.05.8 in CI: ``J|RUNNING`` beside ``J.batch|COMPLETED``). Raises TimeoutError
+        with the last rows."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = self.run(["sacct", "-n", "-P", "-j", str(job_id), "-o", "JobID,State"],
+                            timeout=15).stdout.splitlines()
+            states = [row.split("|")[1].split()[0] for row in rows if "|" in row]
+            if states and all(s in FINAL_STATES for s in states):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"job {job_id} not accounted after {timeout} s: {rows}")
+            time.sleep(self.poll_seconds)
+
     def cancel_all(self, timeout: float = 20.0) -> None:
         """``scancel`` every job and wait until squeue is empty (between tests)."""
         self.run("scancel $(squeue -h -o %A | sort -u) 2>/dev/null", timeout=15)

@@ -39,6 +39,7 @@ def _step_timeout(cluster: MiniCluster | RealSlurm) -> tuple[list[str], list[str
     (work / "limit.sh").write_text(SCRIPT)
     job = cluster.run("sbatch --parsable -t 5 -o limit.out limit.sh", cwd=work).stdout.strip()
     assert cluster.wait_job(job, timeout=180) == "COMPLETED"
+    cluster.wait_accounted(job)
     text = (work / "limit.out").read_text().replace(job, "J")
     lines = mask_volatile(text).splitlines()
     rows = cluster.run(f"sacct -n -P -j {job} -o JobID,State,ExitCode,ElapsedRaw").stdout
