@@ -413,6 +413,20 @@ class NodeSpaceMap:
         row = self._fit_rows(fit_key(req))[self._order[0]]
         return int(np.count_nonzero(allowed & row)) >= count
 
+    def _bounds_of(
+        self, req: ResourceRequest, allowed: BoolArray, count: int
+    ) -> tuple[FitKey, BoolArray, dict[tuple[int, int], int | None]] | None:
+        """What `earliest` and `starts_now` search: the allowed nodes that can hold the
+        request's GPUs per node, the request's fit key, and the answers already found
+        for it on those nodes (``(count, duration)`` -> first start, None = never);
+        None when fewer than ``count`` nodes are left."""
+        if req.gpus_per_node:
+            allowed = allowed & (self.table.total_gpus_of(req.gpu_type) >= req.gpus_per_node)
+        if int(np.count_nonzero(allowed)) < count:
+            return None
+        key = fit_key(req)
+        return key, allowed, self._bounds.setdefault((key, allowed.tobytes()), {})
+
     def earliest(
         self, req: ResourceRequest, allowed: BoolArray, count: int, duration: int
     ) -> tuple[int, BoolArray] | None:
@@ -425,13 +439,10 @@ class NodeSpaceMap:
         Returns (start, nodes free for the whole run) or ``None`` when the job cannot
         start inside bf_window.
         """
-        t = self.table
-        if req.gpus_per_node:
-            allowed = allowed & (t.total_gpus_of(req.gpu_type) >= req.gpus_per_node)
-        if int(np.count_nonzero(allowed)) < count:
+        found_before = self._bounds_of(req, allowed, count)
+        if found_before is None:
             return None
-        key = fit_key(req)
-        bounds = self._bounds.setdefault((key, allowed.tobytes()), {})
+        key, allowed, bounds = found_before
         lower = self.now
         for (c, d), found in bounds.items():
             if c <= count and d <= duration:
@@ -452,14 +463,11 @@ class NodeSpaceMap:
         or not at all in this pass (sched/backfill's jobs that get no reservation), the
         search through the later slots would be thrown away.
         """
-        t = self.table
-        if req.gpus_per_node:
-            allowed = allowed & (t.total_gpus_of(req.gpu_type) >= req.gpus_per_node)
-        if int(np.count_nonzero(allowed)) < count:
+        found_before = self._bounds_of(req, allowed, count)
+        if found_before is None:
             return None
-        key = fit_key(req)
-        bounds = self._bounds.setdefault((key, allowed.tobytes()), {})
-        now = self.now
+        key, allowed, bounds = found_before
+        t, now = self.table, self.now
         for (c, d), found in bounds.items():
             if c <= count and d <= duration and (found is None or found > now):
                 return None  # earliest would start its search after now, or say never
