@@ -17,13 +17,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import signal
 import socket
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from minislurm.cli.common import Context, fail, parse_or_info
 from minislurm.cli.transport import socket_path
@@ -175,7 +176,13 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signa
              signal.SIGUSR1, signal.SIGUSR2)
 
 
-def _forward_signal(ctx: Context, running: RunningStep, signum: int) -> None:
+class StepTasks(Protocol):
+    """What srun's signal forwarding needs of its step's tasks (`RunningStep`)."""
+
+    def signal(self, sig: int, *, tree: bool = True) -> None: ...
+
+
+def _forward_signal(ctx: Context, running: StepTasks, signum: int) -> None:
     """srun's ``_forward_signal``: SIGTERM/SIGHUP (and SIGQUIT, after ``Quit``) end the
     step at once with SIGKILL, SIGCONT is only reported, others go to every task."""
     if signum == signal.SIGCONT:
@@ -187,6 +194,36 @@ def _forward_signal(ctx: Context, running: RunningStep, signum: int) -> None:
         running.signal(signal.SIGKILL)
     else:
         running.signal(signum)
+
+
+class SignalForwarder:
+    """srun's signal handling while its step runs, off the signal handler.
+
+    The handler only queues the signal (``queue.SimpleQueue.put`` may be called from a
+    handler); a thread of its own forwards it (`_forward_signal`: report, kill or pass
+    on). A handler that wrote to stderr itself could run *inside* a write of srun's to
+    stderr (a write interrupted by the signal runs the handler before it returns), and
+    Python refuses that: ``RuntimeError: reentrant call inside <_io.BufferedWriter
+    name='<stderr>'>`` (seen once when a cancelled job's SIGCONT reached srun).
+    """
+
+    def __init__(self, ctx: Context, running: StepTasks) -> None:
+        self.ctx, self.running = ctx, running
+        self.pending: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._forward, daemon=True)
+        self.thread.start()
+
+    def handler(self, signum: int, _frame: object) -> None:
+        self.pending.put(signum)
+
+    def _forward(self) -> None:
+        while (signum := self.pending.get()) is not None:
+            _forward_signal(self.ctx, self.running, signum)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Forward what is queued, then end the thread."""
+        self.pending.put(None)
+        self.thread.join(timeout)
 
 
 def _serve_aborts(listener: socket.socket, ctx: Context, running: RunningStep) -> None:
@@ -236,6 +273,7 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
     """Create the step, run its tasks here, report how they ended."""
     listener = launcher_socket()
     old: dict[int, Any] = {}
+    forwarder: SignalForwarder | None = None
     try:
         plan = _create_step(sock, ctx, argv, job_id, inside, listener.getsockname()[1])
         if plan is None:
@@ -250,8 +288,8 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
                               hostname_of=node_hostname)
         # srun's signal handling lasts until it exits: a job's end sends the batch
         # shell's process group SIGCONT + SIGTERM, often just after the step ended
-        old = {s: signal.signal(s, lambda signum, _f: _forward_signal(ctx, running, signum))
-               for s in FORWARDED}
+        forwarder = SignalForwarder(ctx, running)
+        old = {s: signal.signal(s, forwarder.handler) for s in FORWARDED}
         step = {"job_id": job_id, "step_id": plan["step_id"]}
         _request(sock, "step_pids", **step, pids=list(running.pids.values()),
                  port=listener.getsockname()[1])
@@ -277,6 +315,8 @@ def run_step(sock: Path, ctx: Context, argv: Sequence[str], job_id: int, inside:
         listener.close()
         for s, handler in old.items():
             signal.signal(s, handler)
+        if forwarder is not None:
+            forwarder.stop()
 
 
 def parse_invocation(argv: Sequence[str], ctx: Context) -> SrunInvocation | int:
