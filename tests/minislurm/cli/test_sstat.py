@@ -262,6 +262,18 @@ def wallclock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MiniCluster]
         assert mini.stop() == []
 
 
+#: A memory amount as sacct and sstat print it: KB converted up while exact
+#: (``convert_num_unit2`` with ``CONVERT_NUM_UNIT_EXACT``): ``64648K``, but ``21M`` for
+#: 21504K (seen in CI) and ``2.50G``.
+AMOUNT = r"\d+(?:\.\d\d)?[KMGT]"
+
+
+def kib(amount: str) -> float:
+    """``AMOUNT`` in KB."""
+    assert re.fullmatch(AMOUNT, amount), amount
+    return float(amount[:-1]) * 1024 ** "KMGT".index(amount[-1])
+
+
 def test_on_the_wall_clock_sstat_reads_the_tasks_and_sacct_keeps_it(
     wallclock: MiniCluster,
 ) -> None:
@@ -278,22 +290,22 @@ def test_on_the_wall_clock_sstat_reads_the_tasks_and_sacct_keeps_it(
     while time.monotonic() < deadline:
         out = c.run(["sstat", "-P", "-n", "-j", f"{jid}.0", "-o", fields], timeout=30)
         row = out.stdout.strip().split("|")
-        if len(row) == 8 and row[1].endswith("K") and int(row[1][:-1]) > 50 * 1024:
+        if len(row) == 8 and row[1] and kib(row[1]) > 50 * 1024:
             break
         time.sleep(0.5)
     assert row[0] == f"{jid}.0" and row[2] == "n1" and row[5] == "2", row
-    assert int(row[1][:-1]) > 50 * 1024 and int(row[4][:-1]) > 50 * 1024, row  # 50 MB each
-    assert re.fullmatch(r"cpu=\d\d:\d\d:\d\d,energy=0,fs/disk=\d+,mem=\d+K,pages=\d+,"
-                        r"vmem=\d+K", row[6]), row
+    assert kib(row[1]) > 50 * 1024 and kib(row[4]) > 50 * 1024, row  # 50 MB each
+    assert re.fullmatch(rf"cpu=\d\d:\d\d:\d\d,energy=0,fs/disk=\d+,mem={AMOUNT},pages=\d+,"
+                        rf"vmem={AMOUNT}", row[6]), row
     assert f"mem={row[1]}" in row[7], row
     assert c.wait_job(jid, timeout=60) == "COMPLETED"
     sacct = c.run(["sacct", "-j", f"{jid}.0", "-P", "-n", "-o",
                    "JobID,MaxRSS,NTasks,AveCPU,TRESUsageInMax"], timeout=30).stdout.split("|")
-    assert sacct[0] == f"{jid}.0" and int(sacct[1][:-1]) > 50 * 1024, sacct
+    assert sacct[0] == f"{jid}.0" and kib(sacct[1]) > 50 * 1024, sacct
     assert sacct[2] == "2" and sacct[3] >= "00:00:01", sacct  # two busy loops of 1.5+ s CPU
     batch = c.run(["sacct", "-j", f"{jid}.batch", "-P", "-n", "-o", "JobID,MaxRSS,NTasks"],
                   timeout=30).stdout.strip()
-    assert re.fullmatch(rf"{jid}\.batch\|\d+K\|1", batch), batch  # the script and its srun
+    assert re.fullmatch(rf"{jid}\.batch\|{AMOUNT}\|1", batch), batch  # the script and its srun
     job_line = c.run(["sacct", "-X", "-j", str(jid), "-P", "-n", "-o", "JobID,MaxRSS"],
                      timeout=30).stdout.strip()
     assert job_line == f"{jid}|", job_line  # usage is per step, as sacct shows it
