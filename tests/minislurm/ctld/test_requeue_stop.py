@@ -8,6 +8,14 @@ KillWait SIGKILL ends it and the job is PENDING (``BeginTime``).  sacct logs the
 REQUEUED 0:0 ending at the request, its batch step CANCELLED 0:9 ending KillWait later
 (a script that dies of the SIGTERM ends 0:15 at once:
 tests/minislurm/cli/sacct/test_sacct_requeue.py).
+
+On real Slurm with ``proctrack/linuxproc`` the SIGKILL is not atomic: ``kill_proc_tree``
+(``src/plugins/proctrack/linuxproc/kill_tree.c``) reads /proc and sends one ``kill()`` per
+process, the trap's ``sleep`` before its parent shell.  When slurmstepd is descheduled
+between the two, the shell reaps the killed ``sleep`` (bash prints ``line 1: PID Killed
+wait``), finishes the trap and exits 143 before its own SIGKILL: sacct says FAILED 15:0
+(it prints an exit code above 128 less 128).  Seen once in CI on a busy machine; the
+real-Slurm test accepts that outcome and only that one.
 The scenario runs on minislurm's local cluster (real processes) and on real Slurm.
 """
 
@@ -74,7 +82,8 @@ def _scenario(cluster: MiniCluster | RealSlurm) -> Seen:
     deadline = time.monotonic() + 10
     while True:
         rows = run(f"sacct -D -n -P -o JobID,State,ExitCode,End -j {job}").splitlines()
-        if any(r.startswith(f"{job}.batch|CANCELLED") for r in rows) or \
+        batch = [r for r in rows if r.startswith(f"{job}.batch|")]
+        if (batch and not batch[0].startswith(f"{job}.batch|RUNNING")) or \
                 time.monotonic() > deadline:
             break
         time.sleep(0.5)
@@ -94,14 +103,24 @@ def _scenario(cluster: MiniCluster | RealSlurm) -> Seen:
     )
 
 
-def _check(seen: Seen) -> None:
+MESSAGE = ("start\nslurmstepd-n1: error: *** JOB J ON n1 CANCELLED AT T DUE TO JOB REQUEUE ***\n"
+           "got TERM\n")
+# the shell outlived its SIGKILL (see the module's docstring): bash's report of the trap's
+# killed sleep, then exit 143
+OUTLIVED = re.compile(r"\S*/slurm_script: line 1: +\d+ Killed +wait\n")
+
+
+def _check(seen: Seen, *, linuxproc_race: bool = False) -> None:
     assert seen.completing == "CG None"
     assert 3 <= seen.waited <= 12  # KillWait=5
-    assert seen.rows[:2] == ["J|REQUEUED|0:0", "J.batch|CANCELLED|0:9"]
     assert 4 <= seen.gap <= 7
-    assert seen.message == (
-        "start\nslurmstepd-n1: error: *** JOB J ON n1 CANCELLED AT T DUE TO JOB REQUEUE ***\n"
-        "got TERM\n")
+    if linuxproc_race and seen.rows[1:2] == ["J.batch|FAILED|15:0"]:
+        assert seen.rows[0] == "J|REQUEUED|0:0"
+        assert seen.message.startswith(MESSAGE)
+        assert OUTLIVED.fullmatch(seen.message[len(MESSAGE):]), seen.message
+        return
+    assert seen.rows[:2] == ["J|REQUEUED|0:0", "J.batch|CANCELLED|0:9"]
+    assert seen.message == MESSAGE
 
 
 def test_requeue_stops_a_trapping_script_like_slurm(mini_slurm: MiniCluster) -> None:
@@ -109,4 +128,4 @@ def test_requeue_stops_a_trapping_script_like_slurm(mini_slurm: MiniCluster) -> 
 
 
 def test_requeue_stops_a_trapping_script_on_real_slurm(real_slurm: RealSlurm) -> None:
-    _check(_scenario(real_slurm))
+    _check(_scenario(real_slurm), linuxproc_race=True)
