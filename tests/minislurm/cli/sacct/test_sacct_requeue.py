@@ -6,6 +6,13 @@ its batch step CANCELLED 0:15; plain ``sacct -j`` then shows only the job's late
 attempt (PENDING, later RUNNING), ``sacct -D`` every attempt (``--duplicates``).  The
 same sequence runs on minislurm's embedded cluster and, with root, on real Slurm
 (whose slurmdbd lags a little: each sample is polled until it settles).
+
+On real Slurm with ``proctrack/linuxproc`` the SIGTERM is not atomic: ``kill_proc_tree``
+(``src/plugins/proctrack/linuxproc/kill_tree.c``) sends one ``kill()`` per process, the
+script's ``sleep`` before its shell.  When slurmstepd is descheduled between the two, the
+shell reaps the killed ``sleep`` and exits 143 before its own SIGTERM arrives: sacct says
+FAILED 15:0 (it prints an exit code above 128 less 128).  Seen in CI on a busy machine;
+the real-Slurm test accepts that outcome, for both samples alike, and only that one.
 """
 
 from __future__ import annotations
@@ -32,17 +39,23 @@ EXPECTED = [
 ]
 
 
+#: the attempt's batch step as Slurm ends it, and as linuxproc's race may (docstring)
+CANCELLED, RACED = "J.batch|CANCELLED|0:15", "J.batch|FAILED|15:0"
+
+
 def _scenario(run: Callable[[str], str], pause: Callable[[float], None],
-              settle: float) -> list[tuple[str, list[str]]]:
+              settle: float, ends: tuple[str, ...] = (CANCELLED,)
+              ) -> list[tuple[str, list[str]]]:
     job = run("sbatch --parsable -t 5 --wrap 'sleep 300'").strip()
     out: list[tuple[str, list[str]]] = []
 
     def sample(k: int) -> None:
-        label, cmd, want = EXPECTED[k]
+        label, cmd, _ = EXPECTED[k]
+        wants = [_want(end)[k][1] for end in ends]
         deadline = time.monotonic() + settle
         while True:
             rows = [r.replace(job, "J", 1) for r in run(cmd.format(j=job)).splitlines()]
-            if rows == want or time.monotonic() >= deadline:
+            if rows in wants or time.monotonic() >= deadline:
                 out.append((label, rows))
                 return
             time.sleep(0.5)
@@ -62,8 +75,10 @@ def _scenario(run: Callable[[str], str], pause: Callable[[float], None],
     return out
 
 
-def _want() -> list[tuple[str, list[str]]]:
-    return [(label, rows) for label, _, rows in EXPECTED]
+def _want(end: str = CANCELLED) -> list[tuple[str, list[str]]]:
+    """EXPECTED, the batch step of the requeued attempt ending as ``end``."""
+    return [(label, [end if r == CANCELLED else r for r in rows])
+            for label, _, rows in EXPECTED]
 
 
 def test_sacct_shows_the_latest_attempt_unless_duplicates(tmp_path: Path) -> None:
@@ -73,5 +88,6 @@ def test_sacct_shows_the_latest_attempt_unless_duplicates(tmp_path: Path) -> Non
 
 @pytest.mark.realslurm
 def test_sacct_after_requeue_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
-    got = _scenario(lambda cmd: real_slurm.run(cmd, cwd=tmp_path).stdout, time.sleep, 15)
-    assert got == _want()
+    got = _scenario(lambda cmd: real_slurm.run(cmd, cwd=tmp_path).stdout, time.sleep, 15,
+                    (CANCELLED, RACED))
+    assert got in (_want(CANCELLED), _want(RACED)), got
