@@ -43,7 +43,6 @@ pyproject.toml says what each module left out needs).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -54,7 +53,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+
+from script_module import load_script as _load  # benchmarks/ is the script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDE = ROOT / "scripts" / "interpreted"
@@ -197,16 +197,6 @@ def kernels() -> dict[str, list[Figure]]:
             results[build] = [Figure(f"kernel: {name}", "50 calls, CPU (best)", "ms", ms)
                               for name, ms in best.items()]
     return results
-
-
-def _load(path: Path, name: str) -> Any:
-    """A benchmark script of this folder as a module (benchmarks/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _timed(fn: Callable[[], object], repeats: int) -> tuple[float, float]:

@@ -66,7 +66,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import datetime
-import importlib.util
 import json
 import os
 import pstats
@@ -79,24 +78,13 @@ import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
+
+from script_module import load_script as _load  # benchmarks/ is the script's folder
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT = "RESULT "
 TAU = 10
-
-
-def _load(path: Path, name: str) -> ModuleType:
-    """A module from a file outside the packages (``benchmarks/``, ``tests/``)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 # ------------------------------------------------------------------ measured in a child

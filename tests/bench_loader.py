@@ -1,23 +1,22 @@
-"""Import a benchmark script of ``benchmarks/`` (not a package) as a module for tests."""
+"""Import a benchmark script of ``benchmarks/`` (not a package) as a module for tests.
+
+benchmarks/ goes on ``sys.path`` as it is for a script run from it, so a benchmark finds
+its sibling modules (``script_module``, the loader they share) the same way in both."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+if str(BENCHMARKS) not in sys.path:
+    sys.path.append(str(BENCHMARKS))
+
+from script_module import load_script  # noqa: E402  (found through the line above)
 
 
 def load_benchmark(name: str) -> ModuleType:
     """``benchmarks/<name>.py`` as the module ``name`` (registered in ``sys.modules``, so
     its dataclasses resolve their annotations)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCHMARKS / f"{name}.py", name)
