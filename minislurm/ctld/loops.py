@@ -55,9 +55,10 @@ def run_main(state: CtldState, view: SchedView) -> None:
     memo = None
     if not state.reservations_by_name:
         memo = _MEMOS.get(state)
-        if memo is None:
-            memo = _MEMOS[state] = SelectMemo(lambda: _fingerprint(state),
-                                              lambda job: _may_preempt(state, job))
+        if memo is None:  # its callbacks hold the controller weakly (see _MEMOS)
+            ref = weakref.ref(state)
+            memo = _MEMOS[state] = SelectMemo(lambda: _fingerprint(_alive(ref)),
+                                              lambda job: _may_preempt(_alive(ref), job))
     main_pass(view, policy=state.policy, depth=state.queue_depth, memo=memo)
 
 
@@ -70,8 +71,18 @@ def _may_preempt(state: CtldState, job: Job) -> bool:
     return qos is not None and bool(qos.preempt)
 
 
-#: Each controller's failed selects (``SelectMemo``), kept between its main passes.
+#: Each controller's failed selects (``SelectMemo``), kept between its main passes. A
+#: weak-key dictionary holds its values strongly, so a memo refers to its controller only
+#: through a weak reference: else the entry would keep its own key, and every controller
+#: (a widget's re-simulation each move), alive for good.
 _MEMOS: weakref.WeakKeyDictionary[CtldState, SelectMemo] = weakref.WeakKeyDictionary()
+
+
+def _alive(ref: weakref.ref[CtldState]) -> CtldState:
+    """The controller a memo belongs to (alive while its memo is used: ``_MEMOS``)."""
+    state = ref()
+    assert state is not None, "a select memo outlived its controller"
+    return state
 
 
 def _fingerprint(state: CtldState) -> bytes:

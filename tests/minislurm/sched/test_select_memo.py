@@ -92,3 +92,24 @@ def test_a_job_that_may_preempt_is_never_answered_from_the_memo() -> None:
     assert memo.failed(job, allowed) is None
     box[0] = b"t"  # its select preempted a job (the nodes changed) yet started nothing
     assert memo.failed(other, allowed) is None  # the state is looked at again
+
+
+def test_a_controller_with_a_memo_is_freed() -> None:
+    """The memo kept for a controller between its passes (``ctld.loops._MEMOS``) does not
+    keep it alive: a widget builds a controller per move, and each must be freed."""
+    import gc
+    import weakref
+
+    from ctld_helpers import gpu_cluster, sub
+
+    from minislurm.ctld import loops
+
+    ctl = gpu_cluster(nodes=1, gpus=8)
+    sub(ctl, 600, partition="gpu", gres="gpu:8")
+    sub(ctl, 600, partition="gpu", gres="gpu:8")  # cannot start: a failure memoised
+    ctl.run(until=ctl.now + 120)
+    assert ctl in loops._MEMOS and loops._MEMOS[ctl]._fails  # the memo was used
+    gone = weakref.ref(ctl)
+    del ctl
+    gc.collect()
+    assert gone() is None
