@@ -290,7 +290,8 @@ def test_on_the_wall_clock_sstat_reads_the_tasks_and_sacct_keeps_it(
     while time.monotonic() < deadline:
         out = c.run(["sstat", "-P", "-n", "-j", f"{jid}.0", "-o", fields], timeout=30)
         row = out.stdout.strip().split("|")
-        if len(row) == 8 and row[1] and kib(row[1]) > 50 * 1024:
+        # before the tasks' first poll, sstat prints the step's amounts as 0 (no unit)
+        if len(row) == 8 and re.fullmatch(AMOUNT, row[1]) and kib(row[1]) > 50 * 1024:
             break
         time.sleep(0.5)
     assert row[0] == f"{jid}.0" and row[2] == "n1" and row[5] == "2", row
