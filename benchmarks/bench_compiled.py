@@ -31,7 +31,7 @@ them both ways (the best of 3 processes of the best of 5: one process's numpy ti
 vary by 1.5x here).  2026-12-06: loops over a list of ints x11, over attributes of
 native objects x13.5, dict lookups x3.5, but numpy element access x1.1 and numpy calls
 x1.0.  The engine's hot paths are numpy on small per-node arrays, simpy generators and
-interpreted objects (``Job``), so compiling it gains nothing yet: x0.90-1.16 CPU for the
+interpreted objects (``Job``), so compiling it gains nothing yet: x0.87-1.16 CPU for the
 8-10 modules of the list and for a 26-module build alike (the list's comment in
 pyproject.toml says what each module left out needs).
 
@@ -60,7 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HIDE = ROOT / "scripts" / "interpreted"
 BUILDS = ("interpreted", "compiled")
 WIDGET_CASES = ("L7 goodput", "L8 scaling")
-_PROBE = ("import minislurm.sched.backfill as m, minislurm.common.hostlist as h; "
+_PROBE = ("import minislurm.select.cons_tres as m, minislurm.common.hostlist as h; "
           "print(m.__file__); print(h.__file__)")
 
 

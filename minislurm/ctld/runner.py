@@ -192,8 +192,10 @@ class SimulatedRunner:
 __all__ = [
     "SIGKILL",
     "SIGTERM",
+    "GathersUsage",
     "JobBody",
     "JobRunner",
+    "Launch",
     "NodeLossRunner",
     "RecoversJobs",
     "Recovery",

@@ -442,14 +442,9 @@ class MultifactorPriority:
         """``Nice=`` is one of the factors: the priority is computed anew."""
         return None
 
-    def _static_factors(self, job: Any, now: int) -> tuple[PriorityFactors, float]:
-        """The factors of ``job`` that do not change with time (age and fair share 0), and
-        the sum of its weighted TRES."""
-        _key, factors, terms = self._static_entry(job, now)
-        return factors, terms[5]
-
     def _static_entry(self, job: Any, now: int) -> tuple[tuple[Any, ...], PriorityFactors, _Terms]:
-        """(what they are computed from, `_static_factors`, the time-independent terms of
+        """(what they are computed from, the factors of ``job`` that do not change with
+        time (age and fair share 0), the time-independent terms of
         the priority sum as the floats ``PriorityFactors.priority`` adds: site, weighted
         association, job size, partition and QOS factors, the weighted TRES sum, nice),
         kept per job id while the fields they read stay the same: a

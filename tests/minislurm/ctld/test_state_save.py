@@ -105,7 +105,8 @@ def signals(ctl: Controller) -> list[tuple[float, int, int]]:
 
 #: The reference cluster under priority/multifactor with fair share, whose usage a
 #: restart must keep (``assoc_usage``).
-FAIRSHARE = "PriorityType=priority/multifactor\nPriorityWeightFairshare=10000\n"
+FAIRSHARE = ("PriorityType=priority/multifactor\nPriorityWeightFairshare=10000\n"
+             "AccountingStorageType=accounting_storage/slurmdbd\n")  # else 22.05 zeroes the weight
 
 
 def controller(env: simpy.Environment | None = None, extra: str = "") -> Controller:

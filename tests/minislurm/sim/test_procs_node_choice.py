@@ -13,7 +13,7 @@ node list.  Measured here on a Lublin trace (EASY):
 
 So a model of ``--procs`` as one node with N cores (lowest free cores) would change node
 lists; a faithful compact model keeps every processor's identity (ranges of node
-indices), as issue 21's notes (/work/tools/notes/procs.md) describe.
+indices), as docs/performance.md's designs left describe.
 """
 
 from __future__ import annotations
