@@ -170,7 +170,7 @@ class NodeManager:
             info.flags &= ~NodeFlag.DRAIN
         elif state:
             raise SlurmError(INVALID_STATE, 1)
-        if not (info.down or info.flags & (NodeFlag.DRAIN | NodeFlag.FAIL)):
+        if _accepts_jobs(info):  # nothing left that a reason explains
             info.reason, info.reason_user, info.reason_time = "", "", None
         self.refresh_usable(i)
         return kill

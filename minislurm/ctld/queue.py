@@ -25,6 +25,12 @@ from .job_mgr import Job
 Key = tuple[int, int, int, int]
 
 
+def _key(job: Job, tier: int) -> Key:
+    """A job's place in the scheduling order, its partition's PriorityTier ``tier``
+    first: higher tier, higher priority, earlier submit time, lower id."""
+    return (-tier, -job.priority, job.submit_time, job.job_id)
+
+
 def _first(pair: tuple[Key, Job]) -> Key:
     return pair[0]
 
@@ -80,7 +86,7 @@ class JobQueue:
     # ---- the order -----------------------------------------------------------------
     def key(self, job: Job) -> Key:
         """Scheduling order: PriorityTier of the partition, priority, submit time, id."""
-        return (-self._tier(job), -job.priority, job.submit_time, job.job_id)
+        return _key(job, self._tier(job))
 
     def _keys_of(self, jobs: list[Job]) -> list[Key]:
         """``key(job)`` of each of ``jobs``, the tier looked up once per partition (every
@@ -91,7 +97,7 @@ class JobQueue:
             tier = tiers.get(j.partition)
             if tier is None:
                 tier = tiers[j.partition] = self._tier(j)
-            keys.append((-tier, -j.priority, j.submit_time, j.job_id))
+            keys.append(_key(j, tier))
         return keys
 
     def resort(self) -> None:

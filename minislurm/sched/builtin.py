@@ -142,10 +142,9 @@ class SelectMemo:
             return None  # and its answer depends on the running jobs it may preempt
         self._current()
         hit = self._fails.get(id(job))
-        if hit is None or hit[0] is not job or hit[1] != (job.request, job.partition,
-                                                          job.reservation) or (
+        if hit is None or hit[0] is not job or hit[1] != _asked(job) or (
             hit[2] != allowed.tobytes()
-        ):  # fmt: skip
+        ):
             return None
         job.reason_detail = hit[4]  # what _why_not set with the reason
         self.hits += 1
@@ -156,8 +155,14 @@ class SelectMemo:
         if self._may_preempt is not None and self._may_preempt(job):
             return
         self._current()
-        self._fails[id(job)] = (job, (job.request, job.partition, job.reservation),
-                                allowed.tobytes(), reason, job.reason_detail)
+        self._fails[id(job)] = (job, _asked(job), allowed.tobytes(), reason,
+                                job.reason_detail)
+
+
+def _asked(job: Any) -> tuple[Any, str, str]:
+    """What a job asked select for, as a memoised failure remembers it: its request,
+    partition and reservation (a change of any of them, ``scontrol update``, forgets it)."""
+    return (job.request, job.partition, job.reservation)
 
 
 def main_pass(

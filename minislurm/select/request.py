@@ -178,17 +178,12 @@ def node_alloc(table: NodeTable, i: int, req: ResourceRequest, cpus: int) -> Nod
     (``details->whole_node``) gets the whole node (every CPU, the memory asked or all
     of it, every free GPU), else its share."""
     if req.exclusive:
-        all_mem = int(table.mem[i])
-        if req.mem_per_node not in (None, 0):
-            mem = int(req.mem_per_node or 0)
-        elif req.mem_per_node is None and req.mem_per_cpu is not None:
-            mem = min(all_mem, req.mem_per_cpu * int(table.cpus[i]))
-        else:
-            mem = all_mem
+        all_cpus = int(table.cpus[i])
         gpus = int(table.free_gpu[i]) if req.gpu_type is None else int(
             table.free_gpus_of(req.gpu_type)[i]
         )
-        return table.node_alloc(i, int(table.cpus[i]), mem, max(gpus, 0), None)
+        return table.node_alloc(i, all_cpus, _exclusive_mem(req, int(table.mem[i]), all_cpus),
+                                max(gpus, 0), None)
     mem = req.mem_on_node(cpus, int(table.mem[i]))
     return table.node_alloc(i, cpus, mem, req.gpus_for_cpus(cpus), req.gpu_type)
 
@@ -217,17 +212,20 @@ def _exclusive_allocs(table: NodeTable, idx: list[int], req: ResourceRequest
     cpus_of = table.cpus[at].tolist()
     mem_of = table.mem[at].tolist()
     gpus_of = table.free_gpus_of(req.gpu_type)[at].tolist()
-    per_node, per_cpu = req.mem_per_node, req.mem_per_cpu
-    out = []
-    for i, cpus, all_mem, gpus in zip(idx, cpus_of, mem_of, gpus_of, strict=True):
-        if per_node not in (None, 0):
-            mem = int(per_node or 0)
-        elif per_node is None and per_cpu is not None:
-            mem = min(all_mem, per_cpu * cpus)
-        else:
-            mem = all_mem
-        out.append(table.node_alloc(i, cpus, mem, max(gpus, 0), None))
-    return tuple(out)
+    return tuple([table.node_alloc(i, cpus, _exclusive_mem(req, all_mem, cpus), max(gpus, 0),
+                                   None)
+                  for i, cpus, all_mem, gpus in zip(idx, cpus_of, mem_of, gpus_of, strict=True)])
+
+
+def _exclusive_mem(req: ResourceRequest, all_mem: int, cpus: int) -> int:
+    """The memory an ``--exclusive`` job gets on a node of ``all_mem`` MB and ``cpus``
+    CPUs (it gets every CPU): ``--mem`` as asked, ``--mem-per-cpu`` times the node's
+    CPUs (at most all of it), else all of it (``--mem=0`` too)."""
+    if req.mem_per_node not in (None, 0):
+        return int(req.mem_per_node or 0)
+    if req.mem_per_node is None and req.mem_per_cpu is not None:
+        return min(all_mem, req.mem_per_cpu * cpus)
+    return all_mem
 
 
 def gpus_roomy(req: ResourceRequest, table: NodeTable) -> BoolArray:
