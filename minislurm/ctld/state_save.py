@@ -53,6 +53,15 @@ class KeepsState(Protocol):
 
     def import_state(self, data: Mapping[str, Any]) -> None: ...
 
+
+@runtime_checkable
+class KeepsUsage(Protocol):
+    """A priority plugin with decayed usage per association (priority/multifactor's
+    ``assoc_usage``), which a restart must keep."""
+
+    @property
+    def usage(self) -> KeepsState: ...
+
 #: NodeInfo attributes a node keeps across a restart (its jobs are re-allocated).
 NODE_FIELDS = ("down", "flags", "reason", "reason_time", "reason_user", "boot_time",
                "slurmd_start_time", "last_busy_time")
@@ -219,8 +228,8 @@ def dump_state(ctl: CtldState, *, steps: KeepsState | None = None, runner: objec
 def _usage_of(ctl: CtldState) -> KeepsState | None:
     """priority/multifactor's decayed usage per association (Slurm's ``assoc_usage``);
     None under a priority plugin that keeps none."""
-    usage = getattr(ctl.priority_plugin, "usage", None)
-    return usage if isinstance(usage, KeepsState) else None
+    plugin = ctl.priority_plugin
+    return plugin.usage if isinstance(plugin, KeepsUsage) else None
 
 
 def _dump_usage(ctl: CtldState) -> dict[str, Any]:
