@@ -552,7 +552,10 @@ def _in_background(parent: int) -> None:
     kernel meanwhile is not slowed by the runs simulated ahead; and end with the kernel
     that forked it (Linux ``prctl(PR_SET_PDEATHSIG)``): a kernel killed or ended without
     its exit handlers would otherwise leave its workers waiting on the pool's queue for
-    ever (the forked workers hold the queue's other end themselves)."""
+    ever (the forked workers hold the queue's other end themselves).  The signal comes
+    when the *thread* that forked the worker ends, not only the process: the pool is
+    made on the kernel's main thread (``WhatIf`` is built by a notebook cell), which
+    lives as long as the kernel."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # it ended before the line above

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPILE = ROOT / "scripts" / "compile"
-SO = ".cpython-311-x86_64-linux-gnu.so"
+SO = str(sysconfig.get_config_var("EXT_SUFFIX"))  # .cpython-311-x86_64-linux-gnu.so here
 
 
 def _modules() -> list[str]:

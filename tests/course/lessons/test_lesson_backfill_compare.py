@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from busy_probe import assert_busy_while
+from realslurm.procs import alive
 
 from course.lessons.backfill_compare import (
     POLICIES,
@@ -298,7 +299,8 @@ def test_run_takes_a_prefetched_setting_or_simulates_a_queued_one_itself() -> No
 def test_the_prefetch_workers_are_niced() -> None:
     import os
 
-    w = WhatIf(size=100)
+    w = WhatIf(size=100, prefetch=False)
+    w.prefetch([])  # the workers, without the reference runs' CPU
     assert w._pool is not None
     assert w._pool.submit(os.nice, 0).result(timeout=300) == os.nice(0) + PREFETCH_NICE
     w.close()
@@ -311,7 +313,8 @@ def test_the_prefetch_workers_end_with_their_kernel(tmp_path: Path) -> None:
     script.write_text(
         "import os, pathlib, sys\n"
         "from course.lessons.backfill_compare import WhatIf\n"
-        "w = WhatIf(size=100)\n"
+        "w = WhatIf(size=100, prefetch=False)\n"
+        "w.prefetch([])\n"
         "assert w._pool is not None\n"
         "w._pool.submit(os.getpid).result(timeout=300)\n"
         f"pathlib.Path({str(pids)!r}).write_text(' '.join(map(str, w._pool._processes)))\n"
@@ -322,18 +325,9 @@ def test_the_prefetch_workers_end_with_their_kernel(tmp_path: Path) -> None:
     workers = [int(p) for p in pids.read_text().split()]
     assert len(workers) == PREFETCH_WORKERS
     deadline = time.monotonic() + 30
-    while any(_alive(p) for p in workers) and time.monotonic() < deadline:
+    while any(alive(p) for p in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not any(_alive(p) for p in workers)
-
-
-def _alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie, or a pid gone, is not running)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+    assert not any(alive(p) for p in workers)
 
 
 def test_close_drops_what_is_queued_and_keeps_what_is_done() -> None:
