@@ -182,6 +182,7 @@ PHASES = (
     ("minislurm.ctld.job_mgr", "Job", "snapshot", "Job.snapshot (records)"),
     ("minislurm.sched.node_space", "NodeSpaceMap", "add_releases", "node-space map build"),
     ("minislurm.sched.node_space", "NodeSpaceMap", "earliest", "node-space earliest start"),
+    ("minislurm.sched.node_space", "NodeSpaceMap", "starts_now", "node-space starts now?"),
 )
 
 
