@@ -2,7 +2,8 @@
 
 - ``request._exclusive_allocs`` (an ``--exclusive`` job's nodes, counts read as lists
   once) must give the very records :func:`request.node_alloc` gives node by node.
-- ``NodeTable._count`` updates a node's typed GPU counts once per type.
+- ``NodeTable._count`` updates a node's typed GPU counts once per type (untyped GPUs,
+  type None, count in no type, also on a node that holds typed ones).
 - ``NodeTable.allocate``/``release`` keep a whole free node's CPU ids and GPU indices
   as one shared tuple: after any sequence of starts and ends, every node's free ids
   must be exactly the ids no running allocation holds, lowest first.
@@ -23,22 +24,22 @@ def _table(gpu_types: list[str | None], *, mixed: bool = True) -> NodeTable:
     shapes = []
     for k, t in enumerate(gpu_types):
         gpus: tuple[tuple[str | None, int], ...] = ((t, 2 + k % 3),) if k % 4 else ()
-        if k % 5 == 3 and mixed:
-            gpus = (("a100", 1), ("h100", 2))
+        if k % 5 == 3 and mixed:  # GPUs of two types, or untyped and typed ones
+            gpus = ((None, 1), ("a100", 2)) if t is None else (("a100", 1), ("h100", 2))
         shapes.append(NodeShape(f"n{k + 1}", 2 + (k % 3) * 2, 1000 * (k + 1), gpus))
     return NodeTable(shapes)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["a100", "h100"]), min_size=1, max_size=10),
+@given(st.lists(st.sampled_from(["a100", "h100", None]), min_size=1, max_size=10),
        st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3), st.integers(0, 2)),
                 max_size=8),
        st.sampled_from([(None, None), (0, None), (500, None), (None, 300), (None, None)]),
        st.sampled_from([None, "a100", "h100"]))
 def test_exclusive_allocs_are_node_alloc_node_by_node(
-        types: list[str], busy: list[tuple[int, int, int]],
+        types: list[str | None], busy: list[tuple[int, int, int]],
         mem: tuple[int | None, int | None], gpu_type: str | None) -> None:
-    table = _table(list(types))
+    table = _table(types)
     for node, cpus, gpus in busy:  # some partial jobs first: free counts differ per node
         i = node % len(table)
         if table.free_cpu[i] >= cpus and table.free_gpu[i] >= gpus:
@@ -54,10 +55,13 @@ def test_exclusive_allocs_are_node_alloc_node_by_node(
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.integers(0, 5), st.integers(0, 6),
-                          st.integers(0, 4)), max_size=40), st.booleans())
+                          st.integers(0, 4)), max_size=40), st.booleans(),
+       st.sampled_from([["a100"] * 6, [None] * 6, [None, "a100"] * 3]))
 def test_free_ids_are_what_no_running_allocation_holds(
-        ops: list[tuple[bool, int, int, int]], mixed: bool) -> None:
-    table = _table(["a100"] * 6, mixed=mixed)  # two GPU types, or every GPU of one
+        ops: list[tuple[bool, int, int, int]], mixed: bool, types: list[str | None]) -> None:
+    # every GPU of one type, untyped GPUs only, or untyped and typed nodes; with
+    # ``mixed`` one node holds GPUs of two types, or untyped and typed ones
+    table = _table(types, mixed=mixed)
     running: list[Allocation] = []
     for start, node, cpus, gpus in ops:
         if start or not running:
