@@ -51,7 +51,10 @@ def run_main(state: CtldState, view: SchedView) -> None:
 
     With no advance reservation, the select of a job that may preempt no one is a
     function of the job, its allowed nodes and ``_fingerprint``: failed selects are
-    kept between passes (``SelectMemo``)."""
+    kept between passes (``SelectMemo``).  With no job pending the pass has nothing to
+    look at (``schedule()`` returns at its empty job queue), so it is not walked."""
+    if not state.has_pending:
+        return
     memo = None
     if not state.reservations_by_name:
         memo = _MEMOS.get(state)

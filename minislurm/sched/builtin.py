@@ -140,6 +140,8 @@ class SelectMemo:
         if self._may_preempt is not None and self._may_preempt(job):
             self._fp = None  # its select may preempt: look at the state again after it
             return None  # and its answer depends on the running jobs it may preempt
+        if not self._fails:  # nothing kept: no need to read the state (remember will)
+            return None
         self._current()
         hit = self._fails.get(id(job))
         if hit is None or hit[0] is not job or hit[1] != _asked(job) or (

@@ -9,9 +9,11 @@ tests/minislurm/sim/test_pass_reuse_differential.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 
 from minislurm.sched.builtin import SelectMemo
 from minislurm.states import Reason
@@ -113,3 +115,42 @@ def test_a_controller_with_a_memo_is_freed() -> None:
     del ctl
     gc.collect()
     assert gone() is None
+
+
+def test_a_memo_with_nothing_kept_does_not_read_the_state() -> None:
+    """Nothing remembered: no answer to give, so the fingerprint is not taken (a pass
+    where every job fits, lesson 7's requeued job, pays nothing for the memo); the
+    first failure takes it when it is remembered."""
+    box = [b"s"]
+    memo, calls = _memo(box)
+    job, allowed = _Job(("N", 1)), np.array([True])
+    memo.begin()
+    assert memo.failed(job, allowed) is None and calls[0] == 0
+    memo.remember(job, allowed, Reason.RESOURCES)
+    assert calls[0] == 1
+    memo.begin()
+    assert memo.failed(job, allowed) is Reason.RESOURCES and calls[0] == 2
+
+
+def test_a_pass_with_nothing_pending_is_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run_main`` with an empty queue returns at once, as ``schedule()`` does: it
+    neither walks the queue nor makes the controller's memo."""
+    from ctld_helpers import gpu_cluster, sub
+
+    from minislurm.ctld import loops
+
+    ctl = gpu_cluster(nodes=1, gpus=8)
+    walks = [0]
+    walk = ctl.queue.walk
+
+    def counted() -> Iterator[object]:
+        walks[0] += 1
+        return walk()
+
+    monkeypatch.setattr(ctl.queue, "walk", counted)
+    ctl.fail_node(ctl.table.names[0], repair_after=60)  # two kicks, nothing pending
+    ctl.run(until=ctl.now + 120)
+    assert ctl.passes["main"] >= 2 and walks[0] == 0 and ctl not in loops._MEMOS
+    sub(ctl, 600, partition="gpu", gres="gpu:8")
+    ctl.run(until=ctl.now + 10)
+    assert walks[0] >= 1
