@@ -62,6 +62,7 @@ class KeepsUsage(Protocol):
     @property
     def usage(self) -> KeepsState: ...
 
+
 #: NodeInfo attributes a node keeps across a restart (its jobs are re-allocated).
 NODE_FIELDS = ("down", "flags", "reason", "reason_time", "reason_user", "boot_time",
                "slurmd_start_time", "last_busy_time")

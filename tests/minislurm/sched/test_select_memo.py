@@ -9,12 +9,16 @@ tests/minislurm/sim/test_pass_reuse_differential.py.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from ctld_helpers import gpu_cluster, sub
 
+from minislurm.ctld import loops
 from minislurm.sched.builtin import SelectMemo
 from minislurm.states import Reason
 
@@ -99,13 +103,6 @@ def test_a_job_that_may_preempt_is_never_answered_from_the_memo() -> None:
 def test_a_controller_with_a_memo_is_freed() -> None:
     """The memo kept for a controller between its passes (``ctld.loops._MEMOS``) does not
     keep it alive: a widget builds a controller per move, and each must be freed."""
-    import gc
-    import weakref
-
-    from ctld_helpers import gpu_cluster, sub
-
-    from minislurm.ctld import loops
-
     ctl = gpu_cluster(nodes=1, gpus=8)
     sub(ctl, 600, partition="gpu", gres="gpu:8")
     sub(ctl, 600, partition="gpu", gres="gpu:8")  # cannot start: a failure memoised
@@ -135,10 +132,6 @@ def test_a_memo_with_nothing_kept_does_not_read_the_state() -> None:
 def test_a_pass_with_nothing_pending_is_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
     """``run_main`` with an empty queue returns at once, as ``schedule()`` does: it
     neither walks the queue nor makes the controller's memo."""
-    from ctld_helpers import gpu_cluster, sub
-
-    from minislurm.ctld import loops
-
     ctl = gpu_cluster(nodes=1, gpus=8)
     walks = [0]
     walk = ctl.queue.walk
