@@ -2,7 +2,8 @@
 browser tests and the JupyterLab tests share. `running_lab` starts JupyterLab as
 ``scripts/course`` does (``python -m course lab``), in a folder of its own (HOME with
 hostile login files, its own Jupyter and minislurm state folders); `open_and_run` opens
-a notebook in a fresh workspace, runs every cell and checks that none errored.
+a notebook (in a fresh workspace, or next in the JupyterLab the page already shows, as a
+learner goes from one lesson to the next), runs every cell and checks that none errored.
 """
 
 from __future__ import annotations
@@ -191,19 +192,46 @@ def errors(page: Page) -> list[str]:
     }""")
 
 
+#: The notebook the page shows is ``path``, its kernel started and idle.
+_READY = """(path) => {
+  if (!window.jupyterapp) return false;
+  const w = window.jupyterapp.shell.currentWidget;
+  const s = w && w.sessionContext && w.sessionContext.session;
+  return !!(s && s.kernel && s.kernel.status === 'idle' && w.context
+            && (path === null || w.context.path === path));
+}"""
+
+#: Close the notebook the page shows as a learner leaving it would end it: its kernel shut
+#: down (no lesson's processes outlive it), its unsaved outputs dropped (no "Save your
+#: work" dialog). True when the app is left showing no dialog, ready for the next one.
+_LEAVE = """async () => {
+  const app = window.jupyterapp;
+  const w = app && app.shell.currentWidget;
+  if (!w || !w.sessionContext || !w.context) return false;
+  await w.sessionContext.shutdown();
+  w.context.model.dirty = false;
+  w.close();
+  return document.querySelectorAll('.jp-Dialog').length === 0;
+}"""
+
+
 def open_and_run(page: Page, lab: tuple[str, str], notebook: Path, workspace: str) -> str:
-    """Open ``notebook`` alone in a fresh JupyterLab workspace, clear its outputs, run all
-    its cells, wait for the kernel to be idle and check that no cell errored; returns the
-    notebook panel's CSS selector."""
+    """Open ``notebook``, clear its outputs, run all its cells, wait for the kernel to be
+    idle and check that no cell errored; returns the notebook panel's CSS selector.
+
+    A page that already shows this JupyterLab with an earlier notebook (a module's
+    lessons, one after another on one page) closes it (`_LEAVE`) and opens ``notebook``
+    in the same app (``docmanager:open``); loading JupyterLab again took about 7 s of
+    chromium's CPU per lesson, opening a notebook in the loaded app about 3. Otherwise
+    (a new page, or one left with a dialog) JupyterLab is loaded afresh in its own
+    ``workspace``."""
     base, token = lab
-    page.goto(f"{base}/lab/workspaces/{workspace}/tree/{notebook.name}?reset&token={token}")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext",
-                           timeout=60_000)
-    page.wait_for_function(
-        "() => { const s = window.jupyterapp.shell.currentWidget.sessionContext;"
-        " return s.session && s.session.kernel && s.session.kernel.status === 'idle'; }",
-        timeout=90_000)
+    if page.url.startswith(base) and page.evaluate(_LEAVE):
+        page.evaluate("(p) => { window.jupyterapp.commands.execute('docmanager:open',"
+                      " {path: p}); }", notebook.name)
+    else:
+        page.goto(f"{base}/lab/workspaces/{workspace}/tree/{notebook.name}?reset&token={token}")
+    page.wait_for_function(_READY, arg=notebook.name, timeout=90_000)
     page.evaluate("() => window.jupyterapp.commands.execute("
                   "'notebook:clear-all-cell-outputs')")
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")

@@ -3,7 +3,8 @@
 JupyterLab is started as ``scripts/course --lang pt-BR`` starts it (``python -m course
 lab --lang pt-BR``) on a copy of the edition (notebooks/pt-BR/, built by course/i18n.py
 from the English notebooks and course/locale/pt_BR/notebooks/), with JupyterLab's own
-interface in Portuguese (course/i18n_lab.py).  Each lesson is opened, its outputs
+interface in Portuguese (course/i18n_lab.py).  Each lesson is opened in turn in one page
+(`open_and_run`: a learner going from one lesson to the next), its outputs
 cleared, all its cells run; no cell may error; each experiment's prediction is committed
 through its translated Check button; a screenshot goes to
 build/screenshots/pt-BR/NN-name.png.  JupyterLab's menu bar says "Arquivo" (not "File"),
@@ -72,6 +73,14 @@ def browser() -> Iterator[Any]:
         yield b
 
 
+@pytest.fixture(scope="module")
+def lesson_page(browser: Any) -> Iterator[Page]:
+    """The one page the lessons run in, one after another (`open_and_run`)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    yield page
+    page.close()
+
+
 #: Every predict step's Check button, found by the edition's words.
 _PREDICT_CHECKS = ("xpath=//div[contains(concat(' ', @class, ' '), ' widget-html ')]"
                    f"[.//b[normalize-space()='{WORDS['predict']}']]"
@@ -99,32 +108,29 @@ def _answer_predictions(page: Page, panel: str) -> int:
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_each_lesson_runs_in_portuguese(notebook: Path, edition: tuple[str, str],
-                                        browser: Any) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    try:
-        panel = open_and_run(page, edition, notebook, f"{LANG}-{notebook.stem}")
-        menus = menu_bar(page)
-        assert menus[0] == WORDS["menu"], f"JupyterLab's menu bar says {menus}"
-        assert "File" not in menus and "Ajuda" in menus, menus
-        # a menu's items come from the language pack: the File menu opens in Portuguese
-        page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text=WORDS["menu"]).click()
-        items = page.locator(".lm-Menu-itemLabel").all_inner_texts()
-        page.keyboard.press("Escape")
-        assert any(i.startswith("Salvar") for i in items), items
-        answered = _answer_predictions(page, panel)
-        text = page.locator(panel).inner_text()
-        if answered:
-            assert WORDS["predict"] in text and EDITION_WORDS["en"]["predict"] not in text
-        wait_idle(page, 120)
-        assert errors(page) == [], f"{notebook.name}: cells errored"
-        page.wait_for_timeout(800)
-        folder = SCREENSHOTS / LANG
-        folder.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(folder / f"{notebook.stem}.png"))
-        print(f"\n{LANG} {notebook.stem}: {answered} prediction(s), menus {menus[:3]}, "
-              f"screenshot {folder / notebook.name.replace('.ipynb', '.png')}")
-    finally:
-        page.close()
+                                        lesson_page: Page) -> None:
+    page = lesson_page
+    panel = open_and_run(page, edition, notebook, f"{LANG}-{notebook.stem}")
+    menus = menu_bar(page)
+    assert menus[0] == WORDS["menu"], f"JupyterLab's menu bar says {menus}"
+    assert "File" not in menus and "Ajuda" in menus, menus
+    # a menu's items come from the language pack: the File menu opens in Portuguese
+    page.locator("#jp-MainMenu .lm-MenuBar-itemLabel", has_text=WORDS["menu"]).click()
+    items = page.locator(".lm-Menu-itemLabel").all_inner_texts()
+    page.keyboard.press("Escape")
+    assert any(i.startswith("Salvar") for i in items), items
+    answered = _answer_predictions(page, panel)
+    text = page.locator(panel).inner_text()
+    if answered:
+        assert WORDS["predict"] in text and EDITION_WORDS["en"]["predict"] not in text
+    wait_idle(page, 120)
+    assert errors(page) == [], f"{notebook.name}: cells errored"
+    page.wait_for_timeout(800)
+    folder = SCREENSHOTS / LANG
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{notebook.stem}.png"))
+    print(f"\n{LANG} {notebook.stem}: {answered} prediction(s), menus {menus[:3]}, "
+          f"screenshot {folder / notebook.name.replace('.ipynb', '.png')}")
 
 
 def test_the_pt_br_edition_has_the_english_code_cells(edition: tuple[str, str]) -> None:

@@ -1,8 +1,10 @@
 """Every lesson in a real JupyterLab, driven by a real chromium (Playwright).
 
 For each notebook under notebooks/ (a copy in a temporary root, so the stored notebooks
-are not touched): open it, clear the outputs, run all cells, wait for the kernel to be
-idle, check that no cell errored and that JupyterLab and the widgets speak English (the
+are not touched), one after another in one page as a learner goes through the course
+(`open_and_run` closes the previous lesson and shuts its kernel down): open it, clear
+the outputs, run all cells, wait for the kernel to be idle, check that no cell errored
+and that JupyterLab and the widgets speak English (the
 English edition: tests/browser/test_browser_pt_br.py runs the pt-BR one), commit a
 prediction in each experiment's predict step (its sliders show only after it), move the
 experiment's ipywidgets slider (the first of the notebook) with the keyboard and check
@@ -89,6 +91,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
 def browser() -> Iterator[Any]:
     with launched_chromium() as b:
         yield b
+
+
+@pytest.fixture(scope="module")
+def lesson_page(browser: Any) -> Iterator[Page]:
+    """The one page the lessons run in, one after another (`open_and_run`), as a learner
+    works through the course in one JupyterLab tab."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    yield page
+    page.close()
 
 
 #: notebook -> how its slider moved ("4 -> 7"), printed at the end of the module.
@@ -239,85 +250,82 @@ def _answer_predictions(page: Page, panel: str) -> int:
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_lesson_runs_and_its_slider_moves_a_figure(notebook: Path, lab: tuple[str, str],
-                                                   browser: Any, shots: Path) -> None:
+                                                   lesson_page: Page, shots: Path) -> None:
     module = load_manifest().by_notebook(notebook.name)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    try:
-        panel = open_and_run(page, lab, notebook, notebook.stem)
-        assert page.locator(f"{panel} .js-plotly-plot").count() >= 1 or not (
-            module and module.slider), f"{notebook.name}: no plotly figure was drawn"
-        menus = menu_bar(page)
-        english, portuguese = EDITION_WORDS["en"], EDITION_WORDS["pt-BR"]
-        assert menus[0] == english["menu"] and portuguese["menu"] not in menus, menus
+    page = lesson_page
+    panel = open_and_run(page, lab, notebook, notebook.stem)
+    assert page.locator(f"{panel} .js-plotly-plot").count() >= 1 or not (
+        module and module.slider), f"{notebook.name}: no plotly figure was drawn"
+    menus = menu_bar(page)
+    english, portuguese = EDITION_WORDS["en"], EDITION_WORDS["pt-BR"]
+    assert menus[0] == english["menu"] and portuguese["menu"] not in menus, menus
 
-        answered = _answer_predictions(page, panel)
-        assert answered >= 1 or not (module and module.slider), (
-            f"{notebook.name}: the experiment asks for no prediction")
-        if answered:
-            text = page.locator(panel).inner_text()
-            assert english["predict"] in text and portuguese["predict"] not in text
+    answered = _answer_predictions(page, panel)
+    assert answered >= 1 or not (module and module.slider), (
+        f"{notebook.name}: the experiment asks for no prediction")
+    if answered:
+        text = page.locator(panel).inner_text()
+        assert english["predict"] in text and portuguese["predict"] not in text
+    _wait_idle(page, 120)
+    sliders = page.locator(f"{panel} .widget-slider .noUi-handle")
+    if sliders.count() == 0:
+        if module is not None and module.slider:
+            pytest.fail(f"{notebook.name}: the manifest says the experiment has a slider, "
+                        "but none is shown")
+    else:
+        # the experiment's figure: the one drawn in the same cell as the slider
+        handle = sliders.first
+        cell = handle.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
+                              " ' jp-CodeCell ')][1]")
+        readout = handle.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
+                                 " ' widget-slider ')][1]").locator(".widget-readout")
+        before = cell.evaluate(_FIGURES)
+        assert before and all('"data":[]' not in f for f in before), (
+            f"{notebook.name}: the slider's cell shows no drawn plotly figure")
+        value = readout.inner_text()
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(150)
+        deadline, back = time.monotonic() + 60, time.monotonic() + 15
+        while cell.evaluate(_FIGURES) == before:
+            if time.monotonic() > deadline:
+                pytest.fail(f"{notebook.name}: moving the slider ({value!r} -> "
+                            f"{readout.inner_text()!r}) did not change its figure")
+            if back and time.monotonic() > back:  # maybe it was at its maximum
+                back = 0.0
+                handle.focus()
+                for _ in range(6):
+                    page.keyboard.press("ArrowLeft")
+                    page.wait_for_timeout(150)
+            page.wait_for_timeout(300)
+        assert readout.inner_text() != value, f"{notebook.name}: the slider did not move"
         _wait_idle(page, 120)
-        sliders = page.locator(f"{panel} .widget-slider .noUi-handle")
-        if sliders.count() == 0:
-            if module is not None and module.slider:
-                pytest.fail(f"{notebook.name}: the manifest says the experiment has a slider, "
-                            "but none is shown")
-        else:
-            # the experiment's figure: the one drawn in the same cell as the slider
-            handle = sliders.first
-            cell = handle.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
-                                  " ' jp-CodeCell ')][1]")
-            readout = handle.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '),"
-                                     " ' widget-slider ')][1]").locator(".widget-readout")
-            before = cell.evaluate(_FIGURES)
-            assert before and all('"data":[]' not in f for f in before), (
-                f"{notebook.name}: the slider's cell shows no drawn plotly figure")
-            value = readout.inner_text()
-            handle.scroll_into_view_if_needed()
-            handle.focus()
-            for _ in range(3):
-                page.keyboard.press("ArrowRight")
-                page.wait_for_timeout(150)
-            deadline, back = time.monotonic() + 60, time.monotonic() + 15
-            while cell.evaluate(_FIGURES) == before:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"{notebook.name}: moving the slider ({value!r} -> "
-                                f"{readout.inner_text()!r}) did not change its figure")
-                if back and time.monotonic() > back:  # maybe it was at its maximum
-                    back = 0.0
-                    handle.focus()
-                    for _ in range(6):
-                        page.keyboard.press("ArrowLeft")
-                        page.wait_for_timeout(150)
-                page.wait_for_timeout(300)
-            assert readout.inner_text() != value, f"{notebook.name}: the slider did not move"
-            _wait_idle(page, 120)
-            assert _errors(page) == []
-            page.locator(f"{panel} .widget-slider").first.scroll_into_view_if_needed()
-            page.wait_for_timeout(800)
-            moved[notebook.stem] = f"{value} -> {readout.inner_text()}"
-        name = f"{notebook.stem}.png"
+        assert _errors(page) == []
+        page.locator(f"{panel} .widget-slider").first.scroll_into_view_if_needed()
+        page.wait_for_timeout(800)
+        moved[notebook.stem] = f"{value} -> {readout.inner_text()}"
+    name = f"{notebook.stem}.png"
+    page.screenshot(path=str(shots / name))
+    shutil.copyfile(shots / name, SCREENSHOTS / name)
+    (SCREENSHOTS / "en").mkdir(exist_ok=True)
+    shutil.copyfile(shots / name, SCREENSHOTS / "en" / name)
+    print(f"\n{notebook.stem}: screenshot {SCREENSHOTS / name} (and en/)")
+    # two quiz items answered wrongly: their feedback and explanation are filled in
+    feedback = _answer_quiz_wrongly(page, panel, notebook)
+    if module is not None and module.quiz:
+        assert len(feedback) == 2, f"{notebook.name}: two quiz items answered: {feedback}"
+    for text in feedback:
+        assert "{{" not in text and "}}" not in text, f"{notebook.name}: {text}"
+    quiz_text = page.locator(f"{panel} .jp-CodeCell").filter(
+        has=page.locator(".jp-InputArea", has_text="quiz(")).last.inner_text()
+    assert "{{" not in quiz_text, f"{notebook.name}: raw template text in the quiz"
+    if feedback:
+        name = f"{notebook.stem}-quiz.png"
         page.screenshot(path=str(shots / name))
         shutil.copyfile(shots / name, SCREENSHOTS / name)
-        (SCREENSHOTS / "en").mkdir(exist_ok=True)
-        shutil.copyfile(shots / name, SCREENSHOTS / "en" / name)
-        print(f"\n{notebook.stem}: screenshot {SCREENSHOTS / name} (and en/)")
-        # two quiz items answered wrongly: their feedback and explanation are filled in
-        feedback = _answer_quiz_wrongly(page, panel, notebook)
-        if module is not None and module.quiz:
-            assert len(feedback) == 2, f"{notebook.name}: two quiz items answered: {feedback}"
-        for text in feedback:
-            assert "{{" not in text and "}}" not in text, f"{notebook.name}: {text}"
-        quiz_text = page.locator(f"{panel} .jp-CodeCell").filter(
-            has=page.locator(".jp-InputArea", has_text="quiz(")).last.inner_text()
-        assert "{{" not in quiz_text, f"{notebook.name}: raw template text in the quiz"
-        if feedback:
-            name = f"{notebook.stem}-quiz.png"
-            page.screenshot(path=str(shots / name))
-            shutil.copyfile(shots / name, SCREENSHOTS / name)
-            quizzed[notebook.stem] = len(feedback)
-    finally:
-        page.close()
+        quizzed[notebook.stem] = len(feedback)
 
 
 #: The lab completed in the browser, its lesson, a wrong answer (2 GPUs where the task
