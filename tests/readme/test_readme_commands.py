@@ -52,10 +52,21 @@ def _course_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+#: Starts ``argv[1:]`` with SIGINT at its default disposition, as a terminal starts a
+#: command. A suite started in the background of a shell without job control (``nohup
+#: scripts/test &`` in a script) inherits SIGINT ignored, and a signal ignored when bash
+#: starts cannot be trapped or reset there (bash(1), SIGNALS): scripts/course and
+#: JupyterLab would never see the test's Ctrl-C, and both tests failed so.
+_AS_FROM_A_TERMINAL = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                       "os.execv(sys.argv[1], sys.argv[1:])")
+
+
 def _start_course(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    """``scripts/course`` in a session of its own (its process group is what Ctrl-C hits)."""
+    """``scripts/course`` in a session of its own (its process group is what Ctrl-C hits),
+    started as from a terminal (`_AS_FROM_A_TERMINAL`)."""
     return subprocess.Popen(
-        [str(ROOT / "scripts/course"), "--no-browser", f"--port={port}",
+        [PYTHON, "-c", _AS_FROM_A_TERMINAL,
+         str(ROOT / "scripts/course"), "--no-browser", f"--port={port}",
          "--ServerApp.port_retries=0", "--allow-root", f"--IdentityProvider.token={TOKEN}"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
     )
