@@ -148,6 +148,7 @@ class StepService:
             info["limit_end"] = start + opts.time_limit * 60
             info["restart"] = job.restart_count
         self._open[(job_id, step_id)] = info
+        self.runner.step_created(job_id, step_id)
         self.controller.step_started(job_id, self._record(job_id, step_id, JobState.RUNNING,
                                                           start, None))
         self._arm_step_limit(job_id, step_id)

@@ -121,6 +121,9 @@ class ProcessRunner:
         self._step_pids: dict[int, set[int]] = {}
         self._step_ports: dict[int, dict[int, int]] = {}  # job -> step -> srun's port
         self._pids_of_step: dict[tuple[int, int], set[int]] = {}  # (job, step) -> pgids
+        #: (job, step) created but not yet reported by its srun -> the step signals sent
+        #: meanwhile, delivered when it reports its tasks (`step_created`)
+        self._launching: dict[tuple[int, int], list[int]] = {}
         self.warned: dict[int, int] = {}  # job id -> restart count whose --signal was sent
         self.bodies: dict[int, ProcessBody] = {}
         self.allocations: dict[int, Allocation] = {}
@@ -226,6 +229,7 @@ class ProcessRunner:
                         with contextlib.suppress(ProcessLookupError, PermissionError):
                             os.killpg(pid, signals.SIGKILL)
                     self._step_ports.pop(job_id, None)
+                    self._forget_launching(job_id)
                 if not done.triggered:
                     done.succeed((outcome.exit_code, outcome.signal))
 
@@ -328,8 +332,25 @@ class ProcessRunner:
 
     def signal_steps(self, job_id: int, signal: int) -> None:
         """``scancel --signal=SIG`` (not KILL): every srun step of the job, never the batch
-        shell (22.05 without ``--batch``)."""
+        shell (22.05 without ``--batch``). A step created whose tasks srun has not reported
+        yet gets it once it does (`step_created`)."""
         self._signal_steps(job_id, signal)
+        for (job, _step), held in self._launching.items():
+            if job == job_id:
+                held.append(signal)
+
+    def step_created(self, job_id: int, step_id: int) -> None:
+        """slurmctld created step ``step_id`` of ``job_id``: from now on it is one of the
+        job's steps, which a step signal reaches. Its tasks start in srun before srun
+        reports their process groups (`register_step_pids`); a signal sent in between is
+        held and delivered then, as slurmstepd holds a step signal until the step runs
+        (slurmd/slurmstepd/req.c ``_handle_signal_container`` -> ``_wait_for_job_running``)
+        instead of dropping it."""
+        self._launching[(job_id, step_id)] = []
+
+    def _forget_launching(self, job_id: int) -> None:
+        for key in [k for k in self._launching if k[0] == job_id]:
+            del self._launching[key]
 
     def _abort_steps(self, job_id: int, reason: str | None) -> bool:
         """Tell every srun of the job that its step ends (``srun_step_complete``): each
@@ -402,6 +423,10 @@ class ProcessRunner:
         self._step_pids.setdefault(job_id, set()).update(pids)
         if step_id is not None:
             self._pids_of_step.setdefault((job_id, step_id), set()).update(pids)
+            for signal in self._launching.pop((job_id, step_id), []):
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(pid, signal)
         if step_id is not None and port:
             self._step_ports.setdefault(job_id, {})[step_id] = port
             self._write_ports(job_id)
@@ -411,6 +436,7 @@ class ProcessRunner:
         self._step_pids.get(job_id, set()).difference_update(pids)
         if step_id is not None:
             self._pids_of_step.pop((job_id, step_id), None)
+            self._launching.pop((job_id, step_id), None)
         ports = self._step_ports.get(job_id, {})
         if step_id is not None and ports.pop(step_id, None) is not None:
             self._write_ports(job_id)
@@ -429,6 +455,7 @@ class ProcessRunner:
     def finish(self, job_id: int, exit_code: int, signal: int = 0) -> None:
         """srun/salloc's allocation ended (``REQUEST_COMPLETE_JOB_ALLOCATION``)."""
         done = self._interactive.pop(job_id, None)
+        self._forget_launching(job_id)
         if done is not None and not done.triggered:
             done.succeed((exit_code, signal))
 
