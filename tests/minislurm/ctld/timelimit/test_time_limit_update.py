@@ -338,8 +338,10 @@ def _zeroed(run: Callable[[str], str], pause: Callable[[float], None]) -> dict[s
         run_time = sum(int(x) * m for x, m in zip(shown["RunTime"].split(":"), (3600, 60, 1),
                                                  strict=True))
         updated = _stamp(shown["EndTime"])
-        for _ in range(45):  # the next periodic check is at most 30 s away
-            if run(f"squeue -h -j {job} -o %T").strip() != "RUNNING":
+        # the next periodic check is at most 30 s away; then the job is COMPLETING until
+        # slurmd has killed its processes (more on a loaded machine), TIMEOUT after
+        for _ in range(60):
+            if run(f"squeue -h -j {job} -o %T").strip() not in ("RUNNING", "COMPLETING"):
                 break
             pause(1)
         done = _fields(run(f"scontrol -o show job {job}"))
