@@ -198,7 +198,7 @@ _READY = """(path) => {
   const w = window.jupyterapp.shell.currentWidget;
   const s = w && w.sessionContext && w.sessionContext.session;
   return !!(s && s.kernel && s.kernel.status === 'idle' && w.context
-            && (path === null || w.context.path === path));
+            && w.context.path === path);
 }"""
 
 #: Close the notebook the page shows as a learner leaving it would end it: its kernel shut
