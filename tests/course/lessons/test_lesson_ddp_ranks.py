@@ -3,7 +3,11 @@
 The layout widget must show minislurm's own task layout (``srun -m block|cyclic``),
 the env table must be what wiring.py derives from each task's real environment,
 and the log readers must turn the ranks' records into the table and the curves.
-One test starts the local cluster and trains 2 real gloo ranks through srun.
+One test starts the local cluster and runs the real srun steps of the env table. The
+lesson's 2-rank gloo training (`run_ddp`) and its concurrent steps (`run_sweep`) run in
+lesson 4's notebook: tests/notebooks/test_notebooks.py (nbval) compares their printed
+rank table, final loss, digests and ports with the stored outputs, as
+tests/course/i18n/test_i18n_notebooks.py does for the pt-BR edition.
 """
 
 from __future__ import annotations
@@ -38,7 +42,6 @@ from course.lessons.ddp_ranks import (
     preferred_first_job_id,
     rank_placement,
     rank_rows,
-    run_ddp,
     srun_env,
     step_layout,
     table_figure,
@@ -223,8 +226,7 @@ def test_free_first_job_id_skips_a_busy_port() -> None:
 # ----- the real thing ---------------------------------------------------------------
 @pytest.mark.slow
 @pytest.mark.ddp_ports
-def test_real_srun_env_and_two_rank_ddp() -> None:
-    pytest.importorskip("torch")
+def test_real_srun_env_lays_tasks_out_block_and_cyclic() -> None:
     t0 = time.monotonic()
     with local_cluster(free_first_job_id(random.randrange(100_000, 900_000))) as c:
         state = c.root
@@ -237,18 +239,8 @@ def test_real_srun_env_and_two_rank_ddp() -> None:
         cyc = srun_env(c, 2, 2, "cyclic")
         assert [(r.procid, r.node) for r in cyc] == [(0, "gpu01"), (1, "gpu02"),
                                                      (2, "gpu01"), (3, "gpu02")]
-        run = run_ddp(c, steps=10)
-        assert run.returncode == 0, run.stderr + "".join(run.logs.values())
     assert not state.exists()  # torn down and removed
     assert time.monotonic() - t0 < 120
-    ranks = rank_rows(run.logs)
-    assert [(r.procid, r.rank, r.node, r.world_size, r.launcher, r.steps) for r in ranks] == [
-        (0, 0, "gpu01", 2, "slurm", 10), (1, 1, "gpu02", 2, "slurm", 10)]
-    curves = loss_curves(run.logs)
-    assert curves[0] == curves[1] and len(curves[0]) == 10
-    assert curves[0][-1][1] < curves[0][0][1]  # it learns
-    d = digests(run.logs)
-    assert d[0] == d[1] and len(d[0]) == 64  # the replicas hold the same parameters
 
 
 # ----- COURSE_FIRST_JOB_ID: the lessons' clusters moved to another job-id (port) range -----
