@@ -480,6 +480,21 @@ def _terminal_run(page: Page, command: str, mark: str, seconds: float = 60) -> s
     return text.split(typed, 1)[1].rsplit(done, 1)[0]
 
 
+def _terminal_ready(page: Page, mark: str, seconds: float = 60) -> None:
+    """Wait until a shell just started in the focused terminal runs what is typed: type
+    ``echo @@<mark>@$((1))@`` and wait for its output, ``@@<mark>@1@``, which only a shell
+    running it prints. What is typed while the shell starts is echoed by the terminal
+    mixed with the shell's start-up output (its prompt), so `_terminal_run`, which finds
+    its command's echo, waits for this first."""
+    page.keyboard.type(f"echo @@{mark}@$((1))@")
+    page.keyboard.press("Enter")
+    deadline = time.monotonic() + seconds
+    while f"@@{mark}@1@" not in (page.evaluate(_TERMINAL_TEXT) or ""):
+        if time.monotonic() > deadline:
+            pytest.fail(f"the shell started in the terminal never ran {mark!r}")
+        page.wait_for_timeout(200)
+
+
 def _minislurm(args: list[str], state: Path) -> str:
     """What minislurm's command prints when run directly against the same cluster."""
     env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
@@ -504,6 +519,7 @@ def test_terminal_runs_minislurm_whatever_the_profile(
         page.wait_for_function(f"() => {{ const t = ({_TERMINAL_TEXT})(); "
                                f"return t && t.trim().length > 0; }}", timeout=60_000)
         page.locator(".jp-Terminal").first.click()
+        _terminal_ready(page, "terminal")
         where = _terminal_run(page, "command -v sinfo sbatch squeue; echo $MINISLURM_STATE_DIR",
                               "where")
         lines = [line.strip() for line in where.splitlines() if line.strip()]
@@ -527,6 +543,7 @@ def test_terminal_runs_minislurm_whatever_the_profile(
         assert job in _minislurm(["squeue", "-h", "-o", "%i"], state).split()
         page.keyboard.type("bash -l")  # a login shell inside: its profile resets PATH again
         page.keyboard.press("Enter")
+        _terminal_ready(page, "login-shell")
         nested = _terminal_run(page, "command -v sinfo; shopt -q login_shell && echo login",
                                "nested")
         assert [ln.strip() for ln in nested.splitlines() if ln.strip()] == [
