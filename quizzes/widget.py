@@ -28,6 +28,15 @@ from quizzes.items.base import Presented
 from quizzes.prose import code_block, inline, plain, to_html
 from quizzes.session import Feedback, NoAnswer, QuizSession, attempts_used
 
+#: The traits of a box the learner types an answer into before pressing a button.
+#: ipywidgets' front end sends at most one state update of a widget at a time and holds
+#: the next ones until the kernel has handled it, but sends a button's click at once: with
+#: the box updating at every key (``continuous_update``), a click right after typing
+#: could reach the kernel before the last keys did, and grade an older text. Without it,
+#: the box sends its value once, when it loses focus, which the click on the button does
+#: first, so the value arrives before the click.
+TYPED_ANSWER: dict[str, Any] = {"continuous_update": False}
+
 
 def _input_for(item: Presented, lang: str = DEFAULT_LANG) -> Any:
     import ipywidgets as w
@@ -43,13 +52,13 @@ def _input_for(item: Presented, lang: str = DEFAULT_LANG) -> Any:
     if item.type == "sbatch":
         return w.Textarea(placeholder=tr(lang, "#SBATCH --nodes=2\n#SBATCH ...  or  "
                                                  "sbatch -N2 ..."),
-                          layout=w.Layout(width="90%", height="90px"))
+                          layout=w.Layout(width="90%", height="90px"), **TYPED_ANSWER)
     if item.type == "lab":  # a batch script, shell lines, or a diagnosis in Slurm's words
         return w.Textarea(placeholder=tr(lang, "your batch script, command lines or answer"),
-                          layout=w.Layout(width="90%", height="120px"))
+                          layout=w.Layout(width="90%", height="120px"), **TYPED_ANSWER)
     hint = tr(lang, "your answer ({unit})").format(unit=item.unit) if item.unit \
         else tr(lang, "your answer")
-    return w.Text(placeholder=hint, layout=w.Layout(width="50%"))
+    return w.Text(placeholder=hint, layout=w.Layout(width="50%"), **TYPED_ANSWER)
 
 
 def prompt_html(item: Presented, lang: str = DEFAULT_LANG) -> str:
@@ -233,7 +242,7 @@ class NamePrompt:
 
         self.then, self.env, self.lang = then, env, lang
         self.text = w.Text(placeholder=tr(lang, "your name, as your certificate should show it"),
-                           layout=w.Layout(width="60%"))
+                           layout=w.Layout(width="60%"), **TYPED_ANSWER)
         self.save = w.Button(description=tr(lang, "Save my name"), button_style="primary")
         self.message = w.HTML()
         self.save.on_click(lambda _b: self.submit())

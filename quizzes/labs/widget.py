@@ -30,6 +30,7 @@ from quizzes.labs.i18n import localise
 from quizzes.labs.model import MAX_ANSWER_BYTES, Lab, Verdict
 from quizzes.policy import Policy
 from quizzes.prose import code_block, to_html
+from quizzes.widget import TYPED_ANSWER
 
 
 def _lines(text: str, kind: str) -> str:
@@ -81,7 +82,7 @@ class LabWidget:
         self.task = w.HTML(task_html(item, t))
         self.answer = w.Textarea(value=item.skeleton if item.kind != "diagnose" else "",
                                  placeholder=tr(t, "your answer"), rows=8,
-                                 layout=w.Layout(width="95%"))
+                                 layout=w.Layout(width="95%"), **TYPED_ANSWER)
         self.link = w.HTML()
         if self.file is not None:
             if not self.file.exists() and item.skeleton:
