@@ -470,14 +470,21 @@ def _terminal_run(page: Page, command: str, mark: str, seconds: float = 60) -> s
     page.keyboard.type(f"{command}; {typed}")
     page.keyboard.press("Enter")
     done = f"@@{mark}@0@"
+    text = _terminal_shows(page, done, seconds, f"the terminal did not finish {command!r}")
+    return text.split(typed, 1)[1].rsplit(done, 1)[0]
+
+
+def _terminal_shows(page: Page, wanted: str, seconds: float, failure: str) -> str:
+    """The terminal's text once it holds ``wanted`` (polled every 200 ms); fails with
+    ``failure`` and the text's end after ``seconds``."""
     deadline = time.monotonic() + seconds
     text = ""
-    while done not in text:
+    while wanted not in text:
         if time.monotonic() > deadline:
-            pytest.fail(f"the terminal did not finish {command!r}:\n{text[-3000:]}")
+            pytest.fail(f"{failure}:\n{text[-3000:]}")
         page.wait_for_timeout(200)
         text = page.evaluate(_TERMINAL_TEXT) or ""
-    return text.split(typed, 1)[1].rsplit(done, 1)[0]
+    return text
 
 
 def _terminal_ready(page: Page, mark: str, seconds: float = 60) -> None:
@@ -488,11 +495,8 @@ def _terminal_ready(page: Page, mark: str, seconds: float = 60) -> None:
     its command's echo, waits for this first."""
     page.keyboard.type(f"echo @@{mark}@$((1))@")
     page.keyboard.press("Enter")
-    deadline = time.monotonic() + seconds
-    while f"@@{mark}@1@" not in (page.evaluate(_TERMINAL_TEXT) or ""):
-        if time.monotonic() > deadline:
-            pytest.fail(f"the shell started in the terminal never ran {mark!r}")
-        page.wait_for_timeout(200)
+    _terminal_shows(page, f"@@{mark}@1@", seconds,
+                    f"the shell started in the terminal never ran {mark!r}")
 
 
 def _minislurm(args: list[str], state: Path) -> str:

@@ -297,15 +297,15 @@ def test_the_wall_clock_daemon_clamps_the_end_the_same_way() -> None:
     assert (job.state, job.end_time) == (JobState.TIMEOUT, 1_767_600_137)
 
 
+#: Whether the job had ended when squeue returned (see the real-Slurm test's race).
+ENDED_FIRST = "ended before squeue returned"
+
+
 #: ``scontrol update TimeLimit=0`` of a running job, measured on 22.05.8 (a ``--time=5``
 #: job started 23:14:18, updated at 23:14:20, checks at :19 and :49): ``TimeLimit=00:00:00
 #: EndTime=2026-12-03T23:14:20`` (the update), squeue ``%l %L`` ``0:00 INVALID``; TIMEOUT
 #: Reason=TimeLimit at 23:14:49; sacct ``TIMEOUT``, ``Elapsed 00:00:31``, ``Timelimit``
 #: empty.  (sbatch's ``--time=0`` is UNLIMITED; scontrol's ``TimeLimit=0`` is 0 minutes.)
-#: Whether the job had ended when squeue returned (see the real-Slurm test's race).
-ENDED_FIRST = "ended before squeue returned"
-
-
 ZEROED = {
     "TimeLimit": "00:00:00",
     "squeue": "0:00 INVALID",
