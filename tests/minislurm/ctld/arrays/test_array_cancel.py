@@ -24,7 +24,10 @@ def _scenario(run: Callable[[str], tuple[int, str]], pause: Callable[[float], No
               ) -> dict[str, object]:
     _rc, out = run("sbatch --parsable --array=0-7%2 -n4 --wrap 'sleep 300'")
     a = out.strip()
-    pause(3)
+    for _ in range(20):  # until a scheduling pass has started tasks 0 and 1
+        pause(1)
+        if len(run(f"squeue -h -j {a} -t R -o %i")[1].split()) == 2:
+            break
     run(f"scancel {a}_5")
     pause(2)
     queue1 = run(f"squeue -h -j {a} -o %i")[1].split()
