@@ -377,6 +377,9 @@ def test_real_slurm_still_reads_the_environment_so(real_slurm: RealSlurm,
 @pytest.mark.realslurm
 @pytest.mark.parametrize("cmd", sorted(SRUN_CASES))
 def test_real_srun_still_says_so(real_slurm: RealSlurm, cmd: str) -> None:
+    # every node idle first: a node still completing the last case's job is busy
+    # (ESLURM_NODES_BUSY), and srun -w would wait for it and say so on stderr
+    real_slurm.reset()
     run, _ = _real(real_slurm, "srun-values")
     _, err, rc = run(cmd)
     assert (rc, err) == SRUN_CASES[cmd]

@@ -212,7 +212,10 @@ def test_missing_output_directory_fails_the_launch(
     meet this when a task starts before submitit has made the task's folder."""
     cmd = (
         "sbatch --wait --parsable -o nodir/x.out --wrap 'echo x' > id; rc=$?; "
-        "echo \"Submitted batch job $(cat id)\"; echo rc=$rc; sleep 1; "
+        "echo \"Submitted batch job $(cat id)\"; echo rc=$rc; "
+        # slurmdbd gets the job's end through slurmctld's agent queue: wait for both rows
+        "for i in $(seq 60); do [ $(sacct -n -P -j $(cat id) -o State | grep -c -e FAILED "
+        "-e CANCELLED) = 2 ] && break; sleep 0.5; done; "
         "sacct -n -P -j $(cat id) -o JobID,State,ExitCode; "
         "scontrol show job $(cat id) | grep -o 'JobState=[A-Z]* Reason=[A-Za-z]*'; "
         "scontrol show job $(cat id) | grep -o 'ExitCode=[0-9:]*'"
