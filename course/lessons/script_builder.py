@@ -42,6 +42,7 @@ from minislurm.options.sbatch import parse_sbatch
 from minislurm.sim import Cluster
 from minislurm.sim.plots import PALETTE, UIREVISION
 from minislurm.states import JobState
+from quizzes.widget import TYPED_ANSWER
 
 from .figure_words import localise
 from .predict import BusyIndicator, ChoiceQuestion, PredictStep
@@ -299,14 +300,15 @@ class ScriptBuilder:
                                            description=t(lang, "GPU option")),
             "gpu_type": widgets.Combobox(value=spec.gpu_type, options=["a100", "h100"],
                                          description=t(lang, "GPU type"),
-                                         placeholder=t(lang, "(any)")),
-            "time": widgets.Text(spec.time, description="--time"),
+                                         placeholder=t(lang, "(any)"), **TYPED_ANSWER),
+            "time": widgets.Text(spec.time, description="--time", **TYPED_ANSWER),
             "partition": widgets.Combobox(value=spec.partition, options=parts,
                                           description="--partition",
-                                          placeholder=t(lang, "(default)")),
-            "job_name": widgets.Text(spec.job_name, description="--job-name"),
-            "output": widgets.Text(spec.output, description="--output"),
-            "command": widgets.Text(spec.command, description=t(lang, "command")),
+                                          placeholder=t(lang, "(default)"), **TYPED_ANSWER),
+            "job_name": widgets.Text(spec.job_name, description="--job-name", **TYPED_ANSWER),
+            "output": widgets.Text(spec.output, description="--output", **TYPED_ANSWER),
+            "command": widgets.Text(spec.command, description=t(lang, "command"),
+                                    **TYPED_ANSWER),
         }  # fmt: skip
         style = {"description_width": "120px"}
         for w in self.controls.values():

@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import ipywidgets as widgets
 import pytest
 from busy_probe import assert_busy_while
 from captures import capture_root
@@ -157,6 +158,19 @@ def test_text_fields_validate_live(cluster: Cluster) -> None:
     assert builder.verdict.stage == "runs"
     builder.controls["gpu_option"].value = "none"
     assert "gpu" not in builder.script.split("--partition=debug")[1]
+
+
+def test_typed_options_reach_the_kernel_before_submit(cluster: Cluster) -> None:
+    """The boxes typed into (--time, --partition, --job-name...) send their value when
+    they lose focus (or on Enter), not at every key: ipywidgets' front end holds a
+    widget's next update until the kernel has handled the last one (each one re-checks
+    the script here) but sends a click at once, so Submit pressed right after typing
+    would submit an older script than the one shown."""
+    builder = ScriptBuilder(cluster)
+    typed = {name: w for name, w in builder.controls.items()
+             if isinstance(w, widgets.Text)}  # Combobox is a Text
+    assert set(typed) == {"gpu_type", "time", "partition", "job_name", "output", "command"}
+    assert [name for name, w in typed.items() if w.continuous_update] == []
 
 
 def test_submit_button_queues_the_job_on_the_learners_cluster(cluster: Cluster) -> None:
