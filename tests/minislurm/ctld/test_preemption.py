@@ -96,7 +96,10 @@ def _observe(run: Callable[[str], str], wait: Callable[[Callable[[], bool]], Non
                                            "EndTime", "PreemptEligibleTime", "PreemptTime")}
     hi_shown = run(f"scontrol show job {hi}")
     # slurmdbd lags a little behind slurmctld
-    wait(lambda: f"{victim}|PREEMPTED" in run(f"sacct -D -n -P -o JobID,State -j {victim}"))
+    # (the batch step's end comes after the job's: wait for both)
+    wait(lambda: f"{victim}|PREEMPTED" in (shown := run(
+        f"sacct -D -n -P -o JobID,State -j {victim}")) and any(
+        f"{victim}.batch|{s}" in shown for s in ("CANCELLED", "FAILED")))
     rows = [
         "|".join([label.get(r.split("|")[0].split(".")[0], "?")
                   + ("." + r.split("|")[0].split(".")[1] if "." in r.split("|")[0] else ""),

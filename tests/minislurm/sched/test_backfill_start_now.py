@@ -115,13 +115,12 @@ def test_backfill_offers_select_every_node_one_task_fits_on(tmp_path: Path) -> N
 
 @pytest.mark.realslurm
 def test_backfill_scenario_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
-    real_slurm.run("scancel -u root", cwd=tmp_path)
+    real_slurm.reset()  # no job, every node idle (not still completing a job)
 
     run = checked_stdout(real_slurm.run, cwd=tmp_path)
     try:
         got = _scenario(run, time.sleep)
-        real_slurm.run("scancel -u root", cwd=tmp_path)
-        time.sleep(1)
+        real_slurm.reset()  # a node still completing would start the holders late
         got_gpus = _scenario(run, time.sleep, GPU_SUBMITS)
     finally:
         real_slurm.run("scancel -u root", cwd=tmp_path)

@@ -195,7 +195,7 @@ def _scene(run: Callable[[str], str], pause: Callable[[float], None]) -> dict[st
         pause(1)
         run(f"scontrol requeue {ids['small']}")
         pause(1)
-        out["small requeued"] = _state(run, ids["small"])[0]
+        out["small requeued"] = _until(run, pause, ids["small"], SCENE["small requeued"])
         run(f"scancel {ids['big']}")
         out["wide started"] = _until(run, pause, ids["wide"], SCENE["wide started"])
         if out["wide started"] in RACY["wide started"]:

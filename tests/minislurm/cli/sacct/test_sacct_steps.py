@@ -44,6 +44,9 @@ def _replay(cluster: MiniCluster | RealSlurm) -> list[tuple[str, str, int]]:
             break
         assert time.monotonic() < deadline, rows
         time.sleep(0.5)
+    if isinstance(cluster, RealSlurm):  # and their ends (State, ExitCode) have come too
+        cluster.wait_accounted(a)
+        cluster.wait_accounted(b)
     out = []
     for cmd in COMMANDS:
         res = cluster.run(cmd.format(a=a, b=b), cwd=work)

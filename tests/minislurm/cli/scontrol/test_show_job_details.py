@@ -47,7 +47,10 @@ def _scenario(run: Callable[[str], str], pause: Callable[[float], None]) -> dict
     ids = {label: run(f"sbatch --parsable {options}").strip() for label, options in SUBMITS}
     pause(1)
     out = {label: _details(run(f"scontrol -d show job {jid}")) for label, jid in ids.items()}
-    pause(5)
+    for _ in range(60):  # its `sleep 4` ends, slurmd has reported it (a fixed 5 s was not
+        pause(1)         # always enough for a batch launch on a loaded host)
+        if "JobState=COMPLETED" in run(f"scontrol show job {ids['gpus']}"):
+            break
     out["gpus done"] = _details(run(f"scontrol -d show job {ids['gpus']}"))
     return out
 

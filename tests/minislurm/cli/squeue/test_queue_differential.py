@@ -41,7 +41,7 @@ needs_scontrol = pytest.mark.skipif(
     not has_command("scontrol"), reason="minislurm/cli/scontrol.py does not exist yet"
 )
 
-SCRIPTS = {"ok.sh": "#!/bin/bash\necho hi\n", "sleep.sh": "#!/bin/bash\nsleep 30\n"}
+SCRIPTS = {"ok.sh": "#!/bin/bash\necho hi\n", "sleep.sh": "#!/bin/bash\nsleep 280\n"}
 #: One submission per line; every job stays in the queue until cancelled.
 SUBMISSIONS = (
     "sbatch -H -J held -p short -N2 --time=3 ok.sh",

@@ -172,7 +172,9 @@ def _relative(run: Callable[[str], tuple[str, str, int]], pause: Callable[[float
     out = []
     for update, _, _, _ in RELATIVE:
         _, err, rc = run("scontrol update " + update.format(j=job))
-        out.append((update, rc, err, run(f"squeue -h -j {job} -o %l")[0].strip()))
+        # -t all: at 0:00 the 30 s time-limit check (PERIODIC_TIMEOUT) may end the job
+        # before the last reads, and squeue lists no ended job without -t
+        out.append((update, rc, err, run(f"squeue -h -t all -j {job} -o %l")[0].strip()))
     run(f"scancel {job}")
     return out
 
