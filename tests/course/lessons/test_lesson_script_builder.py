@@ -165,7 +165,9 @@ def test_typed_options_reach_the_kernel_before_submit(cluster: Cluster) -> None:
     they lose focus (or on Enter), not at every key: ipywidgets' front end holds a
     widget's next update until the kernel has handled the last one (each one re-checks
     the script here) but sends a click at once, so Submit pressed right after typing
-    would submit an older script than the one shown."""
+    would submit an older script than the one shown. Fewer updates also leave less for
+    ipykernel 7 to reorder (it handles a comm message at once while a cell awaits; the
+    course pins ipykernel<7: tests/course/test_kernel_message_order.py)."""
     builder = ScriptBuilder(cluster)
     typed = {name: w for name, w in builder.controls.items()
              if isinstance(w, widgets.Text)}  # Combobox is a Text
