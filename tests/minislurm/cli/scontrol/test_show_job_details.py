@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from captures import checked_stdout, reference_cluster
+from polling import poll
 from realslurm import RealSlurm
 
 SUBMITS = [
@@ -47,10 +48,10 @@ def _scenario(run: Callable[[str], str], pause: Callable[[float], None]) -> dict
     ids = {label: run(f"sbatch --parsable {options}").strip() for label, options in SUBMITS}
     pause(1)
     out = {label: _details(run(f"scontrol -d show job {jid}")) for label, jid in ids.items()}
-    for _ in range(60):  # its `sleep 4` ends, slurmd has reported it (a fixed 5 s was not
-        pause(1)         # always enough for a batch launch on a loaded host)
-        if "JobState=COMPLETED" in run(f"scontrol show job {ids['gpus']}"):
-            break
+    # its `sleep 4` ends and slurmd has reported it (a fixed 5 s was not always enough for
+    # a batch launch on a loaded host)
+    poll(lambda: run(f"scontrol show job {ids['gpus']}"), lambda s: "JobState=COMPLETED" in s,
+         what="the gpus job COMPLETED", tries=60, every=1, pause=pause)
     out["gpus done"] = _details(run(f"scontrol -d show job {ids['gpus']}"))
     return out
 

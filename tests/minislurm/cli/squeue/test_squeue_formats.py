@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from captures import REF
+from polling import poll
 from realslurm import RealSlurm
 
 from minislurm.sim import Cluster
@@ -225,12 +225,11 @@ def test_replayed_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
         # J4/J5 and bigpendingname J6.  minislurm is replayed in the order Slurm took.
         assert ids[-1] - first in (4, 6), ids
         cluster = mini_cluster(tmp_path / "mini", tasks_first=ids[-1] - first == 6)
-        for _ in range(60):  # the array's two tasks run, backfill has planned the big job
-            running = real_slurm.run("squeue -h -t R -n arr -o %i", cwd=work).stdout.split()
-            planned = real_slurm.run("squeue -h -n bigpendingname -o %Y", cwd=work).stdout
-            if len(running) == 2 and planned.strip() not in ("", "(null)"):
-                break
-            time.sleep(0.5)
+        poll(lambda: (real_slurm.run("squeue -h -t R -n arr -o %i", cwd=work).stdout.split(),
+                      real_slurm.run("squeue -h -n bigpendingname -o %Y", cwd=work).stdout),
+             lambda got: len(got[0]) == 2 and got[1].strip() not in ("", "(null)"),
+             what="the array's two tasks running and backfill's plan for the big job",
+             tries=60)
         for cmd in REPLAYED:
             res = real_slurm.run(cmd, cwd=work)
             ours = cluster.run(cmd)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from captures import reference_cluster
+from polling import poll
 from realslurm import RealSlurm
 
 
@@ -24,10 +25,8 @@ def _scenario(run: Callable[[str], tuple[int, str]], pause: Callable[[float], No
               ) -> dict[str, object]:
     _rc, out = run("sbatch --parsable --array=0-7%2 -n4 --wrap 'sleep 300'")
     a = out.strip()
-    for _ in range(20):  # until a scheduling pass has started tasks 0 and 1
-        pause(1)
-        if len(run(f"squeue -h -j {a} -t R -o %i")[1].split()) == 2:
-            break
+    poll(lambda: run(f"squeue -h -j {a} -t R -o %i")[1].split(), lambda got: len(got) == 2,
+         what="a scheduling pass starting tasks 0 and 1", tries=20, every=1, pause=pause)
     run(f"scancel {a}_5")
     pause(2)
     queue1 = run(f"squeue -h -j {a} -o %i")[1].split()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from captures import reference_cluster
+from polling import poll
 from realslurm import RealSlurm
 
 SLEEP = "#!/bin/bash\nsleep 300\n"
@@ -91,31 +92,25 @@ def test_replayed_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
         res = real_slurm.run("sbatch --parsable -J t --array=0-7%2 sleep.sh", cwd=work)
         assert res.rc == 0, res
         jid = res.stdout.strip()
-        for _ in range(40):  # the first scheduling pass starts tasks 0 and 1
-            time.sleep(0.5)
-            t = times(real_slurm.run("scontrol -o show job", cwd=work).stdout, "t")
-            if "0" in t and "1" in t:
-                break
+        def shown() -> dict[str, dict[str, str]]:
+            return times(real_slurm.run("scontrol -o show job", cwd=work).stdout, "t")
+
+        t = poll(shown, lambda t: "0" in t and "1" in t,
+                 what="the first scheduling pass starting tasks 0 and 1", tries=40)
         assert t["2-7%2"]["EligibleTime"] == "Unknown"
         assert started_when_eligible(t["0"]), t["0"]
         time.sleep(1)  # task 2 must start at a later second than the submission
         real_slurm.run(f"scancel {jid}_0", cwd=work)
-        for _ in range(20):  # the next scheduling pass starts task 2
-            time.sleep(0.5)
-            t = times(real_slurm.run("scontrol -o show job", cwd=work).stdout, "t")
-            if "2" in t and "3-7%2" in t:
-                break
+        t = poll(shown, lambda t: "2" in t and "3-7%2" in t,
+                 what="the next scheduling pass starting task 2", tries=20)
         assert t["3-7%2"]["EligibleTime"] == "Unknown"
         two = t["2"]
         assert started_when_eligible(two) and two["EligibleTime"] > two["SubmitTime"], two
         if real_slurm.accounting:
             want = f"{jid}_[3-7%2]|Unknown|Unknown"
-            for _ in range(20):  # slurmdbd records the split a little later
-                sacct = real_slurm.run(f"sacct -X -n -P -j {jid} -o jobid,eligible,start",
-                                       cwd=work).stdout.splitlines()
-                if want in sacct:
-                    break
-                time.sleep(0.5)
-            assert want in sacct, sacct
+            poll(lambda: real_slurm.run(f"sacct -X -n -P -j {jid} -o jobid,eligible,start",
+                                        cwd=work).stdout.splitlines(),
+                 lambda rows: want in rows, what=f"slurmdbd recording the split ({want})",
+                 tries=20)
     finally:
         real_slurm.cancel_all()
