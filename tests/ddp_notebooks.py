@@ -10,6 +10,8 @@ on one worker); a test that does not compare the ids gives its cluster a range o
 
 from __future__ import annotations
 
+import ast
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -19,6 +21,9 @@ import pytest
 
 #: Notebooks that run DDP ranks on a cluster (lesson 4's srun steps, lesson 7's drill).
 DDP_NOTEBOOKS = ("04-srun-ddp", "07-failures-requeue")
+#: The lessons' functions that train DDP ranks (course.lessons.ddp_ranks, concurrent_steps,
+#: ddp_drill): each run starts torch in every rank, some 20 s of CPU per lesson here.
+DDP_TRAINERS = frozenset({"run_ddp", "run_sweep", "real_ddp_drill"})
 
 
 def notebook_params(notebooks: Iterable[Path]) -> list[object]:
@@ -34,3 +39,26 @@ def own_first_job_id() -> str:
     nor another worker's; 5001 outside xdist."""
     match = re.fullmatch(r"gw(\d+)", os.environ.get("PYTEST_XDIST_WORKER", ""))
     return str(5001 + 500 * (int(match.group(1)) % 8 if match else 0))
+
+
+def training_cells(notebook: Path) -> list[int]:
+    """The indices (among all the notebook's cells) of the code cells that train DDP ranks
+    (call one of `DDP_TRAINERS`) or read what such a cell made (a name it binds, then a
+    name bound from that, ...): the cells to leave out to run the rest of the lesson
+    without training. The rest then never reads a name only a left-out cell binds."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    tainted: set[str] = set()
+    out = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        tree = ast.parse("".join(cell["source"]))
+        loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Load)}
+        if loads & (DDP_TRAINERS | tainted):
+            out.append(index)
+            tainted |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Store)}
+            tainted |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                        if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
+    return out

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -215,9 +215,24 @@ _LEAVE = """async () => {
 }"""
 
 
-def open_and_run(page: Page, lab: tuple[str, str], notebook: Path, workspace: str) -> str:
-    """Open ``notebook``, clear its outputs, run all its cells, wait for the kernel to be
-    idle and check that no cell errored; returns the notebook panel's CSS selector.
+#: Run the notebook's cells of these indices, one after another, each once the one before
+#: has run (NotebookActions.run's promise), as a learner pressing Shift+Enter would.
+_RUN_CELLS = """async (indices) => {
+  const app = window.jupyterapp;
+  const nb = app.shell.currentWidget.content;
+  for (const i of indices) {
+    nb.activeCellIndex = i;
+    nb.deselectAll();
+    await app.commands.execute('notebook:run-cell');
+  }
+}"""
+
+
+def open_and_run(page: Page, lab: tuple[str, str], notebook: Path, workspace: str,
+                 leave_out: Collection[int] = ()) -> str:
+    """Open ``notebook``, clear its outputs, run all its cells (all but the cells of the
+    indices ``leave_out``, the others one by one), wait for the kernel to be idle and
+    check that no cell errored; returns the notebook panel's CSS selector.
 
     A page that already shows this JupyterLab with an earlier notebook (a module's
     lessons, one after another on one page) closes it (`_LEAVE`) and opens ``notebook``
@@ -234,7 +249,12 @@ def open_and_run(page: Page, lab: tuple[str, str], notebook: Path, workspace: st
     page.wait_for_function(_READY, arg=notebook.name, timeout=90_000)
     page.evaluate("() => window.jupyterapp.commands.execute("
                   "'notebook:clear-all-cell-outputs')")
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    if leave_out:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        page.evaluate(_RUN_CELLS, [i for i, c in enumerate(cells)
+                                   if c["cell_type"] == "code" and i not in leave_out])
+    else:
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_timeout(1000)
     wait_idle(page, 300)
     panel = "#" + page.evaluate("() => window.jupyterapp.shell.currentWidget.id")
