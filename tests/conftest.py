@@ -183,6 +183,13 @@ def test_group(item: pytest.Item) -> str:
 
 #: Session fixtures whose tests wait on daemons and wall clocks rather than compute.
 _WAITING_FIXTURES = frozenset({"real_slurm", "fresh_real_slurm", "mini_slurm"})
+#: Each group's seconds in a full run on the 2-core CI host (`_GroupTimes` writes them to
+#: build/group-times.json at the end of every ``--dist loadgroup`` run; copy that file
+#: here to refresh them). Only the order the groups are handed out in depends on them.
+GROUP_TIMES = Path(__file__).with_name("group-times.json")
+#: The seconds assumed for a group GROUP_TIMES does not know yet: a waiting one (a new
+#: file of real-Slurm or wall-clock tests) before the short ones.
+_NEW_WAITING_GROUP = 30.0
 
 
 def _waits(item: pytest.Item) -> bool:
@@ -191,20 +198,38 @@ def _waits(item: pytest.Item) -> bool:
                 or _WAITING_FIXTURES & set(getattr(item, "fixturenames", ())))
 
 
+def group_order(items: list[pytest.Item], known: dict[str, float]) -> list[pytest.Item]:
+    """``items`` with their groups longest first (longest processing time first: the
+    long groups start at once and the short ones fill in around them, so the workers
+    end together instead of one running a long group alone at the end): a group's
+    seconds from ``known``, else `_NEW_WAITING_GROUP` if any of its tests waits, else 0;
+    collection order among equals and within a group."""
+    waiting = {test_group(i) for i in items if _waits(i)}
+
+    def seconds(group: str) -> float:
+        return known.get(group, _NEW_WAITING_GROUP if group in waiting else 0.0)
+
+    return sorted(items, key=lambda i: -seconds(test_group(i)))
+
+
+def _known_group_times() -> dict[str, float]:
+    try:
+        data = json.loads(GROUP_TIMES.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> Iterator[None]:
-    """On an xdist worker: order the groups longest first (groups with a waiting test --
-    ``realslurm``/``slow``-marked, or using a real or minislurm cluster -- before the others,
-    collection order otherwise: the long waits overlap instead of ending the run), and
-    write the test -> group map the controller's scheduler reads
-    (``pytest_xdist_make_scheduler``)."""
+    """On an xdist worker: order the groups longest first (`group_order`), and write the
+    test -> group map the controller's scheduler reads (``pytest_xdist_make_scheduler``)."""
     workerinput: dict[str, Any] = getattr(config, "workerinput", {})  # xdist's, on a worker
     folder = workerinput.get(_GROUPS_KEY)
     if folder:
-        heavy = {test_group(i) for i in items if _waits(i)}
-        items.sort(key=lambda i: test_group(i) not in heavy)  # stable
+        items[:] = group_order(items, _known_group_times())
     result = yield
     config.stash[_REAL_SLURM_MODULES] = {
         item.module.__name__ for item in items
@@ -251,6 +276,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             if self.groups is None:
                 self.groups = _group_map(config.stash[_GROUPS_DIR])
             return self.groups.get(nodeid, nodeid)
+
+        def _reschedule(self, node: Any) -> None:
+            """The next group goes to a worker once only the last test of its group is
+            left (a worker runs a test once it knows the next one, so that test waits for
+            it). xdist's own threshold, 2 tests left, hands it out while the one before
+            runs: queued behind a test that may be long, where another worker could
+            have started it at once."""
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
 
     config.option.loadscopereorder = False  # keep the order the workers collected
     return GroupScheduling(config, log)
@@ -332,8 +372,12 @@ class _GroupTimes:
                                     + ", ".join(f"{group} {seconds:.0f} s" for group, seconds
                                                 in sorted(cpu.items(), key=lambda kv: -kv[1])[:15]))
         terminalreporter.write_line(f"CPU of all tests so counted: {sum(cpu.values()):.0f} s")
-        out = self.config.rootpath / "build" / "test-times.json"
+        out = self.config.rootpath / "build" / "group-times.json"
         out.parent.mkdir(exist_ok=True)
+        out.write_text("{\n" + ",\n".join(f"{json.dumps(group)}: {seconds:.0f}"
+                                          for group, seconds in longest if seconds >= 1)
+                       + "\n}\n")
+        out = self.config.rootpath / "build" / "test-times.json"
         rows = sorted(self.spent.items(), key=lambda kv: -kv[1])
         out.write_text("{\n" + ",\n".join(
             f"{json.dumps(k)}: [{v:.2f}, {self.cpu.get(k, 0.0):.2f}]" for k, v in rows) + "\n}\n")

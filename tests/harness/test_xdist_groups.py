@@ -38,3 +38,26 @@ def test_a_files_tests_are_one_group_unless_marked() -> None:
         == f"{f}::test_a"
     assert conftest.test_group(_Item(f"{f}::test_a[en-01]",
                                      {"ddp_ports": _mark("ddp_ports")})) == "ddp-ports"
+
+
+def test_groups_are_handed_out_longest_first() -> None:
+    """Known groups by their recorded seconds; a group not recorded yet goes before the
+    short ones if one of its tests waits on a cluster, else last; ties keep collection
+    order, and a group's tests stay in theirs."""
+    slow = {"slow": _mark("slow")}
+    items = [_Item("tests/a.py::t1"), _Item("tests/b.py::t1"), _Item("tests/new.py::t1", slow),
+             _Item("tests/a.py::t2"), _Item("tests/c.py::t1"), _Item("tests/fresh.py::t1"),
+             _Item("tests/d.py::t1", {"ddp_ports": _mark("ddp_ports")}),
+             _Item("tests/b.py::t2")]
+    known = {"ddp-ports": 500.0, "tests/b.py": 40.0, "tests/a.py": 3.0, "tests/c.py": 3.0}
+    order = [i.nodeid for i in conftest.group_order(items, known)]
+    assert order == ["tests/d.py::t1", "tests/b.py::t1", "tests/b.py::t2", "tests/new.py::t1",
+                     "tests/a.py::t1", "tests/a.py::t2", "tests/c.py::t1", "tests/fresh.py::t1"]
+
+
+def test_the_recorded_group_times_are_seconds_by_group() -> None:
+    """tests/group-times.json (copied from a run's build/group-times.json) parses to
+    positive seconds, the DDP group among them."""
+    known = conftest._known_group_times()
+    assert known and all(v > 0 for v in known.values())
+    assert conftest.DDP_PORTS_GROUP in known
