@@ -396,9 +396,18 @@ def _check_cancelled(seen: Cancelled) -> None:
         return sorted(aborted if line == ends[0] else line for line in lines
                       if line not in (step, "after"))
 
-    assert without_step(seen.lines["cancel-1"]) == sorted(
+    def batch(lines: list[str]) -> list[str]:
+        """A script that printed ``after`` may have ended before slurmd's signal reached
+        its batch step, and slurmstepd prints the JOB line only while its step runs
+        (req.c _handle_signal_container: ``job->state < SLURMSTEPD_STEP_ENDING``; seen on
+        22.05.8 in CI): only then the line may be missing."""
+        if "after" in lines and job not in lines:
+            return without_step([*lines, job])
+        return without_step(lines)
+
+    assert batch(seen.lines["cancel-1"]) == sorted(
         [aborted, job, "srun: error: nX: task 0: Terminated"])
-    assert without_step(seen.lines["cancel-2"]) == sorted(
+    assert batch(seen.lines["cancel-2"]) == sorted(
         [aborted, job, "srun: error: nX: task 0: Terminated",
          "srun: error: nX: task 1: Terminated"])
     lines, rc = seen.srun
