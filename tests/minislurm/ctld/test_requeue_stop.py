@@ -15,7 +15,9 @@ process, the trap's ``sleep`` before its parent shell.  When slurmstepd is desch
 between the two, the shell reaps the killed ``sleep`` (bash prints ``line 1: PID Killed
 wait``), finishes the trap and exits 143 before its own SIGKILL: sacct says FAILED 15:0
 (it prints an exit code above 128 less 128).  Seen once in CI on a busy machine; the
-real-Slurm test accepts that outcome and only that one.
+real-Slurm test accepts that outcome; and the same for the SIGTERM (the trap's ``sleep``
+killed, the shell's ``wait`` returns 0 and the script ends before its own SIGTERM:
+COMPLETED 0:0, no trap line, no KillWait). Only those two.
 The scenario runs on minislurm's local cluster (real processes) and on real Slurm.
 """
 
@@ -112,6 +114,15 @@ OUTLIVED = re.compile(r"\S*/slurm_script: line 1: +\d+ Killed +wait\n")
 
 def _check(seen: Seen, *, linuxproc_race: bool = False) -> None:
     assert seen.completing == "CG None"
+    if linuxproc_race and seen.rows[1:2] == ["J.batch|COMPLETED|0:0"]:
+        # the SIGTERM is not atomic either: when the trap's sleep gets it first and the
+        # shell runs before its own, ``wait`` (no argument: status 0) returns and the
+        # script ends 0, its trap never run and nothing left for KillWait (seen once in
+        # CI; by hand: SIGTERM to the sleep, 50 ms, then to the shell: gone, exit 0)
+        assert seen.rows[0] == "J|REQUEUED|0:0"
+        assert seen.message == MESSAGE.replace("got TERM\n", "")
+        assert seen.waited < 3 and seen.gap <= 1, seen
+        return
     assert 3 <= seen.waited <= 12  # KillWait=5
     assert 4 <= seen.gap <= 7
     if linuxproc_race and seen.rows[1:2] == ["J.batch|FAILED|15:0"]:
