@@ -41,6 +41,21 @@ def own_first_job_id() -> str:
     return str(5001 + 500 * (int(match.group(1)) % 8 if match else 0))
 
 
+def loaded_names(tree: ast.Module) -> set[str]:
+    """The names a cell's code reads."""
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)}
+
+
+def bound_names(tree: ast.Module) -> set[str]:
+    """The names a cell's code binds: assigned, or imported (a dotted import binds its
+    first part)."""
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, ast.Store)}
+    return names | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                    if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
+
+
 def training_cells(notebook: Path) -> list[int]:
     """The indices (among all the notebook's cells) of the code cells that train DDP ranks
     (call one of `DDP_TRAINERS`) or read what such a cell made (a name it binds, then a
@@ -53,12 +68,7 @@ def training_cells(notebook: Path) -> list[int]:
         if cell["cell_type"] != "code":
             continue
         tree = ast.parse("".join(cell["source"]))
-        loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-                 and isinstance(n.ctx, ast.Load)}
-        if loads & (DDP_TRAINERS | tainted):
+        if loaded_names(tree) & (DDP_TRAINERS | tainted):
             out.append(index)
-            tainted |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-                        and isinstance(n.ctx, ast.Store)}
-            tainted |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
-                        if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
+            tainted |= bound_names(tree)
     return out

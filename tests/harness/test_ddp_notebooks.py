@@ -8,7 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from ddp_notebooks import DDP_NOTEBOOKS, DDP_TRAINERS, training_cells
+from ddp_notebooks import (
+    DDP_NOTEBOOKS,
+    DDP_TRAINERS,
+    bound_names,
+    loaded_names,
+    training_cells,
+)
 
 from course.manifest import ROOT
 
@@ -21,23 +27,11 @@ def _code(notebook: Path) -> dict[int, ast.Module]:
             if c["cell_type"] == "code"}
 
 
-def _bound(tree: ast.Module) -> set[str]:
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-             and isinstance(n.ctx, ast.Store)}
-    return names | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
-                    if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
-
-
-def _loaded(tree: ast.Module) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-            and isinstance(n.ctx, ast.Load)}
-
-
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_every_training_is_left_out_and_nothing_kept_needs_it(notebook: Path) -> None:
     code = _code(notebook)
     left = training_cells(notebook)
-    calls = [i for i, tree in code.items() if _loaded(tree) & DDP_TRAINERS]
+    calls = [i for i, tree in code.items() if loaded_names(tree) & DDP_TRAINERS]
     # the DDP lessons train (a renamed trainer would make this list empty), the others not
     assert bool(calls) == (notebook.stem in DDP_NOTEBOOKS), calls
     assert set(calls) <= set(left)
@@ -45,10 +39,10 @@ def test_every_training_is_left_out_and_nothing_kept_needs_it(notebook: Path) ->
     for i, tree in code.items():
         if i in left:
             continue
-        needs = _loaded(tree) - kept_bound - _bound(tree)
-        only_left = needs & set().union(*(_bound(code[j]) for j in left if j < i))
+        needs = loaded_names(tree) - kept_bound - bound_names(tree)
+        only_left = needs & set().union(*(bound_names(code[j]) for j in left if j < i))
         assert not only_left, (notebook.name, i, only_left)
-        kept_bound |= _bound(tree)
+        kept_bound |= bound_names(tree)
 
 
 def test_a_cell_reading_a_left_out_result_is_left_out_too(tmp_path: Path) -> None:
