@@ -61,3 +61,16 @@ def wait_launched(
     cluster.run(f"scancel --signal=USR1 {job}")
     _wait_files([work / f"{job}.ready.{t}" for t in range(ntasks)], timeout,
                 "the step's tasks did not get SIGUSR1 (step not launched)")
+
+
+def with_job_line(lines: list[str], next_line: str, job_line: str) -> list[str]:
+    """``lines`` (a batch job's output, the job ended while its ``srun`` step ran) with
+    slurmstepd's ``*** JOB J ON nX CANCELLED ... ***`` line put back where real Slurm may
+    leave it out, and only there: when srun ended first, the script printed its next
+    line (``next_line``) and may have ended before slurmd's signal reached its batch step;
+    slurmstepd prints the JOB line only while its step runs (req.c
+    ``_handle_signal_container``: ``job->state < SLURMSTEPD_STEP_ENDING``; seen on
+    22.05.8 in CI)."""
+    if next_line in lines and job_line not in lines:
+        return [*lines, job_line]
+    return lines

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import pytest
 from minicluster import MiniCluster
 from realslurm import RealSlurm
-from realslurm.launch import FOREVER, TASK_READY, wait_launched
+from realslurm.launch import FOREVER, TASK_READY, wait_launched, with_job_line
 
 from minislurm.ctld.step_mgr import StepBusy, StepPlan, StepUse, plan_step
 from minislurm.errors import SlurmError
@@ -397,13 +397,7 @@ def _check_cancelled(seen: Cancelled) -> None:
                       if line not in (step, "after"))
 
     def batch(lines: list[str]) -> list[str]:
-        """A script that printed ``after`` may have ended before slurmd's signal reached
-        its batch step, and slurmstepd prints the JOB line only while its step runs
-        (req.c _handle_signal_container: ``job->state < SLURMSTEPD_STEP_ENDING``; seen on
-        22.05.8 in CI): only then the line may be missing."""
-        if "after" in lines and job not in lines:
-            return without_step([*lines, job])
-        return without_step(lines)
+        return without_step(with_job_line(lines, "after", job))
 
     assert batch(seen.lines["cancel-1"]) == sorted(
         [aborted, job, "srun: error: nX: task 0: Terminated"])

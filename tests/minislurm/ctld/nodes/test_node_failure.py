@@ -50,7 +50,7 @@ import time
 import pytest
 from minicluster import MiniCluster
 from realslurm import RealSlurm
-from realslurm.launch import FOREVER, TASK_READY, wait_launched
+from realslurm.launch import FOREVER, TASK_READY, wait_launched, with_job_line
 from realslurm.normalize import mask_volatile
 
 from minislurm.common.hostlist import expand
@@ -102,12 +102,7 @@ def _failed(cluster: MiniCluster | RealSlurm, name: str) -> tuple[str, list[str]
         lines = [line for line in text.splitlines()
                  if line.strip() and not line.startswith("task ")]
         assert lines.count("after srun") <= 1, lines
-        if "after srun" in lines and JOB not in lines:
-            # the script went on and ended before slurmd's signal reached its batch step:
-            # slurmstepd prints the JOB line only while its step runs (req.c
-            # _handle_signal_container: job->state < SLURMSTEPD_STEP_ENDING), so only
-            # then may it be missing (the same race: test_step_sharing.py)
-            lines.append(JOB)
+        lines = with_job_line(lines, "after srun", JOB)
         return state, sorted(line for line in lines if line not in RACING)
     finally:
         if down:
