@@ -74,3 +74,59 @@ def with_job_line(lines: list[str], next_line: str, job_line: str) -> list[str]:
     if next_line in lines and job_line not in lines:
         return [*lines, job_line]
     return lines
+
+
+#: slurmstepd's buffered log ring: log.c ``_log_init`` makes it with
+#: ``cbuf_create(128, 8192)``, and cbuf.c keeps one byte of it free (``size + 1``).
+LOG_RING = 128 + 1
+
+
+def child_log_writes(line: str, before: int) -> tuple[str, ...]:
+    """The ``write()``\\ s that print one log ``line`` (its newline included) from a
+    task child forked after slurmstepd had logged ``before`` bytes.
+
+    slurmstepd's log is buffered (mgr.c ``_slurmd_job_log_init`` sets
+    ``log_opts.buffered``): log.c ``_log_printf`` copies each message into a ring and
+    writes it out with ``cbuf_read_to_fd``, one ``write()`` per piece up to the ring's
+    end (cbuf.c ``cbuf_reader``). A forked child inherits the ring where its parent
+    left it, so a message the child logs before exec (mgr.c
+    ``_pre_task_child_privileged``: ``couldn't chdir to ...``) is cut at the ring's end
+    into two writes."""
+    if len(line) >= LOG_RING:
+        raise ValueError("a line longer than the ring makes cbuf_write grow it; not modelled")
+    first = LOG_RING - before % LOG_RING
+    return (line,) if len(line) <= first else (line[:first], line[first:])
+
+
+def two_children_streams(parent_line: str, child_line: str) -> set[str]:
+    """Every byte stream the task-0 stderr pipe of a two-task step may carry when
+    slurmstepd logged ``parent_line`` before it forked the tasks and each task child
+    then logs ``child_line`` before exec.
+
+    slurmstepd dups task 0's stderr onto its own (mgr.c ``_slurmd_job_log_init``) and
+    the children still have it until ``exec_task`` sets up their stdio, so all three
+    messages share one pipe. Writes of a pipe are atomic, but a child's message may be
+    two writes (:func:`child_log_writes`), and the two children run at once: their
+    pieces interleave in any order that keeps each child's own order."""
+    pieces = child_log_writes(child_line, len(parent_line))
+    streams = set()
+    for order in _interleavings(len(pieces)):
+        streams.add(parent_line + "".join(pieces[i] for i in order))
+    return streams
+
+
+def _interleavings(n: int) -> list[list[int]]:
+    """The orders of two children's ``n`` pieces each (as piece indexes) that keep
+    each child's own order."""
+    out: list[list[int]] = []
+
+    def walk(a: int, b: int, seq: list[int]) -> None:
+        if a == n and b == n:
+            out.append(seq)
+        if a < n:
+            walk(a + 1, b, [*seq, a])
+        if b < n:
+            walk(a, b + 1, [*seq, b])
+
+    walk(0, 0, [])
+    return out
