@@ -343,6 +343,15 @@ def _cancelled(cluster: MiniCluster | RealSlurm) -> Cancelled:
 #: once in a CI run on 22.05.8).
 RACY_LINES = {"memory": (BUSY,)}
 
+#: Lines another srun writes, whose place among a case's other lines Slurm does not set.
+#: ``busy``: ``s0 done`` comes through s0's srun. slurmstepd sends it to that srun before
+#: it tells slurmctld the step ended (mgr.c ``job_manager``: ``_wait_for_io``, then
+#: ``stepd_send_step_complete_msgs``), but that srun may write it to the job's file after
+#: slurmctld has woken the waiting srun (step_mgr.c ``_wake_pending_steps``), which
+#: prints its own lines meanwhile (seen once in a clean-clone CI run on 22.05.8:
+#: ``temporarily disabled``, ``Step created``, ``s0 done``, ``s1 1 2``).
+LOOSE_LINES = {"busy": ("s0 done",)}
+
 
 def _without_retries(name: str, got: list[str], want: list[str]) -> tuple[list[str], list[str]]:
     """Both outputs without srun's ``still disabled`` lines, once their count is checked.
@@ -367,7 +376,9 @@ def _check_cases(seen: dict[str, list[str]]) -> None:
     for name, (_opts, _body, want, _ordered) in CASES.items():
         got, want = _without_retries(name, seen[name], want)
         got = [line for line in got if line not in RACY_LINES.get(name, ())]
-        assert got == want, name
+        loose = LOOSE_LINES.get(name, ())
+        assert sorted(x for x in got if x in loose) == sorted(x for x in want if x in loose), name
+        assert [x for x in got if x not in loose] == [x for x in want if x not in loose], name
 
 
 #: srun's other way to say a cancelled job ended its step (see ``_check_cancelled``).
@@ -416,6 +427,16 @@ def _check_cancelled(seen: Cancelled) -> None:
         assert seen.ends[name] == (state, sorted([aborted, ends.format(how),
                                              "srun: error: nX: task 0: Terminated"]),
                               ["J.0|CANCELLED|0:15"]), name
+
+
+def test_a_loose_line_may_move_but_the_other_lines_keep_their_order() -> None:
+    measured = {name: want for name, (_o, _b, want, _s) in CASES.items()}
+    _check_cases({**measured, "busy": [BUSY, CREATED, "s0 done", "s1 1 2"]})
+    _check_cases({**measured, "busy": [BUSY, CREATED, "s1 1 2", "s0 done"]})
+    with pytest.raises(AssertionError, match="busy"):
+        _check_cases({**measured, "busy": [CREATED, BUSY, "s0 done", "s1 1 2"]})
+    with pytest.raises(AssertionError, match="busy"):
+        _check_cases({**measured, "busy": [BUSY, CREATED, "s1 1 2"]})
 
 
 def test_steps_share_a_job_like_slurm(mini_slurm: MiniCluster) -> None:
