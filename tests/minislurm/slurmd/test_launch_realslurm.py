@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from polling import poll
 from realslurm import RealSlurm
 from realslurm.launch import two_children_streams
 
@@ -198,10 +199,13 @@ def test_cancel_message(real_slurm: RealSlurm) -> None:
     real, ours = _folders(real_slurm, "cancel")
     res = real_slurm.run("sbatch --parsable -w n1 -o c.out --wrap 'exec sleep 30'", cwd=real)
     job_id = res.stdout.strip()
-    deadline = time.monotonic() + TIMEOUT
-    while real_slurm.run(["squeue", "-h", "-j", job_id, "-o", "%T"]).stdout.strip() != "RUNNING":
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
+    # RUNNING is not enough: slurmctld queues the batch launch, and a terminate request
+    # reaching slurmd first revokes the job's credential, so slurmd never starts its
+    # slurmstepd (req.c _rpc_batch_job: "Job N already killed, do not launch batch
+    # job") and there is no c.out. slurmstepd opens c.out before it runs the script;
+    # once it exists, the job's end reaches a slurmstepd that prints the line.
+    poll(lambda: (real / "c.out").exists(), bool, what="slurmstepd opened c.out",
+         tries=int(TIMEOUT / 0.2), every=0.2)
     real_slurm.run(["scancel", job_id])
     real_slurm.wait_job(job_id)
     step = launch_step(
