@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -217,10 +216,6 @@ def test_cancel_message(real_slurm: RealSlurm) -> None:
     (result,) = step.wait(TIMEOUT)
     assert result.signal == signal.SIGTERM
     stamp = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
-    deadline = time.monotonic() + TIMEOUT
-    while not (real / "c.out").read_text():
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    assert stamp.sub("<time>", (ours / "c.out").read_text()) == stamp.sub(
-        "<time>", (real / "c.out").read_text()
-    )
+    real_text = poll(lambda: (real / "c.out").read_text(), bool,
+                     what="slurmstepd's line in c.out", tries=int(TIMEOUT / 0.2), every=0.2)
+    assert stamp.sub("<time>", (ours / "c.out").read_text()) == stamp.sub("<time>", real_text)
