@@ -432,10 +432,11 @@ def _check_cancelled(seen: Cancelled, *, real: bool) -> None:
                              ("ends-3", "FAILED",
                               "FAILED (non-zero exit code or other failure mode)")):
         got_state, got, sacct = seen.ends[name]
-        want = sorted([aborted, ends.format(how), "srun: error: nX: task 0: Terminated"])
+        step_end = ends.format(how)
+        want = sorted([aborted, step_end, "srun: error: nX: task 0: Terminated"])
         if real:
-            got = without_step(got, ends.format(how))
-            want = [line for line in want if line != ends.format(how)]
+            got = without_step(got, step_end)
+            want = [line for line in want if line != step_end]
         assert (got_state, got, sacct) == (state, want, ["J.0|CANCELLED|0:15"]), name
 
 
