@@ -55,6 +55,7 @@ def run_main(state: CtldState, view: SchedView) -> None:
     look at (``schedule()`` returns at its empty job queue), so it is not walked."""
     if not state.has_pending:
         return
+    view.mark_independent()
     memo = None
     if not state.reservations_by_name:
         memo = _MEMOS.get(state)
@@ -121,6 +122,7 @@ def run_backfill(state: CtldState, view: SchedView) -> int:
     if not state.bf_estimates and not (t.usable & (t.free_cpu > 0)).any():
         return 0  # nothing is free, so no job could start, and nobody reads estimates
     state.passes["backfill"] += 1
+    view.mark_independent()  # build_job_queue(true, true)
     now = state.now
 
     def running() -> list[Running]:  # built only when the pass needs the map

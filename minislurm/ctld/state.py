@@ -142,6 +142,9 @@ class CtldState:
         self._next_id = config.first_job_id or 1
         self._jobs: dict[int, Job] = {}
         self._pending: dict[int, Job] = {}
+        #: Pending jobs queued without an eligible time (held, ``-d``, ``--begin``, an
+        #: array): ``SchedView.mark_independent`` looks at them on every pass.
+        self.not_eligible: dict[int, Job] = {}
         self._running: dict[int, Job] = {}
         self.queue = JobQueue(self.priority_plugin, self._pending, self.tier)
         self.array_tasks: dict[int, list[Job]] = {}
@@ -272,6 +275,8 @@ class CtldState:
     def add_pending(self, job: Job) -> None:
         """The job waits for the schedulers (submitted, requeued, restored)."""
         self._pending[job.job_id] = job
+        if job.eligible_time is None:
+            self.not_eligible[job.job_id] = job
         self.wake_priority()
         self.queue.add(job)
         self.active_names.setdefault((job.user, job.name), set()).add(job.job_id)

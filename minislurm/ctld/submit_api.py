@@ -93,6 +93,7 @@ def submit(
     if bodies is not None:
         job.array_bodies = dict(bodies)
     ctl.register(job)
+    view.eligible_at_submit(job)  # job_independent, before set_job_prio (age)
     ctl.set_priority(job)  # before queueing: the pending list is sorted on insert
     ctl.add_pending(job)
     job.reason = view.submit_reason(job)
