@@ -114,13 +114,42 @@ def _cells(state: CtldState) -> AllocCells:
     return cells
 
 
-def run_backfill(state: CtldState, view: SchedView) -> int:
-    """One sched/backfill pass now (normally every bf_interval after a change)."""
+def room_for_a_start(state: CtldState) -> bool:
+    """Whether some job could start now, as far as a glance can tell: False when no
+    usable node has free the CPUs of one task of the least demanding pending job
+    (``-c``), and a GPU when every pending job asks for GPUs.  Any start needs that
+    much on one node (a backfill start never preempts), so False means that a pass
+    now would start nothing; True promises nothing."""
     t = state.table
+    cpus, gpu = 0, 1
+    for job in state.pending_jobs():
+        req = job.request
+        c = req.cpus_per_task
+        if not cpus or c < cpus:
+            cpus = c
+        if gpu and not (req.gpus_per_node or req.gpus_per_job or req.gpus_per_task):
+            gpu = 0
+        if cpus == 1 and not gpu:
+            break
+    free = t.usable & (t.free_cpu >= max(cpus, 1))
+    if gpu:
+        free &= t.free_gpu >= 1
+    return bool(free.any())
+
+
+def run_backfill(state: CtldState, view: SchedView) -> int:
+    """One sched/backfill pass now (normally every bf_interval after a change).
+
+    When nobody reads what a pass refreshes besides its starts (``bf_estimates`` off:
+    the expected starts of ``squeue --start``, and ``unobserved``: the reasons and
+    ``LastSchedEval`` of the jobs it tests, a simulation's), a pass that can start
+    no job (``room_for_a_start``) is not walked: the schedule is the same, and only
+    ``build_job_queue``'s part, which the next passes read (eligibility), is done."""
     if not state.has_pending:
         return 0
-    if not state.bf_estimates and not (t.usable & (t.free_cpu > 0)).any():
-        return 0  # nothing is free, so no job could start, and nobody reads estimates
+    if not state.bf_estimates and state.unobserved and not room_for_a_start(state):
+        view.mark_independent()
+        return 0
     state.passes["backfill"] += 1
     view.mark_independent()  # build_job_queue(true, true)
     now = state.now
@@ -179,4 +208,5 @@ def priority_loop(state: CtldState, passes: PriorityPasses) -> Process:
             passes.recalc_priorities()
 
 
-__all__ = ["PriorityPasses", "backfill_loop", "priority_loop", "run_backfill", "run_main"]
+__all__ = ["PriorityPasses", "backfill_loop", "priority_loop", "room_for_a_start",
+           "run_backfill", "run_main"]

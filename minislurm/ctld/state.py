@@ -25,7 +25,7 @@ simulated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -280,6 +280,10 @@ class CtldState:
         self.wake_priority()
         self.queue.add(job)
         self.active_names.setdefault((job.user, job.name), set()).add(job.job_id)
+
+    def pending_jobs(self) -> Iterable[Job]:
+        """The pending jobs, in no particular order."""
+        return self._pending.values()
 
     def pending_done(self, job: Job) -> None:
         """The job left the queue (started, cancelled)."""
