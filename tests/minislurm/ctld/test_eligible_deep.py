@@ -13,10 +13,13 @@ on the reference cluster (replayed there by the ``realslurm`` test below):
 * a ``--begin`` job shows its begin time as EligibleTime, and keeps the reason
   BeginTime until a pass after that time, which sets None.
 
-What the deep jobs that may run show as their reason is not compared: 22.05.8 gave
-Priority to the ones submitted in one burst and Resources to one submitted later
-(``_top_priority`` and ``select_nodes(test_only)`` in ``job_allocate``), which
-minislurm does not model (it shows None).
+What the deep jobs that may run show as their reason is not compared: on 22.05.8 it
+is the one ``job_allocate`` gave them, and that depends on timing.  A job accepted
+while the nodes are busy gets Resources (``select_nodes`` in test-only mode finds no
+idle node: ``_pick_best_nodes: idle_nodes 0`` in slurmctld's debug3 log); one accepted
+in the same burst as the ``-N4`` job, before that job started, gets Priority
+(``_top_priority``: a pending job ranks above it).  minislurm does not model that
+(they show None).
 """
 
 from __future__ import annotations
