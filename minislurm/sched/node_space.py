@@ -149,6 +149,20 @@ def fit_key(req: ResourceRequest) -> FitKey:
     return key
 
 
+class _Fit:
+    """Where one shape fits: ``buf[row, node]`` for the buffer rows below ``valid``,
+    but for the cells of ``stale`` (``(rows, nodes)`` a reservation or release changed
+    since): those are computed again when the shape is next read, so a change costs
+    nothing for the shapes the rest of the pass does not test again."""
+
+    __slots__ = ("buf", "stale", "valid")
+
+    def __init__(self, buf: BoolArray) -> None:
+        self.buf = buf
+        self.valid = 0
+        self.stale: list[tuple[IntArray, IntArray]] = []
+
+
 class NodeSpaceMap:
     """Free resources over time: ``times[s]`` starts slot ``s``; rows of ``cpu``/``mem``/``gpu``."""
 
@@ -186,7 +200,7 @@ class NodeSpaceMap:
             bufs.append(g)
         self._cpu, self._mem, self._gpu = bufs
         self._rows = used
-        self._fits: dict[FitKey, list[object]] = {}  # key -> [bool buffer, valid rows]
+        self._fits: dict[FitKey, _Fit] = {}  # where each shape fits, per buffer row
         # (key, allowed nodes) -> {(count, duration): earliest start, None: never}
         self._bounds: dict[tuple[FitKey, bytes], dict[tuple[int, int], int | None]] = {}
 
@@ -205,11 +219,9 @@ class NodeSpaceMap:
             new[: self._rows] = old[: self._rows]
             setattr(self, name, new)
         for entry in self._fits.values():
-            old_fit = entry[0]
-            assert isinstance(old_fit, np.ndarray)
-            new_fit = np.empty((cap, old_fit.shape[1]), dtype=np.bool_)
-            new_fit[: self._rows] = old_fit[: self._rows]
-            entry[0] = new_fit
+            new_fit = np.empty((cap, entry.buf.shape[1]), dtype=np.bool_)
+            new_fit[: self._rows] = entry.buf[: self._rows]
+            entry.buf = new_fit
 
     @property
     def cpu(self) -> CellArray:
@@ -323,11 +335,9 @@ class NodeSpaceMap:
         self._mem[p] = self._mem[src]
         self._gpu[p] = self._gpu[src]
         for entry in self._fits.values():  # the copy fits where its source fits
-            fit, valid = entry
-            assert isinstance(fit, np.ndarray) and isinstance(valid, int)
-            if valid == p and src < valid:
-                fit[p] = fit[src]
-                entry[1] = p + 1
+            if entry.valid == p and src < p and not entry.stale:
+                entry.buf[p] = entry.buf[src]
+                entry.valid = p + 1
         self._rows += 1
         self.times.insert(s + 1, t)
         self._order.insert(s + 1, p)
@@ -368,14 +378,9 @@ class NodeSpaceMap:
         self._cpu[cells] += cpus * usable
         self._mem[cells] += mems * usable
         self._gpu[cells] += gpus * usable
-        for key, entry in self._fits.items():  # keep the cached fits up to date
-            fit, valid = entry
-            assert isinstance(fit, np.ndarray) and isinstance(valid, int)
-            r = rows[rows < valid]
-            if len(r):
-                sub = (r[:, None], idx[None, :])
-                fit[sub] = self._fit_cells(key, self._cpu[sub], self._mem[sub],
-                                           self._gpu[sub], idx)
+        for entry in self._fits.values():  # the cached fits of these cells are stale
+            if entry.valid:
+                entry.stale.append((rows, idx))
 
     def release_at(self, alloc: Allocation, end: int) -> None:
         """A running job gives its resources back at ``end`` (its time limit)."""
@@ -397,15 +402,21 @@ class NodeSpaceMap:
         """The cached fit of ``key`` for every buffer row (computed where missing)."""
         entry = self._fits.get(key)
         if entry is None:
-            entry = [np.empty(self._cpu.shape, dtype=np.bool_), 0]
-            self._fits[key] = entry
-        fit, valid = entry
-        assert isinstance(fit, np.ndarray) and isinstance(valid, int)
+            entry = self._fits[key] = _Fit(np.empty(self._cpu.shape, dtype=np.bool_))
+        fit, valid = entry.buf, entry.valid
+        if entry.stale:  # cells changed since they were computed (``_add_cells``)
+            for rows, idx in entry.stale:
+                r = rows[rows < valid]
+                if len(r):
+                    sub = (r[:, None], idx[None, :])
+                    fit[sub] = self._fit_cells(key, self._cpu[sub], self._mem[sub],
+                                               self._gpu[sub], idx)
+            entry.stale.clear()
         if valid < self._rows:
             a, b = valid, self._rows
             fit[a:b] = self._fit_cells(key, self._cpu[a:b], self._mem[a:b], self._gpu[a:b],
                                        slice(None))
-            entry[1] = b
+            entry.valid = b
         return fit
 
     def fits_now(self, req: ResourceRequest, allowed: BoolArray, count: int) -> bool:
