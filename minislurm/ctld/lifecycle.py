@@ -38,7 +38,6 @@ from .job_mgr import Job
 from .runner import (
     SIGKILL,
     SIGTERM,
-    GathersUsage,
     NodeLossRunner,
     SignalsSteps,
     SimulatedRunner,
@@ -333,7 +332,7 @@ def finish(ctl: CtldState, job: Job, state: JobState, code: int, sig: int) -> No
         job.end_time = now
     end_steps(job, job.end_time, sig)
     step = batch_step(job, job.end_time, code, sig)
-    gather = ctl.runner.jobacct if isinstance(ctl.runner, GathersUsage) else None
+    gather = ctl.usage_runner.jobacct if ctl.usage_runner is not None else None
     if step is not None and gather is not None:
         usage = gather.forget(job.job_id, "batch")
         if usage.ntasks:

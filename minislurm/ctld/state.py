@@ -43,7 +43,7 @@ from .job_mgr import Job
 from .node_mgr import NodeInfo, NodeManager
 from .queue import JobQueue
 from .reservation import Reservation
-from .runner import JobRunner, SimulatedRunner
+from .runner import GathersUsage, JobRunner, SimulatedRunner
 from .submit import PartView
 
 #: Default simulated epoch: 2026-01-05T08:00:00 UTC.
@@ -98,6 +98,11 @@ class CtldState:
         #: when this slurmctld started (epoch seconds): its periodic checks count from it
         self.started_at = int(wall.started_at) if wall is not None else self.clock_offset
         self.runner: JobRunner = runner if runner is not None else SimulatedRunner(self.env)
+        #: the runner, if it samples its tasks' usage (``GathersUsage``), asked once: a
+        #: job's end reads it, and a runtime protocol check costs as much as the rest of
+        #: the end of a simulated job's bookkeeping
+        self.usage_runner: GathersUsage | None = (
+            self.runner if isinstance(self.runner, GathersUsage) else None)
         self.seed = seed
         # ---- settings (slurm.conf; defaults live in minislurm.conf's records) ----
         sched = config.scheduler
