@@ -241,15 +241,19 @@ class SchedView:
         waiting = self.state.not_eligible
         if not waiting:
             return
-        pending = self.state.still_pending
+        pending, now = self.state.still_pending, self.state.now
         for job_id, job in list(waiting.items()):
             if not pending(job) or job._eligible_time is not None:
                 del waiting[job_id]
                 continue
+            if (job.reason is Reason.BEGIN_TIME and job.hold is None and not job.dependency
+                    and job.begin_time is not None and job.begin_time > now):
+                continue  # blocker's answer, and already its reason (a requeued job)
             why = self.blocker(job)
             if why is None and job.reason in (Reason.BEGIN_TIME, Reason.DEPENDENCY):
                 job.reason = Reason.NONE  # job_independent: "Job is eligible to start now"
-            elif why is not None and why not in _NOT_IN_BUILD_JOB_QUEUE:
+            elif why is not None and why not in _NOT_IN_BUILD_JOB_QUEUE and (
+                    why is not job.reason):
                 job.reason, job.reason_detail = why, ""
             if job._eligible_time is not None:
                 del waiting[job_id]
