@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from captures import Case, load_case
-from realslurm import HarnessUnavailable, RealSlurm, Result
+from realslurm import RealSlurm, Result
+from realslurm.fixtures import running
 from realslurm.normalize import (
     JOB_ID_BASE,
     drop_step_waits,
@@ -151,20 +152,10 @@ B2 = "b2_sbatch_errors_EnforcePartLimits_ALL"
 def strict_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealSlurm]:
     """A second cluster, the reference's plus ``EnforcePartLimits=ALL`` (as b2 was
     captured), without slurmdbd (b2's answers do not depend on it; starts in ~1 s)."""
-    cluster = RealSlurm(
-        tmp_path_factory.mktemp("strict"),
-        accounting=False,
-        first_job_id=JOB_ID_BASE,
-        extra_conf=("EnforcePartLimits=ALL",),
-    )
-    try:
-        cluster.start()
-    except HarnessUnavailable as exc:
-        pytest.skip(f"second real Slurm unavailable: {exc}")
-    try:
+    with running(RealSlurm(tmp_path_factory.mktemp("strict"), accounting=False,
+                           first_job_id=JOB_ID_BASE,
+                           extra_conf=("EnforcePartLimits=ALL",))) as cluster:
         yield cluster
-    finally:
-        assert cluster.stop() == []
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,8 @@ from pathlib import Path
 
 import pytest
 from captures import REF, checked_stdout
-from realslurm import HarnessUnavailable, RealSlurm
+from realslurm import RealSlurm
+from realslurm.fixtures import running
 
 from minislurm.sim import Cluster
 
@@ -110,16 +111,9 @@ def test_deep_jobs_become_eligible_as_slurm_decides(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def shallow_slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealSlurm]:
     """The reference cluster (without accounting) whose schedulers test two jobs."""
-    cluster = RealSlurm(tmp_path_factory.mktemp("shallow"), accounting=False,
-                        extra_conf=(SHALLOW,))
-    try:
-        cluster.start()
-    except HarnessUnavailable as exc:
-        pytest.skip(f"real Slurm unavailable: {exc}")
-    try:
+    with running(RealSlurm(tmp_path_factory.mktemp("shallow"), accounting=False,
+                           extra_conf=(SHALLOW,))) as cluster:
         yield cluster
-    finally:
-        assert cluster.stop() == []
 
 
 @pytest.mark.realslurm

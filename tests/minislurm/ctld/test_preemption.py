@@ -33,7 +33,8 @@ from pathlib import Path
 
 import pytest
 from captures import REF
-from realslurm import HarnessUnavailable, RealSlurm
+from realslurm import RealSlurm
+from realslurm.fixtures import running
 from realslurm.normalize import JOB_ID_BASE
 
 from minislurm.sim import Cluster
@@ -212,20 +213,14 @@ def preempt_slurm(request: pytest.FixtureRequest,
                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealSlurm, str]]:
     """The reference cluster with preempt/qos in ``mode``, slurmdbd, and the QOS."""
     mode = request.param
-    cluster = RealSlurm(tmp_path_factory.mktemp(f"preempt-{mode.lower()}"), accounting=True,
-                        first_job_id=JOB_ID_BASE,
-                        extra_conf=("PreemptType=preempt/qos", f"PreemptMode={mode}"))
-    try:
-        cluster.start()
-    except HarnessUnavailable as exc:
-        pytest.skip(f"real Slurm unavailable: {exc}")
-    try:
+    with running(RealSlurm(tmp_path_factory.mktemp(f"preempt-{mode.lower()}"),
+                           accounting=True, first_job_id=JOB_ID_BASE,
+                           extra_conf=("PreemptType=preempt/qos",
+                                       f"PreemptMode={mode}"))) as cluster:
         for cmd in ("sacctmgr -i add qos scavenger",
                     "sacctmgr -i modify qos normal set preempt=scavenger"):
             assert cluster.run(cmd).rc == 0, cmd
         yield cluster, mode
-    finally:
-        assert cluster.stop() == []
 
 
 @pytest.mark.realslurm
