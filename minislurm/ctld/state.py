@@ -97,12 +97,8 @@ class CtldState:
         self.clock_offset = epoch if clock == SIMULATED else 0
         #: when this slurmctld started (epoch seconds): its periodic checks count from it
         self.started_at = int(wall.started_at) if wall is not None else self.clock_offset
-        self.runner: JobRunner = runner if runner is not None else SimulatedRunner(self.env)
-        #: the runner, if it samples its tasks' usage (``GathersUsage``), asked once: a
-        #: job's end reads it, and a runtime protocol check costs as much as the rest of
-        #: the end of a simulated job's bookkeeping
-        self.usage_runner: GathersUsage | None = (
-            self.runner if isinstance(self.runner, GathersUsage) else None)
+        self.usage_runner: GathersUsage | None = None  # set with the runner (below)
+        self.runner = runner if runner is not None else SimulatedRunner(self.env)
         self.seed = seed
         # ---- settings (slurm.conf; defaults live in minislurm.conf's records) ----
         sched = config.scheduler
@@ -345,6 +341,20 @@ class CtldState:
     def all_jobs(self) -> Iterator[Job]:
         """Every job record slurmctld keeps, in submission order."""
         return iter(list(self._jobs.values()))
+
+    # ---- the runner ----------------------------------------------------------------
+    @property
+    def runner(self) -> JobRunner:
+        """The seam to slurmd (a lesson may give the controller its own)."""
+        return self._runner
+
+    @runner.setter
+    def runner(self, runner: JobRunner) -> None:
+        self._runner = runner
+        #: the runner, if it samples its tasks' usage (``GathersUsage``), asked once per
+        #: runner: every job end reads it, and a runtime protocol check costs as much as
+        #: the rest of the end of a simulated job's bookkeeping
+        self.usage_runner = runner if isinstance(runner, GathersUsage) else None
 
     # ---- the queue ---------------------------------------------------------------
     def set_priority(self, job: Job) -> None:
