@@ -127,7 +127,7 @@ def room_for_a_start(state: CtldState) -> bool:
         c = req.cpus_per_task
         if not cpus or c < cpus:
             cpus = c
-        if gpu and not (req.gpus_per_node or req.gpus_per_job or req.gpus_per_task):
+        if gpu and not req.job_gpus:
             gpu = 0
         if cpus == 1 and not gpu:
             break
@@ -147,11 +147,10 @@ def run_backfill(state: CtldState, view: SchedView) -> int:
     ``build_job_queue``'s part, which the next passes read (eligibility), is done."""
     if not state.has_pending:
         return 0
+    view.mark_independent()  # build_job_queue(true, true)
     if not state.bf_estimates and state.unobserved and not room_for_a_start(state):
-        view.mark_independent()
         return 0
     state.passes["backfill"] += 1
-    view.mark_independent()  # build_job_queue(true, true)
     now = state.now
 
     def running() -> list[Running]:  # built only when the pass needs the map

@@ -214,15 +214,10 @@ class SchedView:
         a dependency, a ``--begin`` or a reservation not started, nor for an array:
         ``job_allocate`` skips ``job_independent`` for one (its tasks become eligible
         at the first ``build_job_queue``, the next scheduler pass)."""
-        if self._independent_at_submit(job):
-            job.eligible_time = self.state.now
-
-    def _independent_at_submit(self, job: Job) -> bool:
-        """``job_allocate``'s ``independent``: not an array, not held, no dependency
-        unresolved, no ``--begin`` ahead, no reservation not started."""
         if job.array_job_id is not None or job.hold is not None:
-            return False
-        return not (self._dependency(job) or self._begin(job) or self._reservation(job))
+            return
+        if not (self._dependency(job) or self._begin(job) or self._reservation(job)):
+            job.eligible_time = self.state.now
 
     def mark_independent(self) -> None:
         """``build_job_queue``'s first walk: ``job_independent`` for *every* pending job,
@@ -241,14 +236,11 @@ class SchedView:
         waiting = self.state.not_eligible
         if not waiting:
             return
-        pending, now = self.state.still_pending, self.state.now
+        pending = self.state.still_pending
         for job_id, job in list(waiting.items()):
             if not pending(job) or job._eligible_time is not None:
                 del waiting[job_id]
                 continue
-            if (job.reason is Reason.BEGIN_TIME and job.hold is None and not job.dependency
-                    and job.begin_time is not None and job.begin_time > now):
-                continue  # blocker's answer, and already its reason (a requeued job)
             why = self.blocker(job)
             if why is None and job.reason in (Reason.BEGIN_TIME, Reason.DEPENDENCY):
                 job.reason = Reason.NONE  # job_independent: "Job is eligible to start now"
