@@ -11,9 +11,22 @@ back on after; the cycles made meanwhile are collected then.  Nothing the engine
 computes depends on when the collector runs.
 
 Used where it pays (measured): lesson 7's and lesson 8's runs (`scaling.simulate_run`:
-L8 Simulate 407 -> 260 ms CPU, L7 554 -> 394 ms).  Lesson 6's what-if and explorer
-runs gained nothing measurable (500 jobs: 679 vs 698 ms, 100 jobs: 91 vs 95 ms,
-medians of interleaved runs), so they run with the collector as it is.
+L8 Simulate 407 -> 260 ms CPU, L7 554 -> 394 ms).
+
+Hold one pause over a batch of runs, not one per run (lesson 7's `goodput.sweep`
+measures seven).  A pause that ends while its run's cluster is still referenced makes
+the first young collection after it traverse that whole cluster and move it to an older
+generation, where a later collection must traverse it again to free it (the cluster is
+cyclic: simpy's events and their environment refer to each other); those promotions
+also bring the next full collection closer, which in a notebook kernel traverses every
+module's objects (50-70 ms measured).  A pause that ends after the runs have returned
+finds them garbage in the young generation and frees them in one pass: the sweep's
+CPU fell by 10-15 % (`bench_widgets -k L7`, interleaved with the previous code).
+
+Lesson 6's what-if and explorer runs gained nothing measurable (500 jobs: 679 vs
+698 ms, 100 jobs: 91 vs 95 ms, medians of interleaved runs; a pause over the whole
+500-job run, 2026-12-07: no difference either), so they run with the collector as
+it is.
 """
 
 from __future__ import annotations

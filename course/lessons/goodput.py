@@ -45,6 +45,7 @@ from minislurm.slurmd.context import JobContext
 from minislurm.slurmd.env import batch_environment
 from minislurm.states import JobState
 
+from .collector import collector_paused
 from .figure_words import decimal, localise
 from .predict import BusyIndicator, NumberQuestion, PredictStep
 from .scaling import REQUEUE_WAIT_HOURS, ScaleParams, expected_run, simulate_run, young_interval
@@ -528,8 +529,12 @@ def measure(m: FailureModel, tau: float, *, seed: int = 0,
 
 @lru_cache(maxsize=256)
 def sweep(m: FailureModel, taus: tuple[float, ...], seed: int = 0) -> tuple[Measured, ...]:
-    """`measure` at each interval (same seed for all: common failure draws); cached."""
-    return tuple(measure(m, t, seed=seed) for t in taus)
+    """`measure` at each interval (same seed for all: common failure draws); cached.
+
+    The collector stays paused until every run's cluster is garbage
+    (`course.lessons.collector`: one young collection frees them all)."""
+    with collector_paused():
+        return tuple(measure(m, t, seed=seed) for t in taus)
 
 
 # ------------------------------------------------------------ the figure and widget

@@ -68,3 +68,30 @@ def test_the_simulation_runs_paused_and_gives_the_same_result(
     assert seen == [False]
     assert gc.isenabled()
     assert paused.breakdown == plain.breakdown and paused.node_failures == plain.node_failures
+
+
+def test_a_goodput_sweep_keeps_it_off_until_its_last_run_ended(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lesson 7's sweep holds one pause over all its runs: each run's cluster is garbage
+    before the collector comes back, instead of surviving into an older generation."""
+    from course.lessons import goodput
+    from course.lessons.goodput import FailureModel, interval_grid
+
+    real = goodput.measure
+    seen: list[bool] = []
+
+    def spy(m: FailureModel, tau: float, *, seed: int = 0) -> goodput.Measured:
+        seen.append(gc.isenabled())
+        result = real(m, tau, seed=seed, failures=5)
+        seen.append(gc.isenabled())
+        return result
+
+    m = FailureModel(mtbf=6, checkpoint=0.1)
+    taus = interval_grid(m, points=3)
+    monkeypatch.setattr(goodput, "measure", spy)
+    goodput.sweep.cache_clear()
+    points = goodput.sweep(m, taus)
+    goodput.sweep.cache_clear()
+    assert seen == [False] * 6
+    assert gc.isenabled()
+    assert [p.tau for p in points] == list(taus)
