@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,6 +76,28 @@ _OTHER_FIELDS = tuple(f.name for f in dataclasses.fields(JobRecord) if f.name no
 _other_values = operator.itemgetter(*_OTHER_FIELDS)
 _UNMODELLED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(JobRecord)
                         if f.name in UNMODELLED_FIELDS}
+#: Each field's slot setter, in the record's order (`_new_record`).
+_RECORD_SETTERS = tuple(getattr(JobRecord, f.name).__set__ for f in dataclasses.fields(JobRecord))
+
+
+def _new_record(values: tuple[Any, ...]) -> JobRecord:
+    """``JobRecord(*values)`` (every field given, in the record's order), its slots set
+    one by one: the frozen dataclass's ``__init__`` calls ``object.__setattr__`` per
+    field (74), about twice as long, and every ended attempt is recorded.  The same
+    record: ``JobRecord`` has no ``__post_init__`` and no field is computed (a test
+    compares both ways and fails if the record gains either)."""
+    record = object.__new__(JobRecord)
+    for set_field, value in zip(_RECORD_SETTERS, values, strict=True):
+        set_field(record, value)
+    return record
+
+
+@functools.lru_cache(maxsize=4096)
+def _nodelist(names: tuple[str, ...]) -> str:
+    """``compress(names)``: an allocation's ``NodeList``, computed once per set of names
+    (a pure function of the tuple, so the cache never goes stale; lesson 7's job starts
+    ~900 times on a few of eight nodes)."""
+    return compress(names)
 #: Every field's value, in the record's order, out of ``same values + other values``: a
 #: snapshot calls ``JobRecord`` positionally (74 keywords cost about twice as much).
 _in_record_order = operator.itemgetter(*(
@@ -385,7 +408,7 @@ class Job:
         billable = billable_tres(tres, weights)
         tres["billing"] = int(billable)  # tres_alloc_cnt is uint64
         nodelist = cached.nodelist if cached is not None and cached.allocation is a else (
-            compress(a.node_names))
+            _nodelist(a.node_names))
         derived = _AllocDerived(a, weights, _tres_ordered(tres), billable, nodelist)
         self._alloc_cache = derived
         return derived
@@ -486,7 +509,7 @@ class Job:
             "signal_spec": self.signal_text,
             "steps": tuple(self.steps),
         }
-        return JobRecord(*_in_record_order(_same_values(self) + _other_values(derived_values)))
+        return _new_record(_in_record_order(_same_values(self) + _other_values(derived_values)))
 
 
 class PriorityView:

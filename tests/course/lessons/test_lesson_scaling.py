@@ -160,6 +160,49 @@ def test_an_attempts_length_is_its_phases_added_in_order() -> None:
         assert runner._length() == total  # to the last bit
 
 
+def _account_by_timeline(runner: CheckpointRunner, now: float) -> dict[str, float]:
+    """The booking of an attempt walked phase by phase over `_timeline` (the reference
+    `CheckpointRunner._account` follows), on a copy of the accounts."""
+    acc = dict(runner._acc)
+    assert runner._attempt_start is not None
+    left, pending, done = now - runner._attempt_start, 0.0, runner._done
+    for kind, dur in runner._timeline():
+        if left <= 0:
+            break
+        used = min(left, dur)
+        left -= used
+        if kind == "restart":
+            acc["restart"] += used
+        elif kind == "work":
+            pending = used
+        elif used >= dur - 1e-6:
+            acc["useful"] += pending
+            acc["checkpoint"] += dur
+            done += 1
+            pending = 0.0
+        else:
+            pending += used
+    acc["lost"] += pending
+    acc["done"] = done
+    return acc
+
+
+def test_an_attempts_booking_is_its_timeline_walked_in_order() -> None:
+    import simpy
+
+    runner = CheckpointRunner(simpy.Environment())
+    runner.plan([0.1 + k / 7919 for k in range(300)] + [1 / 3], checkpoint=61.7,
+                restart=599.9)
+    rng = random.Random(3)
+    for attempts, done in ((1, 0), (2, 0), (2, 17), (3, 299), (2, 300), (2, 301)):
+        for now in (0.0, 300.0, 599.9, 650.0, rng.uniform(0, 4e4), rng.uniform(0, 4e6)):
+            runner.attempts, runner._done, runner._attempt_start = attempts, done, 0.0
+            runner._acc = {k: rng.uniform(0, 1e5) for k in runner._acc}
+            want = _account_by_timeline(runner, now)
+            runner._account(now)
+            assert {**runner._acc, "done": runner._done} == want  # to the last bit
+
+
 def test_simulation_on_minislurm_requeues_and_accounts() -> None:
     p = ScaleParams(4096)
     cluster = frontier_cluster(p)

@@ -46,3 +46,35 @@ def test_an_unchanged_job_gives_the_same_plain_snapshot_from_the_first_call() ->
     job.comment = "changed"
     second = job.snapshot()
     assert second is not first and second.comment == "changed"
+
+
+def test_a_record_built_slot_by_slot_is_the_dataclass_record() -> None:
+    """`_new_record` skips ``JobRecord.__init__``: only right while the record computes
+    nothing at construction (no ``__post_init__``, no field left out of ``__init__``)."""
+    import dataclasses
+
+    from minislurm.ctld import job_mgr
+    from minislurm.job import JobRecord
+
+    assert not hasattr(JobRecord, "__post_init__")
+    assert all(f.init for f in dataclasses.fields(JobRecord))
+    job = Job(1, "j", 0)
+    job.state, job.start_time, job.end_time = JobState.NODE_FAIL, 10, 20
+    job.allocation = Allocation((NodeAlloc("n1", 2, 100), NodeAlloc("n2", 2, 100)))
+    for record in (job.snapshot(), job.snapshot(accounting=True)):
+        values = tuple(getattr(record, f.name) for f in dataclasses.fields(JobRecord))
+        assert JobRecord(*values) == record
+        assert job_mgr._new_record(values) == JobRecord(*values)
+
+
+def test_the_nodelist_follows_the_allocation() -> None:
+    """The NodeList is cached per tuple of names (`job_mgr._nodelist`): a new
+    allocation of other nodes shows its own."""
+    job = Job(1, "j", 0)
+    job.state, job.start_time = JobState.RUNNING, 10
+    job.allocation = Allocation((NodeAlloc("n1", 2, 100), NodeAlloc("n2", 2, 100)))
+    assert job.snapshot(accounting=True).nodelist == "n[1-2]"
+    job.allocation = Allocation((NodeAlloc("n1", 2, 100), NodeAlloc("n3", 2, 100)))
+    assert job.snapshot(accounting=True).nodelist == "n[1,3]"
+    job.allocation = Allocation((NodeAlloc("n1", 2, 100), NodeAlloc("n2", 2, 100)))
+    assert job.snapshot(accounting=True).nodelist == "n[1-2]"

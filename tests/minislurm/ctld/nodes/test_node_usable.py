@@ -67,3 +67,25 @@ def test_a_node_taken_out_and_resumed(state: str) -> None:
     assert not mgr.table.usable[1]
     mgr.set_state(1, "RESUME", "", "root", 2)
     assert mgr.table.usable[1]
+
+
+def test_flags_on_their_bits_are_the_flag_operators() -> None:
+    """`node_mgr._with_bits` and `_accepts_jobs` work on the flags' integer value: every
+    combination of flags gives what ``|``, ``& ~`` and ``&`` of the flags give."""
+    from minislurm.ctld.node_mgr import _NOT_FOR_JOBS, _accepts_jobs, _with_bits
+    from minislurm.states import NodeFlag
+
+    mgr = _mgr()
+    info = mgr.infos[0]
+    singles = [f for f in NodeFlag if f.value]
+    for k in range(1 << 7):
+        flags = NodeFlag.NONE
+        for bit, f in enumerate([*singles[:6], NodeFlag.NOT_RESPONDING]):
+            if k >> bit & 1:
+                flags |= f
+        for f in singles:
+            assert _with_bits(flags, add=f.value) is flags | f
+            assert _with_bits(flags, clear=f.value) is flags & ~f
+        for down in (False, True):
+            info.flags, info.down = flags, down
+            assert _accepts_jobs(info) is not (down or bool(flags & _NOT_FOR_JOBS))
