@@ -86,8 +86,13 @@ def _select_cpus(
         cand = np.flatnonzero(ok)
         if len(cand) < count - len(chosen):
             return Reason.RESOURCES
-        order = candidate_order(table, cand, req_idx, free_gpus)
-        chosen += [int(i) for i in order[: count - len(chosen)]]
+        if req.exclusive and free_gpus is None and not req_idx:
+            # fit_mask kept only idle nodes: order_nodes's order is then by Weight, then
+            # config order (its busy-first key is the same for all), a stable sort
+            order = cand[np.argsort(table.weight[cand], kind="stable")]
+        else:
+            order = candidate_order(table, cand, req_idx, free_gpus)
+        chosen += order[: count - len(chosen)].tolist()
     chosen.sort()
     return Allocation(node_allocs(table, chosen, req, cpus))
 

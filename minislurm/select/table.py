@@ -130,14 +130,14 @@ class NodeTable:
         nodes = alloc.nodes
         index = self.index
         idx = [index[na.node] for na in nodes]
-        if len(nodes) < _VECTOR_NODES:
-            free_cpu, free_mem, njobs = self.free_cpu, self.free_mem, self.njobs
-            for i, na in zip(idx, nodes, strict=True):
-                free_cpu[i] += sign * na.cpus
-                free_mem[i] += sign * na.mem_mb
-                njobs[i] -= sign
+        if len(nodes) < _VECTOR_NODES:  # counts read as Python ints (``item``): no
+            free_cpu, free_mem, njobs = self.free_cpu, self.free_mem, self.njobs  # numpy
+            for i, na in zip(idx, nodes, strict=True):  # scalar per update
+                free_cpu[i] = free_cpu.item(i) + sign * na.cpus
+                free_mem[i] = free_mem.item(i) + sign * na.mem_mb
+                njobs[i] = njobs.item(i) - sign
                 if na.gpus:
-                    self.free_gpu[i] += sign * len(na.gpus)
+                    self.free_gpu[i] = self.free_gpu.item(i) + sign * len(na.gpus)
                     self._count_typed(i, na.gpus, sign)
             return idx
         at = np.array(idx, dtype=np.int64)
@@ -164,7 +164,8 @@ class NodeTable:
         one numpy update per type (a node's GPUs are mostly of one type), not per GPU."""
         only = self._only_type
         if only is not None:  # every GPU of the cluster has this type
-            self.free_gpu_typed[only][i] += sign * len(gpus)
+            free = self.free_gpu_typed[only]
+            free[i] = free.item(i) + sign * len(gpus)
             return
         first = gpus[0][0]
         if all(t == first for t, _ in gpus):

@@ -89,3 +89,32 @@ def test_free_ids_are_what_no_running_allocation_holds(
             for t in table.gpu_types:  # the typed counts follow the indices
                 assert table.free_gpu_typed[t][i] == sum(
                     1 for g in table.gpu_free_indices(i) if g[0] == t)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=2, max_size=10),
+       st.lists(st.tuples(st.integers(0, 9), st.integers(1, 3)), max_size=8),
+       st.integers(1, 4))
+def test_exclusive_order_is_order_nodes(weights: list[int], busy: list[tuple[int, int]],
+                                        nodes: int) -> None:
+    """``cons_tres._select_cpus`` orders an ``--exclusive`` job's idle candidates by a
+    stable sort on Weight: the nodes `request.order_nodes` would take, in its order."""
+    from minislurm.select.cons_tres import select
+
+    table = NodeTable([NodeShape(f"n{k + 1}", 4, 1000, (), w) for k, w in enumerate(weights)])
+    for node, cpus in busy:  # busy nodes never host an exclusive job
+        i = node % len(table)
+        if table.free_cpu[i] >= cpus:
+            table.allocate(Allocation((table.node_alloc(i, cpus, 10, 0, None),)))
+    req = ResourceRequest(min_nodes=nodes, exclusive=True)
+    allowed = table.usable.copy()
+    res = select(req, table, allowed)
+    fits = allowed & request.fit_mask(req, table, table.free_cpu, table.free_mem,
+                                      table.free_gpu, table.njobs)
+    order = request.order_nodes(table, fits.nonzero()[0])
+    if len(order) < nodes:
+        assert not isinstance(res, Allocation)
+    else:
+        assert isinstance(res, Allocation)
+        want = sorted(int(i) for i in order[:nodes])
+        assert [table.index[n.node] for n in res.nodes] == want
