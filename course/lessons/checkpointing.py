@@ -64,7 +64,9 @@ class CheckpointRunner:
         self.env = env
         self.finished = env.event()
         self._segments: list[float] = []
-        self._phases = np.empty(0)  # `_length`'s phases: work, save, work, save, ...
+        #: `_length`'s phases: a slot for the restart, then work, save, work, save, ...
+        self._phases = np.zeros(1)
+        self._sums = np.zeros(1)  # where `_length` adds them up
         self._ckpt = self._restart = 0.0
         self._done = 0  # segments saved
         self._job: int | None = None
@@ -81,9 +83,10 @@ class CheckpointRunner:
             raise RuntimeError("this runner already runs a job")
         self._segments = [s * 3600 for s in segments]
         self._ckpt, self._restart = checkpoint, restart
-        self._phases = np.empty(2 * len(self._segments))  # work, save, work, save, ...
-        self._phases[0::2] = self._segments
-        self._phases[1::2] = checkpoint
+        self._phases = np.empty(2 * len(self._segments) + 1)  # [restart] work, save, ...
+        self._phases[1::2] = self._segments
+        self._phases[2::2] = checkpoint
+        self._sums = np.empty_like(self._phases)
 
     def _timeline(self) -> Iterator[tuple[str, float]]:
         """The attempt's phases in order (a generator: `_account` stops at ``now``)."""
@@ -100,10 +103,20 @@ class CheckpointRunner:
         float to the last bit), but in numpy's ``add.accumulate`` (a sequential C loop):
         a job saving every few minutes for hundreds of hours has thousands of phases, and
         each attempt sums those left (lesson 7's sweep starts ~900 attempts per move)."""
-        phases = self._phases[2 * self._done:]
-        if self.attempts > 1:
-            phases = np.concatenate(([self._restart], phases))
-        return float(np.add.accumulate(phases)[-1]) if len(phases) else 0.0
+        phases, first = self._phases, 2 * self._done + 1  # the first phase left
+        if self.attempts > 1:  # the restart goes in the slot before it (put back after:
+            first -= 1  # the save of the last segment saved, or the restart's own slot)
+            if first >= len(phases):
+                return float(self._restart)  # nothing left to do but the restart
+            kept = phases[first]
+            phases[first] = self._restart
+            np.add.accumulate(phases[first:], out=self._sums[first:])
+            phases[first] = kept
+        elif first >= len(phases):
+            return 0.0
+        else:
+            np.add.accumulate(phases[first:], out=self._sums[first:])
+        return float(self._sums[-1])
 
     def start(self, job: Launch, allocation: Allocation, body: object) -> simpy.Event:
         """slurmd launches the batch script: resume from the last checkpoint."""

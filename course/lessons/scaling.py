@@ -128,16 +128,23 @@ def expected_run(p: ScaleParams, work: float) -> RunBreakdown:
     """The expected breakdown of a run doing ``work`` hours of training (see module doc)."""
     m, q, r, c = p.job_mtbf, p.requeue, p.restart, p.checkpoint
     useful = ckpt = lost = restart = requeue = failures = 0.0
+    # what a segment adds depends only on its length: computed once per length (every
+    # segment but the last is one interval), then added segment after segment as before
+    terms: dict[float, tuple[float, float, float, float]] = {}
     for seg in segments(work, p.tau):
-        s = seg + c
-        fails = math.expm1(s / m)  # expected failed tries of this segment
+        term = terms.get(seg)
+        if term is None:
+            s = seg + c
+            fails = math.expm1(s / m)  # expected failed tries of this segment
+            # each failure: requeue wait, then the restart (which may itself be interrupted)
+            term = terms[seg] = (m * math.expm1(s / m) - s, fails * q * math.exp(r / m),
+                                 fails * m * math.expm1(r / m), fails * math.exp(r / m))
         useful += seg
         ckpt += c
-        lost += m * math.expm1(s / m) - s
-        # each failure: requeue wait, then the restart (which may itself be interrupted)
-        requeue += fails * q * math.exp(r / m)
-        restart += fails * m * math.expm1(r / m)
-        failures += fails * math.exp(r / m)
+        lost += term[0]
+        requeue += term[1]
+        restart += term[2]
+        failures += term[3]
     return RunBreakdown(useful, ckpt, lost, restart, requeue, failures)
 
 

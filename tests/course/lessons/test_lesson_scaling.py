@@ -123,6 +123,23 @@ def test_goodput_falls_with_scale_and_cheaper_checkpoints_help() -> None:
     assert fast.goodput > 0.75 > 2 * g[-1]
 
 
+def test_model_adds_each_segments_terms_in_order() -> None:
+    """`expected_run` computes a segment's terms once per length: the sums are those of
+    the formula evaluated segment after segment, to the last bit."""
+    for p, work in ((ScaleParams(32, interval=0.29), 800.0), (ScaleParams(8), 77.7),
+                    (ScaleParams(100_000, checkpoint=10 / 3600), 24.0)):
+        m, q, r, c = p.job_mtbf, p.requeue, p.restart, p.checkpoint
+        sums = [0.0] * 6
+        for seg in segments(work, p.tau):
+            s = seg + c
+            fails = math.expm1(s / m)
+            for k, term in enumerate((seg, c, m * math.expm1(s / m) - s,
+                                      fails * m * math.expm1(r / m),
+                                      fails * q * math.exp(r / m), fails * math.exp(r / m))):
+                sums[k] += term
+        assert expected_run(p, work) == RunBreakdown(*sums)
+
+
 def test_runner_books_saved_and_lost_work() -> None:
     import simpy
 
@@ -371,3 +388,23 @@ def test_the_pt_br_explorers_figure_is_portuguese() -> None:
     assert [t.name for t in en.figure.data][:3] == ["goodput", "lost to failures",
                                                     "checkpoint writes"]
     assert en.figure.to_dict()["data"][0]["y"] == fig.to_dict()["data"][0]["y"]
+
+
+def test_an_attempts_length_in_any_order_of_attempts() -> None:
+    """`CheckpointRunner._length` lends the restart the slot before the phases left and
+    gives it back: lengths asked in any order, with or without a plan, are the phases
+    of `_timeline` added one after another."""
+    import simpy
+
+    runner = CheckpointRunner(simpy.Environment())
+    for attempts in (1, 2):  # nothing planned: the restart alone, or nothing
+        runner.attempts = attempts
+        assert runner._length() == (0.0 if attempts == 1 else runner._restart)
+    runner.plan([0.3 + k / 911 for k in range(40)] + [1 / 7], checkpoint=61.7, restart=599.9)
+    rng = random.Random(5)
+    for _ in range(200):
+        runner.attempts, runner._done = rng.choice((1, 2, 3)), rng.randrange(0, 42)
+        total = 0.0
+        for _kind, seconds in runner._timeline():
+            total += seconds
+        assert runner._length() == total

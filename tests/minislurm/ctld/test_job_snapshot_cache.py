@@ -78,3 +78,17 @@ def test_the_nodelist_follows_the_allocation() -> None:
     assert job.snapshot(accounting=True).nodelist == "n[1,3]"
     job.allocation = Allocation((NodeAlloc("n1", 2, 100), NodeAlloc("n2", 2, 100)))
     assert job.snapshot(accounting=True).nodelist == "n[1-2]"
+
+
+def test_req_tres_follows_mem_per_cpu_and_a_new_request_after_a_first_call() -> None:
+    """`Job.tres_req` is cached on its inputs: --mem-per-cpu and a request replaced by an
+    equal one (scontrol update) both keep it right."""
+    job = Job(1, "j", 0)
+    job.num_cpus, job.mem_per_cpu = 4, 100
+    assert job.tres_req()["mem"] == 400
+    job.mem_per_cpu = 250
+    assert job.tres_req()["mem"] == 1000
+    job.request = replace(job.request)
+    assert job.tres_req() == {"cpu": 4, "mem": 1000, "node": 1, "billing": 4}
+    job.request = replace(job.request, min_nodes=3)
+    assert job.tres_req()["node"] == 3
