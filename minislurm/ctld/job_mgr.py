@@ -76,16 +76,19 @@ _OTHER_FIELDS = tuple(f.name for f in dataclasses.fields(JobRecord) if f.name no
 _other_values = operator.itemgetter(*_OTHER_FIELDS)
 _UNMODELLED_DEFAULTS = {f.name: f.default for f in dataclasses.fields(JobRecord)
                         if f.name in UNMODELLED_FIELDS}
-#: Each field's slot setter, in the record's order (`_new_record`).
-_RECORD_SETTERS = tuple(getattr(JobRecord, f.name).__set__ for f in dataclasses.fields(JobRecord))
+#: Each field's slot setter, the ``SAME_FIELDS`` first, then the other fields: the order
+#: of a snapshot's values (`_new_record`).
+_RECORD_SETTERS = tuple(getattr(JobRecord, name).__set__ for name in (*SAME_FIELDS, *_OTHER_FIELDS))
 
 
 def _new_record(values: tuple[Any, ...]) -> JobRecord:
-    """``JobRecord(*values)`` (every field given, in the record's order), its slots set
-    one by one: the frozen dataclass's ``__init__`` calls ``object.__setattr__`` per
-    field (74), about twice as long, and every ended attempt is recorded.  The same
-    record: ``JobRecord`` has no ``__post_init__`` and no field is computed (a test
-    compares both ways and fails if the record gains either)."""
+    """The ``JobRecord`` of ``values``: the ``SAME_FIELDS``' values, then the other
+    fields' (``_OTHER_FIELDS``), its slots set one by one.  The frozen dataclass's
+    ``__init__`` calls ``object.__setattr__`` per field (74), about twice as long, and
+    the values would first be put in the record's order; every ended attempt is
+    recorded.  The same record as ``JobRecord(**fields)``: ``JobRecord`` has no
+    ``__post_init__`` and no field outside ``__init__`` (a test compares both ways and
+    fails if the record gains either)."""
     record = object.__new__(JobRecord)
     for set_field, value in zip(_RECORD_SETTERS, values, strict=True):
         set_field(record, value)
@@ -98,12 +101,8 @@ def _nodelist(names: tuple[str, ...]) -> str:
     (a pure function of the tuple, so the cache never goes stale; lesson 7's job starts
     ~900 times on a few of eight nodes)."""
     return compress(names)
-#: Every field's value, in the record's order, out of ``same values + other values``: a
-#: snapshot calls ``JobRecord`` positionally (74 keywords cost about twice as much).
-_in_record_order = operator.itemgetter(*(
-    SAME_FIELDS.index(f.name) if f.name in SAME_FIELDS
-    else len(SAME_FIELDS) + _OTHER_FIELDS.index(f.name)
-    for f in dataclasses.fields(JobRecord)))
+
+
 #: ``JobRecord`` fields a ``Job`` holds as an attribute of the same name, type and first
 #: value: the ``SAME_FIELDS``, and the derived fields whose snapshot starts from the
 #: attribute of their name (the times shown, the counts an allocation replaces...).
@@ -522,7 +521,7 @@ class Job:
             "signal_spec": self.signal_text,
             "steps": tuple(self.steps),
         }
-        return _new_record(_in_record_order(_same_values(self) + _other_values(derived_values)))
+        return _new_record(_same_values(self) + _other_values(derived_values))
 
 
 class PriorityView:

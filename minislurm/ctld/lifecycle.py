@@ -464,8 +464,8 @@ def kill_on_nodes(ctl: CtldState, node_indices: list[int], *, admin_down: bool) 
     Both ways the job's ExitCode is 0:0 (``admin_down`` is kept for callers' clarity).
     """
     names = {ctl.table.names[i] for i in node_indices}
-    victims = [j for j in ctl.running_jobs() if j.allocation is not None and any(
-        n.node in names for n in j.allocation.nodes)]
+    victims = [j for j in ctl.running_jobs() if j.allocation is not None
+               and not names.isdisjoint(j.allocation.node_names)]
     for job in victims:
         if _keeps_running(job, names):
             shrink(ctl, job, names)

@@ -83,13 +83,13 @@ def _select_cpus(
     if len(chosen) < count:
         if req_idx:
             ok[req_idx] = False
-        cand = np.flatnonzero(ok)
+        cand = ok.nonzero()[0]  # np.flatnonzero of the 1-D mask, without its wrapper
         if len(cand) < count - len(chosen):
             return Reason.RESOURCES
         if req.exclusive and free_gpus is None and not req_idx:
             # fit_mask kept only idle nodes: order_nodes's order is then by Weight, then
             # config order (its busy-first key is the same for all), a stable sort
-            order = cand[np.argsort(table.weight[cand], kind="stable")]
+            order = cand[table.weight[cand].argsort(kind="stable")]
         else:
             order = candidate_order(table, cand, req_idx, free_gpus)
         chosen += order[: count - len(chosen)].tolist()

@@ -61,10 +61,13 @@ def test_a_record_built_slot_by_slot_is_the_dataclass_record() -> None:
     job = Job(1, "j", 0)
     job.state, job.start_time, job.end_time = JobState.NODE_FAIL, 10, 20
     job.allocation = Allocation((NodeAlloc("n1", 2, 100), NodeAlloc("n2", 2, 100)))
+    names = (*job_mgr.SAME_FIELDS, *job_mgr._OTHER_FIELDS)
+    assert sorted(names) == sorted(f.name for f in dataclasses.fields(JobRecord))
     for record in (job.snapshot(), job.snapshot(accounting=True)):
-        values = tuple(getattr(record, f.name) for f in dataclasses.fields(JobRecord))
-        assert JobRecord(*values) == record
-        assert job_mgr._new_record(values) == JobRecord(*values)
+        fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(JobRecord)}
+        built = job_mgr._new_record(tuple(fields[name] for name in names))
+        assert built == JobRecord(**fields) == record
+        assert all(getattr(built, k) is v for k, v in fields.items())
 
 
 def test_the_nodelist_follows_the_allocation() -> None:
