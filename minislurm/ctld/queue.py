@@ -7,7 +7,7 @@ through ``minislurm.priority.PriorityPlugin``: the queue never asks which plugin
 holds, so a new ``PriorityType`` needs no change here.
 
 The order is a list kept sorted on insert; a scheduler pass walks it without copying
-it (``_OrderWalk``).  A change that may move jobs (a new priority, a hold, an update)
+it (``_order_walk``).  A change that may move jobs (a new priority, a hold, an update)
 marks it for a full sort before the next walk (``resort``); entries of jobs that
 left the queue are dropped before a walk once they outnumber a quarter of it.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
+from typing import cast
 
 from minislurm.priority import PriorityPlugin
 
@@ -52,7 +53,7 @@ class JobQueue:
         self._keys: list[Key] = []
         self._ids: set[int] = set()
         self._dirty = False
-        self.readers = 0  # _OrderWalk iterators alive (add copies the list, then)
+        self.readers = 0  # _order_walk generators alive (add copies the list, then)
 
     # ---- priorities (priority_g_*) -------------------------------------------------
     @property
@@ -133,7 +134,9 @@ class JobQueue:
             self._dirty = False
         elif len(self._order) > len(pending) + (len(pending) >> 2) + 8:
             self._compact()
-        return _OrderWalk(self, self._order)
+        walk = _order_walk(self, self._order)
+        next(walk)  # counts the reader now, before the caller's first job
+        return cast(Iterator[Job], walk)
 
     def _compact(self) -> None:
         """Drop the entries of jobs that left the queue (started, cancelled), keeping the
@@ -147,40 +150,25 @@ class JobQueue:
         self._ids = {j.job_id for j in self._order}
 
 
-class _OrderWalk:
-    """The pending jobs of the order as it is now (what ``JobQueue.walk`` returns).
+def _order_walk(queue: JobQueue, order: list[Job]) -> Iterator[Job | None]:
+    """The pending jobs of ``order``, the list as it was when the walk began (what
+    ``JobQueue.walk`` returns, started: ``queue.readers`` counts it until it is
+    exhausted, closed or collected).
 
     While a walk is alive, ``JobQueue.add`` inserts into a new list instead, so the walk
-    sees the list as it was when the walk began.
+    sees the list as it was when the walk began.  A generator rather than an iterator
+    class: every scheduler pass takes its jobs from here, one resume per job instead of
+    one method call.
     """
-
-    __slots__ = ("_alive", "_it", "_pending", "_queue")
-
-    def __init__(self, queue: JobQueue, order: list[Job]) -> None:
-        self._queue = queue
-        self._it = iter(order)
-        self._pending = queue._pending
-        self._alive = True
-        queue.readers += 1
-
-    def __iter__(self) -> _OrderWalk:
-        return self
-
-    def __next__(self) -> Job:
-        pending = self._pending
-        for j in self._it:
+    pending = queue._pending
+    queue.readers += 1
+    try:
+        yield None  # primed by walk: the reader counts from the start
+        for j in order:
             if pending.get(j.job_id) is j:
-                return j
-        self._end()
-        raise StopIteration
-
-    def _end(self) -> None:
-        if self._alive:
-            self._alive = False
-            self._queue.readers -= 1
-
-    def __del__(self) -> None:
-        self._end()
+                yield j
+    finally:
+        queue.readers -= 1
 
 
 __all__ = ["JobQueue", "Key"]

@@ -181,17 +181,19 @@ def main_pass(
     tested = 0
     blocked: set[str] = set()
     limit = DEFAULT_QUEUE_DEPTH if depth is None else depth
+    fifo = policy == "fifo"
+    blocker, waiting_reason = ctx.blocker, ctx.waiting_reason  # asked of every job walked
     for job in ctx.pending_in_order():
         if tested >= limit:
             break
         job.scheduler = ""  # build_job_queue: "Remove backfill flag" (Scheduler=Main)
-        why = ctx.blocker(job)
+        why = blocker(job)
         if why is not None:
             job.reason, job.reason_detail = why, job.reason_detail if _keeps(why) else ""
             continue
         tested += 1  # job_depth counts the jobs of blocked partitions too (below)
-        if job.partition in blocked or (policy == "fifo" and blocked):
-            job.reason = ctx.waiting_reason(job)
+        if blocked and (fifo or job.partition in blocked):
+            job.reason = waiting_reason(job)
             continue
         job.last_sched_eval = ctx.now
         while True:
