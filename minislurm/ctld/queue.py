@@ -15,6 +15,7 @@ left the queue are dropped before a walk once they outnumber a quarter of it.
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Callable, Iterator
 from typing import cast
 
@@ -32,8 +33,8 @@ def _key(job: Job, tier: int) -> Key:
     return (-tier, -job.priority, job.submit_time, job.job_id)
 
 
-def _first(pair: tuple[Key, Job]) -> Key:
-    return pair[0]
+#: The key of a (key, job) pair (the sort of a rebuild compares keys only: they are unique).
+_first = operator.itemgetter(0)
 
 
 class JobQueue:
@@ -98,7 +99,7 @@ class JobQueue:
             tier = tiers.get(j.partition)
             if tier is None:
                 tier = tiers[j.partition] = self._tier(j)
-            keys.append(_key(j, tier))
+            keys.append((-tier, -j.priority, j.submit_time, j.job_id))  # _key, inline
         return keys
 
     def resort(self) -> None:

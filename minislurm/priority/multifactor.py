@@ -385,30 +385,42 @@ class MultifactorPriority:
         fs_of: dict[tuple[str, str], float] = {}
         w_age, w_fs, max_age = w.age, w.fairshare, params.max_age
         always, incr_only = self._accrue_always, params.has("INCR_ONLY")
+        static, with_tres = self._static, bool(w.tres)
         out: list[int] = []
         for job in jobs:
             if getattr(job, "hold", False):
                 out.append(0)
                 continue
+            user, account = job.user, job.account
             fs = 0.0
             if rows is not None:
-                user, account = job.user, job.account
                 hit = fs_of.get((user, account))
                 if hit is None:
                     hit = fs_of[(user, account)] = job_fairshare(
                         rows, self.associations, user, account)
                 fs = hit
-            site, w_assoc, w_size, w_part, w_qos, tres_sum, nice = self._static_entry(job, now)[2]
+            # _static_entry's lookup, inline (once per pending job and pass): the entry
+            # is used only while its key, the fields it was computed from, is the same;
+            # with TRES weights the key has the TRES too: _static_entry compares it
+            entry = static.get(job.job_id)
+            if entry is None or with_tres or entry[0] != (
+                    job.partition, job.num_nodes, job.num_cpus, job.time_limit, job.qos,
+                    account, user, job.nice, getattr(job, "site_factor", 0)):
+                entry = self._static_entry(job, now)
+            site, w_assoc, w_size, w_part, w_qos, tres_sum, nice = entry[2]
             age = 0.0
             if w_age:  # age_factor, inline
                 use = job.submit_time if always else (
                     job.accrue_time if job.accrue_time is not None else job.eligible_time)
                 if use or always:
-                    diff = max(0, now - (use or 0))
+                    diff = now - (use or 0)
+                    if diff < 0:  # max(0, diff)
+                        diff = 0
                     age = diff / max_age if diff < max_age else 1.0
             total = (site + age * w_age + w_assoc + fs * w_fs + w_size + w_part + w_qos
                      + tres_sum - nice)  # fmt: skip
-            prio = int(min(total, MAX_PRIORITY)) if total >= 1 else 1
+            # int(min(total, MAX_PRIORITY)), without the two calls
+            prio = (int(total) if total < MAX_PRIORITY else MAX_PRIORITY) if total >= 1 else 1
             if incr_only:  # PriorityFlags=INCR_ONLY: never decreases
                 prio = max(prio, self._highest.get(job.job_id, 0))
                 self._highest[job.job_id] = prio
@@ -452,6 +464,7 @@ class MultifactorPriority:
         then multiplies no weight again."""
         key: tuple[Any, ...] = (job.partition, job.num_nodes, job.num_cpus, job.time_limit, job.qos,
                job.account, job.user, job.nice, getattr(job, "site_factor", 0))  # fmt: skip
+        # (``priorities`` compares an entry's key with the same tuple, inline)
         if self.params.weights.tres:
             key += (tuple(sorted((job.tres_alloc or job.tres_req).items())),)
         hit = self._static.get(job.job_id)
