@@ -14,6 +14,7 @@ are; with ``EnforcePartLimits=NO`` (the default) they stay pending with
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -145,7 +146,54 @@ def _gpu_request(opts: JobOptions, prog: str) -> tuple[int, str | None, int | No
     return per_node, gtype, per_job, tpn
 
 
+#: Per node table: (options, prog, DefMemPerCPU, EnforcePartLimits) -> the partition
+#: view a request was checked against and its ``Checked`` (`check_request`).
+_CHECKED: weakref.WeakKeyDictionary[
+    NodeTable, dict[tuple[JobOptions, str, int | None, str], tuple[PartView, Checked]]
+] = weakref.WeakKeyDictionary()
+#: Distinct requests kept per node table (the memo starts over when full).
+_CHECKED_MAX = 4096
+
+
 def check_request(
+    opts: JobOptions,
+    part: PartView,
+    table: NodeTable,
+    *,
+    def_mem_per_cpu: int | None,
+    enforce_part_limits: str,
+    prog: str = "sbatch",
+) -> Checked:
+    """`check_job_request`'s outcome, kept for the next submission that asks the same.
+
+    slurmctld checks every submission's sizes against its partition's nodes as
+    configured (``_valid_job_part``, ``select_nodes``'s config test); a trace asks the
+    same request thousands of times.  The outcome is a pure function of the frozen
+    options, ``prog``, ``DefMemPerCPU``, ``EnforcePartLimits``, the partition view
+    (``PartView``: ``scontrol update`` replaces it with a new one) and the table's
+    *configured* counts (``cpus``, ``mem``, ``gpus``, ``gpus_typed``, ``index``,
+    ``gpu_types``: set when the ``NodeTable`` is built and never changed; a new
+    configuration is a new table).  The memo is keyed on the table, the options and
+    the settings, and an entry serves only the same ``PartView`` object (compared by
+    identity): a new table or view invalidates it.  A rejection is not kept: its
+    ``SubmitError`` is raised again by the checks themselves.
+    """
+    memo = _CHECKED.get(table)
+    if memo is None:
+        memo = _CHECKED[table] = {}
+    key = (opts, prog, def_mem_per_cpu, enforce_part_limits)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is part:
+        return hit[1]
+    checked = check_job_request(opts, part, table, def_mem_per_cpu=def_mem_per_cpu,
+                                enforce_part_limits=enforce_part_limits, prog=prog)
+    if len(memo) >= _CHECKED_MAX:
+        memo.clear()
+    memo[key] = (part, checked)
+    return checked
+
+
+def check_job_request(
     opts: JobOptions,
     part: PartView,
     table: NodeTable,
@@ -335,6 +383,7 @@ def parse_array_indices(
 __all__ = [
     "Checked",
     "PartView",
+    "check_job_request",
     "check_request",
     "parse_array_indices",
     "parse_dependencies",
