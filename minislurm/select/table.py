@@ -89,6 +89,8 @@ class NodeTable:
         # gives it back, so an --exclusive job on 2,000 nodes copies no id lists.
         self._cpu_all: list[tuple[int, ...]] = [tuple(range(s.cpus)) for s in shapes]
         self._cpu_free: list[Sequence[int]] = list(self._cpu_all)
+        #: per memory size, the ``NodeAlloc`` of each node taken whole (`_cpu_allocs`)
+        self._whole: dict[int, list[NodeAlloc | None]] = {}
 
     def __len__(self) -> int:
         return len(self.names)
@@ -233,11 +235,35 @@ class NodeTable:
         ``--procs`` job is one entry per processor."""
         names, cpu_free = self.names, self._cpu_free
         if not gpus:  # take_gpus of none: ()
-            return tuple([NodeAlloc(names[i], cpus, mem, (), tuple(cpu_free[i][:cpus]))
-                          for i in idx])
+            return self._cpu_allocs(idx, cpus, mem)
         take = self.take_gpus
         return tuple([NodeAlloc(names[i], cpus, mem, take(i, gpus, gpu_type),
                                 tuple(cpu_free[i][:cpus])) for i in idx])
+
+    def _cpu_allocs(self, idx: Sequence[int], cpus: int, mem: int) -> tuple[NodeAlloc, ...]:
+        """`node_allocs` without GPUs.  A node whose CPUs are all free and all taken
+        (a ``--procs`` job's one-CPU nodes) gets its ``NodeAlloc`` of ``mem`` from
+        ``_whole``, made the first time: ``NodeAlloc(name, cpus, mem, (), every id)``,
+        a function of the node's configured name and CPU ids and of ``mem`` alone,
+        which never change (`_whole` is emptied when it holds 64 memory sizes), so
+        it is the record the readable rule makes; the other nodes get a new one."""
+        names, cpu_free, cpu_all = self.names, self._cpu_free, self._cpu_all
+        whole = self._whole.get(mem)
+        if whole is None:
+            if len(self._whole) >= 64:
+                self._whole.clear()
+            whole = self._whole[mem] = [None] * len(names)
+        out = []
+        for i in idx:
+            free = cpu_free[i]
+            if free is cpu_all[i] and len(free) == cpus:  # every id free, all taken
+                na = whole[i]
+                if na is None:
+                    na = whole[i] = NodeAlloc(names[i], cpus, mem, (), free)
+                out.append(na)
+            else:
+                out.append(NodeAlloc(names[i], cpus, mem, (), tuple(free[:cpus])))
+        return tuple(out)
 
     def check(self) -> None:
         """Assert the invariants (tests): nothing over-allocated, nothing negative."""
