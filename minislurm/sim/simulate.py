@@ -134,25 +134,43 @@ class SimulationResult:
         return self.workload_ids.get(key, job.job_id)
 
 
+#: What of a workload job its sbatch request is made of (`request_key`).
+RequestKey = tuple[int, int, int, int, str, str, int | None]
+
+
+def request_key(job: WorkloadJob) -> RequestKey:
+    """The fields of ``job`` its request is made of: `job_options` reads the job only
+    through this key, so jobs of equal keys ask the same (simulate makes each distinct
+    request once)."""
+    return (job.nodes, job.cpus, job.gpus_per_node, job.time_limit, job.partition,
+            job.account, job.array_size)
+
+
 def job_options(job: WorkloadJob, config: SlurmConfig, *, procs: bool = False) -> JobOptions:
-    """The sbatch request of one workload job.
+    """The sbatch request of one workload job (`options_of` its `request_key`)."""
+    return options_of(request_key(job), config, procs=procs)
+
+
+def options_of(key: RequestKey, config: SlurmConfig, *, procs: bool = False) -> JobOptions:
+    """The sbatch request of a workload job of `request_key` ``key``.
 
     ``--nodes=N --ntasks-per-node=1 --cpus-per-task=cpus/N --gres=gpu:G --time=L
     --partition=P [--array=0-(n-1)]``; in ``procs`` mode ``--nodes=p --ntasks-per-node=1``
     only.  A partition the configuration lacks falls back to the default partition
     (so a generated mix runs on any slurm.conf).
     """
-    nodes = max(1, job.nodes)
+    job_nodes, cpus, gpus_per_node, time_limit, job_partition, account, array_size = key
+    nodes = max(1, job_nodes)
     if procs:
         return JobOptions(nodes_min=nodes, nodes_max=nodes, ntasks_per_node=1,
-                          time_limit=job.time_limit, time_limit_set=True)  # fmt: skip
-    partition = job.partition if any(p.name == job.partition for p in config.partitions) else None
+                          time_limit=time_limit, time_limit_set=True)  # fmt: skip
+    partition = job_partition if any(p.name == job_partition for p in config.partitions) else None
     return JobOptions(
         nodes_min=nodes, nodes_max=nodes, ntasks_per_node=1,
-        cpus_per_task=max(1, job.cpus // nodes),
-        gres=f"gpu:{job.gpus_per_node}" if job.gpus_per_node > 0 else None,
-        time_limit=job.time_limit, time_limit_set=True, partition=partition,
-        account=job.account, array=f"0-{job.array_size - 1}" if job.array_size else None,
+        cpus_per_task=max(1, cpus // nodes),
+        gres=f"gpu:{gpus_per_node}" if gpus_per_node > 0 else None,
+        time_limit=time_limit, time_limit_set=True, partition=partition,
+        account=account, array=f"0-{array_size - 1}" if array_size else None,
     )  # fmt: skip
 
 
@@ -234,9 +252,9 @@ def simulate(
     ids: dict[int, int] = {}
     rejected = [0]
     bar = _progress(len(jobs), progress)
-    # --procs requests differ only by size and limit: each distinct one is made once
-    # (a frozen JobOptions, shared by the submissions that ask the same).
-    requests: dict[tuple[int, int], JobOptions] = {}
+    # each distinct request (`request_key`) is made once: a frozen JobOptions, shared
+    # by the submissions that ask the same
+    requests: dict[RequestKey, JobOptions] = {}
 
     def feeder() -> Generator[simpy.Event, object, None]:
         for n, wj in enumerate(jobs):
@@ -244,13 +262,10 @@ def simulate(
             if delay > 0:
                 yield env.timeout(delay)
             body = JobBody(wj.run_time, wj.exit_code)
-            if procs is not None:
-                key = (wj.nodes, wj.time_limit)
-                opts = requests.get(key)
-                if opts is None:
-                    opts = requests[key] = job_options(wj, config, procs=True)
-            else:
-                opts = job_options(wj, config)
+            key = request_key(wj)
+            opts = requests.get(key)
+            if opts is None:
+                opts = requests[key] = options_of(key, config, procs=procs is not None)
             try:
                 jid = ctl.submit(opts,
                                  name=wj.name, user=wj.user, body=body,
@@ -287,8 +302,11 @@ __all__ = [
     "SCHEDULERS",
     "TEXTBOOK",
     "CountingEnvironment",
+    "RequestKey",
     "SimulationResult",
     "job_options",
+    "options_of",
     "procs_config",
+    "request_key",
     "simulate",
 ]
