@@ -41,6 +41,10 @@ _LAZY_TRIES = 4
 #: Slots tested for "enough nodes free" in the first chunk (then 4x more each time).
 _CHUNK = 16
 
+#: Maps of at most this many nodes test a candidate start's run window on every node
+#: at once: numpy's call overhead outweighs gathering only the nodes free at the start.
+_NARROW = 128
+
 #: Cell type of the map: 32 bits hold any node's CPUs and MB of memory and halve the
 #: memory traffic of a pass.
 _CELL = np.int32
@@ -508,32 +512,40 @@ class NodeSpaceMap:
         nodes and no longer limit tested before it: ``lower`` is that start.
         """
         fit = self._fit_rows(key)[: self._rows]
-        times, order = self._slot_arrays()
-        first = int(np.searchsorted(times, lower, side="right")) - 1
-        n_start = int(np.searchsorted(times, self.horizon, side="left"))
-        order = order[first:]
-        times = times[first:]
-        n_start -= first
-        ends = np.searchsorted(times, times[:n_start] + duration, side="left")
+        all_times = self.times
+        first = bisect.bisect_right(all_times, lower) - 1
+        n_start = bisect.bisect_left(all_times, self.horizon) - first
+        order = self._slot_arrays()[1][first:]
+        narrow = fit.shape[1] <= _NARROW
         pos, chunk, tries = 0, _CHUNK, 0
         while pos < n_start:  # candidate start slots, a growing chunk of slots at a time
             hi = min(n_start, pos + chunk)
             rows = fit[order[pos:hi]]
             rows &= allowed
-            for s in np.flatnonzero(np.count_nonzero(rows, axis=1) >= count) + pos:
+            for s in ((rows.sum(axis=1) >= count).nonzero()[0] + pos).tolist():
                 if tries == _LAZY_TRIES:  # many near misses: test the rest at once
+                    times = self._slot_arrays()[0][first:]
+                    ends = np.searchsorted(times, times[:n_start] + duration, side="left")
                     fit_l = fit[order[s:]]
                     fit_l &= allowed
                     later = np.flatnonzero(np.count_nonzero(fit_l[: n_start - s], axis=1) >= count)
                     return _first_window(fit_l, times[s:], ends[s:] - s, later, count, duration)
                 tries += 1
-                nodes = np.flatnonzero(rows[s - pos])
-                window = order[s : ends[s]]
+                start = all_times[first + s]
+                stop = bisect.bisect_left(all_times, start + duration) - first
+                window = order[s : max(stop, s + 1)]  # at least the start slot itself
+                if narrow:  # a few nodes: every node's window at once, no index pairs
+                    good = fit[window].all(axis=0)
+                    good &= allowed
+                    if int(good.sum()) >= count:
+                        return start, good
+                    continue
+                nodes = rows[s - pos].nonzero()[0]
                 held = fit[window[:, None], nodes[None, :]].all(axis=0)
                 if int(np.count_nonzero(held)) >= count:
                     good = np.zeros(len(self.table), dtype=np.bool_)
                     good[nodes[held]] = True
-                    return int(times[s]), good
+                    return start, good
             pos, chunk = hi, chunk * 4
         return None
 
