@@ -45,6 +45,10 @@ _CHUNK = 16
 #: at once: numpy's call overhead outweighs gathering only the nodes free at the start.
 _NARROW = 128
 
+#: Maps of at most this many nodes and slots (from the first start searched) are
+#: searched with each slot's nodes as the bits of an int (``_earliest_bits``).
+_BITS = 64
+
 #: Cell type of the map: 32 bits hold any node's CPUs and MB of memory and halve the
 #: memory traffic of a pass.
 _CELL = np.int32
@@ -516,6 +520,8 @@ class NodeSpaceMap:
         first = bisect.bisect_right(all_times, lower) - 1
         n_start = bisect.bisect_left(all_times, self.horizon) - first
         order = self._slot_arrays()[1][first:]
+        if duration > 0 and fit.shape[1] <= _BITS and len(order) <= _BITS:
+            return self._earliest_bits(fit, order, first, n_start, allowed, count, duration)
         narrow = fit.shape[1] <= _NARROW
         pos, chunk, tries = 0, _CHUNK, 0
         while pos < n_start:  # candidate start slots, a growing chunk of slots at a time
@@ -547,6 +553,35 @@ class NodeSpaceMap:
                     good[nodes[held]] = True
                     return start, good
             pos, chunk = hi, chunk * 4
+        return None
+
+    def _earliest_bits(
+        self, fit: BoolArray, order: IntArray, first: int, n_start: int, allowed: BoolArray,
+        count: int, duration: int,
+    ) -> tuple[int, BoolArray] | None:
+        """`_earliest` on a small map: each slot's allowed nodes that fit as the bits of
+        an int, each candidate start's run window ANDed slot by slot (numpy's call
+        overhead is most of a test on a few nodes and slots)."""
+        rows = fit[order]
+        rows &= allowed
+        packed = np.packbits(rows, axis=1, bitorder="little")
+        width = packed.shape[1]
+        raw = packed.tobytes()
+        masks = [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
+        times = self.times
+        for s in range(n_start):
+            held = masks[s]
+            if held.bit_count() < count:
+                continue
+            start = times[first + s]
+            for j in range(s + 1, bisect.bisect_left(times, start + duration) - first):
+                held &= masks[j]
+                if held.bit_count() < count:
+                    break
+            else:
+                bits = np.frombuffer(held.to_bytes(width, "little"), dtype=np.uint8)
+                good = np.unpackbits(bits, count=fit.shape[1], bitorder="little")
+                return start, good.astype(np.bool_)
         return None
 
     def start_bound(self, req: ResourceRequest, allowed: BoolArray, count: int) -> int:

@@ -1,6 +1,7 @@
 """``NodeSpaceMap.earliest`` against the rule it implements, slot by slot.
 
-``earliest`` tests only the slots where enough nodes fit, a candidate's run window
+``earliest`` searches a small map with each slot's nodes as the bits of an int;
+otherwise it tests only the slots where enough nodes fit, a candidate's run window
 on a few nodes or (on narrow maps) on every node at once, and falls back to prefix
 sums after a few near misses.  The rule itself: the first slot from which ``count``
 allowed nodes (with the GPUs the request asks per node) fit one share of the request
@@ -69,17 +70,19 @@ def test_earliest_is_the_first_window_that_fits(
 
 
 @settings(max_examples=200, deadline=None)
-@given(cases(), requests, st.data(), durations)
-def test_earliest_on_a_wide_map_is_the_first_window_that_fits(
-        case: Case, req: ResourceRequest, data: st.DataObject, duration: int) -> None:
-    """The same with every node taken as wide (the node-subset test of each window)."""
+@given(cases(), requests, st.data(), durations, st.sampled_from([(0, 128), (0, 0)]))
+def test_earliest_without_bits_is_the_first_window_that_fits(
+        case: Case, req: ResourceRequest, data: st.DataObject, duration: int,
+        limits: tuple[int, int]) -> None:
+    """The same on the numpy paths: the map's slots as arrays, each window tested on
+    every node (a narrow map) or on the nodes free at its start (``_NARROW`` 0)."""
     table, releases = _table(case)
     n = len(table)
     allowed = np.array(data.draw(st.lists(_mostly(True), min_size=n, max_size=n)),
                        dtype=np.bool_)
-    narrow = node_space._NARROW
-    node_space._NARROW = 0
+    saved = node_space._BITS, node_space._NARROW
+    node_space._BITS, node_space._NARROW = limits
     try:
         _check(case, table, releases, req, allowed, duration)
     finally:
-        node_space._NARROW = narrow
+        node_space._BITS, node_space._NARROW = saved
