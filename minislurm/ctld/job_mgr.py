@@ -383,12 +383,9 @@ class Job:
         mem = self.min_memory_mb * nodes if self.min_memory_mb else 0
         if not mem and self.mem_per_cpu:
             mem = self.mem_per_cpu * self.num_cpus
-        tres = {"cpu": self.num_cpus, "mem": mem, "node": nodes}
-        if self.gpus_total:
-            tres["gres/gpu"] = self.gpus_total
         # job_set_req_tres: assoc_mgr_tres_weighted of the request, stored as uint64
-        tres["billing"] = int(billable_tres(tres, self.billing_weights))
-        ordered = _tres_ordered(tres)
+        ordered, _ = _tres_counts(self.num_cpus, mem, nodes, self.gpus_total,
+                                  self.billing_weights)
         self._tres_req_cache = (key, ordered)
         return dict(ordered)
 
@@ -414,14 +411,10 @@ class Job:
         cached = self._alloc_cache
         if cached is not None and cached.allocation is a and cached.weights is weights:
             return cached
-        tres = {"cpu": a.num_cpus, "mem": a.mem_mb, "node": len(a.nodes)}
-        if a.num_gpus:
-            tres["gres/gpu"] = a.num_gpus
-        billable = billable_tres(tres, weights)
-        tres["billing"] = int(billable)  # tres_alloc_cnt is uint64
+        tres, billable = _tres_counts(a.num_cpus, a.mem_mb, len(a.nodes), a.num_gpus, weights)
         nodelist = cached.nodelist if cached is not None and cached.allocation is a else (
             _nodelist(a.node_names))
-        derived = _AllocDerived(a, weights, _tres_ordered(tres), billable, nodelist)
+        derived = _AllocDerived(a, weights, tres, billable, nodelist)
         self._alloc_cache = derived
         return derived
 
@@ -586,6 +579,26 @@ class PriorityView:
     def tres_alloc(self) -> dict[str, int]:
         """``AllocTRES`` (as the snapshot)."""
         return self._job.tres_alloc()
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _tres_counts(cpu: int, mem: int, node: int, gpus: int, weights: TresWeights | None
+                 ) -> tuple[dict[str, int], float]:
+    """TRES counts as slurmctld keeps them (``tres_req_cnt``/``tres_alloc_cnt``): ``cpu``,
+    ``mem`` (MB), ``node``, ``gres/gpu`` when there are GPUs, and ``billing``, the
+    ``assoc_mgr_tres_weighted`` value of the others stored as a uint64, in TRES id order
+    (`_tres_ordered`); with that billing value as a double (``calc_job_billable_tres``).
+
+    A pure function of its arguments (``typed``: an int and an equal float or bool are
+    distinct keys; ``TresWeights`` is frozen), so the cache never goes stale: thousands
+    of jobs of a few shapes share one computation per shape and ``TRESBillingWeights``.
+    The dict is shared: every caller hands out copies of it, never it."""
+    tres = {"cpu": cpu, "mem": mem, "node": node}
+    if gpus:
+        tres["gres/gpu"] = gpus
+    billable = billable_tres(tres, weights)
+    tres["billing"] = int(billable)
+    return _tres_ordered(tres), billable
 
 
 def _tres_ordered(tres: dict[str, int]) -> dict[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from minislurm.common.billing import parse_tres_weights
+from minislurm.common.billing import TresWeights, billable_tres, parse_tres_weights
 from minislurm.ctld.job_mgr import Job
 from minislurm.job import Allocation, NodeAlloc
 from minislurm.states import JobState
@@ -95,3 +95,66 @@ def test_req_tres_follows_mem_per_cpu_and_a_new_request_after_a_first_call() -> 
     assert job.tres_req() == {"cpu": 4, "mem": 1000, "node": 1, "billing": 4}
     job.request = replace(job.request, min_nodes=3)
     assert job.tres_req()["node"] == 3
+
+
+def _readable_tres(cpu: int, mem: int, node: int, gpus: int, weights: TresWeights | None
+                   ) -> tuple[dict[str, int], float]:
+    """The TRES counts and billing value as the rule states them, built anew (no cache)."""
+    tres = {"cpu": cpu, "mem": mem, "node": node}
+    if gpus:
+        tres["gres/gpu"] = gpus
+    billable = billable_tres(tres, weights)
+    return {"cpu": cpu, "mem": mem, "node": node, "billing": int(billable),
+            **({"gres/gpu": gpus} if gpus else {})}, billable
+
+
+def test_tres_counts_shared_by_jobs_of_one_shape_follow_each_input() -> None:
+    """`job_mgr._tres_counts` is cached on every value it reads (the counts and the
+    ``TRESBillingWeights``): jobs of one shape share it, and a job whose weights or
+    allocation change gets the counts of the new values, the same as computed anew."""
+    from minislurm.ctld import job_mgr
+
+    w2 = parse_tres_weights("CPU=2.0,GRES/gpu=4.0", ("cpu", "mem", "node", "gres/gpu"))
+    w3 = parse_tres_weights("CPU=5.0", ("cpu", "mem", "node", "gres/gpu"))
+    jobs = []
+    for k in range(3):
+        job = Job(k + 1, "j", 0)
+        job.num_cpus, job.gpus_total, job.min_memory_mb = 8, 2, 1000
+        job.state, job.start_time = JobState.RUNNING, 10
+        job.allocation = Allocation((NodeAlloc("n1", 8, 1000, (("a100", 0), ("a100", 1))),))
+        jobs.append(job)
+    for weights in (None, w2, w3, None):
+        for job in jobs:
+            job.billing_weights = weights
+            want, billable = _readable_tres(8, 1000, 1, 2, weights)
+            assert job.tres_req() == want == job.tres_alloc()
+            rec = job.snapshot(accounting=True)
+            assert rec.tres_req == want == rec.tres_alloc
+            assert list(rec.tres_alloc) == ["cpu", "mem", "node", "billing", "gres/gpu"]
+            assert rec.billable_tres == billable
+    assert [_readable_tres(8, 1000, 1, 2, w)[1] for w in (None, w2, w3)] == [8.0, 24.0, 40.0]
+    job = jobs[0]
+    job.allocation = Allocation((NodeAlloc("n1", 4, 500), NodeAlloc("n2", 4, 500)))
+    assert job.tres_alloc() == _readable_tres(8, 1000, 2, 0, None)[0]
+    job_mgr._tres_counts.cache_clear()  # differential: the same without the cache
+    assert job.snapshot(accounting=True).tres_alloc == _readable_tres(8, 1000, 2, 0, None)[0]
+
+
+def test_tres_counts_shared_dict_never_reaches_a_caller() -> None:
+    """The dict `job_mgr._tres_counts` keeps is shared by every job of its shape: a
+    caller changing the dict it got changes no other job's counts."""
+    jobs = []
+    for k in range(2):
+        job = Job(k + 1, "j", 0)
+        job.num_cpus = 4
+        job.state, job.start_time = JobState.RUNNING, 10
+        job.allocation = Allocation((NodeAlloc("n1", 4, 100),))
+        jobs.append(job)
+    jobs[0].tres_alloc()["cpu"] = 99
+    jobs[0].tres_req()["cpu"] = 99
+    jobs[0].snapshot(accounting=True).tres_alloc["cpu"] = 99
+    jobs[0].snapshot(accounting=True).tres_req["cpu"] = 99
+    for job in jobs:
+        assert job.tres_alloc()["cpu"] == 4 == job.tres_req()["cpu"]
+        assert job.snapshot(accounting=True).tres_alloc["cpu"] == 4
+        assert job.snapshot(accounting=True).tres_req["cpu"] == 4
