@@ -234,8 +234,9 @@ def random_failures(
 ) -> list[tuple[int, str]]:
     """Exponential failures with the given MTBF per node; returns the (time, node) plan.
 
-    Each failure is scheduled as `schedule_node_failure` does, with the clock and the
-    rate read once (no event runs meanwhile): lesson 7's sweep plans ~5,400 of them."""
+    Each failure is scheduled as `schedule_node_failure` does (`CtldState.later_each`:
+    the same timers, one callback for all), with the clock and the rate read once (no
+    event runs meanwhile): lesson 7's sweep plans ~5,400 of them."""
     rng = random.Random(seed)
     plan: list[tuple[int, str]] = []
     now = ctl.now
@@ -251,9 +252,11 @@ def random_failures(
             plan.append((t, name))
             t += repair_after
     plan.sort()
-    later = ctl.later
-    for t, name in plan:
-        later(max(0, t - now), _failure(ctl, name, repair_after))
+
+    def fail(name: str) -> None:
+        fail_node(ctl, name, repair_after=repair_after)
+
+    ctl.later_each(((max(0, t - now), name) for t, name in plan), fail)
     return plan
 
 
