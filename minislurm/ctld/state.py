@@ -244,7 +244,7 @@ class CtldState:
     def _fire(self, timer: Timeout) -> None:
         """A `later` timer is due: its value is the action."""
         self._timers -= 1
-        cast(Callable[[], None], timer.value)()
+        cast("Callable[[], None]", timer.value)()
 
     def later_each(self, plan: Iterable[tuple[float, T]], action: Callable[[T], None]) -> None:
         """`later` for many calls of one action: ``action(arg)`` ``delay`` seconds from
