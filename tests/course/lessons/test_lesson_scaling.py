@@ -177,6 +177,24 @@ def test_an_attempts_length_is_its_phases_added_in_order() -> None:
         assert runner._length() == total  # to the last bit
 
 
+def test_a_restarted_attempts_length_over_equal_intervals() -> None:
+    """The lesson's plans (`segments`: equal intervals, then a remainder or none): a
+    restarted attempt's length starts from the restart's sums made once by `plan`, and
+    is still `_timeline`'s phases added one after another, for every number saved."""
+    import simpy
+
+    for work, tau in ((800.0, 0.2893), (64.0, 0.25), (30.0, 4.6), (0.5, 2.0)):
+        runner = CheckpointRunner(simpy.Environment())
+        runner.plan(segments(work, tau), checkpoint=300.0, restart=0.1 * 3600 + 1 / 3)
+        n = len(runner._segments)
+        for attempts, done in [(1, 0), *((a, d) for a in (2, 5) for d in range(n + 1))]:
+            runner.attempts, runner._done = attempts, done
+            total = 0.0
+            for _kind, seconds in runner._timeline():
+                total += seconds
+            assert runner._length() == total, (work, tau, attempts, done)
+
+
 def _account_by_timeline(runner: CheckpointRunner, now: float) -> dict[str, float]:
     """The booking of an attempt walked phase by phase over `_timeline` (the reference
     `CheckpointRunner._account` follows), on a copy of the accounts."""
