@@ -171,8 +171,10 @@ class CheckpointRunner:
         """Book the current attempt up to ``now``: what was saved is kept, the rest is lost.
 
         The phases of `_timeline`, walked in its order with the same arithmetic, from
-        the list of segments itself (a job killed after ten segments walks twenty
-        phases: a generator resumed for each cost about as much as the booking)."""
+        the list of segments itself by index (a job killed after ten segments walks twenty
+        phases: a generator resumed for each cost about as much as the booking, and
+        ``islice`` steps over every segment saved before), the kept work and saves summed
+        in locals and stored once (the same additions in the same order)."""
         assert self._attempt_start is not None
         acc = self._acc
         left = now - self._attempt_start
@@ -181,24 +183,28 @@ class CheckpointRunner:
             used = min(left, self._restart)
             left -= used
             acc["restart"] += used
-        ckpt = self._ckpt
-        for seg in itertools.islice(self._segments, self._done, None):
+        ckpt, segs, done = self._ckpt, self._segments, self._done
+        useful, saved = acc["useful"], acc["checkpoint"]
+        for k in range(done, len(segs)):
             if left <= 0:
                 break
-            used = min(left, seg)  # "work"
+            seg = segs[k]
+            used = seg if seg < left else left  # "work": min(left, seg)
             left -= used
             pending = used
             if left <= 0:
                 break
-            used = min(left, ckpt)  # "save"
+            used = ckpt if ckpt < left else left  # "save"
             left -= used
             if used >= ckpt - 1e-6:  # the checkpoint reached storage: keep the segment
-                acc["useful"] += pending
-                acc["checkpoint"] += ckpt
-                self._done += 1
+                useful += pending
+                saved += ckpt
+                done += 1
                 pending = 0.0
             else:
                 pending += used
+        acc["useful"], acc["checkpoint"] = useful, saved
+        self._done = done
         acc["lost"] += pending
         self._attempt_start, self._attempt_event = None, None
         self._last_end = now
