@@ -71,7 +71,7 @@ class Controller(CtldState):
         self.view = SchedView(self)
         self.main_pass = self._main_pass
         if self.bf_enabled:
-            self.env.process(loops.backfill_loop(self, self.view))
+            loops.BackfillAgent(self, self.view)
         if self.queue.recalculates:
             self.env.process(loops.priority_loop(self, self))
 

@@ -20,6 +20,7 @@ from collections.abc import Generator
 from typing import Protocol
 
 import simpy
+from simpy.events import Timeout
 
 from minislurm.sched.backfill import Running, backfill_pass
 from minislurm.sched.builtin import SelectMemo, main_pass
@@ -164,22 +165,57 @@ def run_backfill(state: CtldState, view: SchedView) -> int:
                          estimates=state.bf_estimates, cells=_cells(state))
 
 
-def backfill_loop(state: CtldState, view: SchedView) -> Process:
+class BackfillAgent:
     """``backfill_agent``: a pass ``bf_interval`` seconds after a change, then sleep.
+
+    Slurm's thread loops: sleep until something changed (``bf_dirty``), sleep
+    ``bf_interval``, one pass, and sleep again.  Each step of that loop is here the
+    callback of the event that ends the step before it: `wait` (for a change), `sleep`
+    (``bf_interval``), `_pass`, `wait` ...; a SimPy process was resumed for each
+    instead (lesson 7's sweep runs ~4,600 of these loops).  The events are the ones the
+    process waited for, scheduled at the same points, so they come in the same order:
+    `CtldState.kick` schedules the wake-up at the change's instant (a timeout of 0 s:
+    in SimPy's queue as the process's wake-up event that kick succeeded, this instant
+    and NORMAL priority; while the agent sleeps, ``state.bf_wake`` is its callback),
+    and the ``bf_interval`` timeout is scheduled when the wake-up is processed.
+
+    The agent starts as a process does: ``env.process`` makes its first look an URGENT
+    event at this instant, before the instant's other events (a change made before it,
+    a submission right after the controller was built, is seen there).
 
     With ``state.bf_at_event`` (the textbook EASY of ``simulate --procs``) the pass runs
     at the change's own instant instead, after the events of that instant that were
     already due and after the main scheduler (whose pass the change queued first).
     """
-    env = state.env
-    while True:
-        if not state.bf_dirty:
-            state.bf_wake = env.event()
-            yield state.bf_wake
-            state.bf_wake = None
-        yield env.timeout(0 if state.bf_at_event else max(state.bf.bf_interval, 1))
-        state.bf_dirty = False
-        run_backfill(state, view)
+
+    def __init__(self, state: CtldState, view: SchedView) -> None:
+        self.state, self.view = state, view
+        state.env.process(self._start())
+
+    def _start(self) -> Process:
+        """The agent's first look, at its process's start; the loop then goes on in
+        callbacks and this process waits for good (on an event never triggered)."""
+        self.wait()
+        yield self.state.env.event()
+
+    def wait(self) -> None:
+        """The top of the loop: sleep until a change (`CtldState.kick` wakes the agent
+        at its instant), or at once if one came since the last pass."""
+        if self.state.bf_dirty:
+            self.sleep()
+        else:
+            self.state.bf_wake = self.sleep
+
+    def sleep(self, _wake: simpy.Event | None = None) -> None:
+        """Sleep ``bf_interval`` (0 with ``bf_at_event``), then `_pass`."""
+        state = self.state
+        delay = 0 if state.bf_at_event else max(state.bf.bf_interval, 1)
+        Timeout(state.env, delay).callbacks.append(self._pass)
+
+    def _pass(self, _timer: simpy.Event) -> None:
+        self.state.bf_dirty = False
+        run_backfill(self.state, self.view)
+        self.wait()
 
 
 def priority_loop(state: CtldState, passes: PriorityPasses) -> Process:
@@ -207,5 +243,5 @@ def priority_loop(state: CtldState, passes: PriorityPasses) -> Process:
             passes.recalc_priorities()
 
 
-__all__ = ["PriorityPasses", "backfill_loop", "priority_loop", "room_for_a_start",
+__all__ = ["BackfillAgent", "PriorityPasses", "priority_loop", "room_for_a_start",
            "run_backfill", "run_main"]

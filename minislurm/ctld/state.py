@@ -166,7 +166,9 @@ class CtldState:
         self.main_scheduled = False
         self.bf_enabled = self.policy not in ("fifo", "builtin")
         self.bf_dirty = False
-        self.bf_wake: simpy.Event | None = None
+        #: while the backfill agent sleeps until a change: its wake-up, which `kick`
+        #: schedules at the change's instant (``loops.BackfillAgent``)
+        self.bf_wake: Callable[[simpy.Event], None] | None = None
         self.prio_wake: simpy.Event | None = None
         self._timers = 0  # controller wake-ups still to come (BeginTime, reservations, repairs)
         self.events = 0
@@ -220,11 +222,13 @@ class CtldState:
         self.events += 1
         self.bf_dirty = True
         self.wake_priority()
-        if self.bf_wake is not None and not self.bf_wake.triggered:
-            self.bf_wake.succeed()
+        wake = self.bf_wake
+        if wake is not None:  # the backfill agent sleeps until a change: now
+            self.bf_wake = None
+            Timeout(self.env, 0).callbacks.append(wake)
         if not self.main_scheduled:
             self.main_scheduled = True
-            self.env.timeout(0).callbacks.append(self._main)
+            Timeout(self.env, 0).callbacks.append(self._main)
 
     def _main(self, _ev: object = None) -> None:
         self.main_scheduled = False
