@@ -11,7 +11,7 @@ time between failures).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from minislurm.common.hostlist import expand
 from minislurm.errors import Errno, SlurmError
@@ -220,12 +220,7 @@ def schedule_node_failure(
 ) -> None:
     """Inject a failure of ``name`` at epoch time ``at``."""
     delay = max(0, at - ctl.now)
-    ctl.later(delay, _failure(ctl, name, repair_after))
-
-
-def _failure(ctl: CtldState, name: str, repair_after: int | None) -> Callable[[], None]:
-    """What an injected failure of ``name`` does when its time comes (`fail_node`)."""
-    return lambda: fail_node(ctl, name, repair_after=repair_after)
+    ctl.later(delay, lambda: fail_node(ctl, name, repair_after=repair_after))
 
 
 def random_failures(
