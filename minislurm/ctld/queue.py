@@ -99,7 +99,7 @@ class JobQueue:
             tier = tiers.get(j.partition)
             if tier is None:
                 tier = tiers[j.partition] = self._tier(j)
-            keys.append((-tier, -j.priority, j.submit_time, j.job_id))  # _key, inline
+            keys.append(_key(j, tier))
         return keys
 
     def resort(self) -> None:

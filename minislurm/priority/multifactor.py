@@ -254,6 +254,13 @@ def job_factors(
     )
 
 
+def _static_key(job: Any) -> tuple[Any, ...]:
+    """The fields a job's time-independent priority terms are computed from (without
+    ``TRESBillingWeights``'s TRES, which `MultifactorPriority._static_entry` adds)."""
+    return (job.partition, job.num_nodes, job.num_cpus, job.time_limit, job.qos,
+            job.account, job.user, job.nice, getattr(job, "site_factor", 0))
+
+
 class MultifactorPriority:
     """``PriorityType=priority/multifactor``: factors, fair share and decaying usage.
 
@@ -391,9 +398,9 @@ class MultifactorPriority:
             if getattr(job, "hold", False):
                 out.append(0)
                 continue
-            user, account = job.user, job.account
             fs = 0.0
             if rows is not None:
+                user, account = job.user, job.account
                 hit = fs_of.get((user, account))
                 if hit is None:
                     hit = fs_of[(user, account)] = job_fairshare(
@@ -403,9 +410,7 @@ class MultifactorPriority:
             # is used only while its key, the fields it was computed from, is the same;
             # with TRES weights the key has the TRES too: _static_entry compares it
             entry = static.get(job.job_id)
-            if entry is None or with_tres or entry[0] != (
-                    job.partition, job.num_nodes, job.num_cpus, job.time_limit, job.qos,
-                    account, user, job.nice, getattr(job, "site_factor", 0)):
+            if entry is None or with_tres or entry[0] != _static_key(job):
                 entry = self._static_entry(job, now)
             site, w_assoc, w_size, w_part, w_qos, tres_sum, nice = entry[2]
             age = 0.0
@@ -462,9 +467,7 @@ class MultifactorPriority:
         kept per job id while the fields they read stay the same: a
         ``PriorityCalcPeriod`` pass (``_set_priority_factors`` for every pending job)
         then multiplies no weight again."""
-        key: tuple[Any, ...] = (job.partition, job.num_nodes, job.num_cpus, job.time_limit, job.qos,
-               job.account, job.user, job.nice, getattr(job, "site_factor", 0))  # fmt: skip
-        # (``priorities`` compares an entry's key with the same tuple, inline)
+        key = _static_key(job)
         if self.params.weights.tres:
             key += (tuple(sorted((job.tres_alloc or job.tres_req).items())),)
         hit = self._static.get(job.job_id)
