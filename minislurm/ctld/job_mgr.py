@@ -276,8 +276,6 @@ class Job:
         #: What a snapshot computes from the allocation (see `_alloc_derived`), kept
         #: with the allocation and billing weights it was computed from.
         self._alloc_cache: _AllocDerived | None = None
-        #: ``tres_req``'s inputs and answer (see there).
-        self._tres_req_cache: tuple[tuple[Any, ...], dict[str, int]] | None = None
 
     @property
     def reason(self) -> Reason:
@@ -369,16 +367,9 @@ class Job:
         ``TRES=cpu=16,mem=16000M,node=1,billing=16`` while pending (``NumNodes=4``),
         ``-n16 --mem=1000`` ``mem=1000M,node=1``, and sacct's ReqTRES keeps these
         values after the start (AllocTRES and a running job's TRES are the allocation's).
-
-        Computed once per set of what it reads (the request, ``--mem``, ``--mem-per-cpu``,
-        the CPU and GPU counts, the billing weights: the cache key, so a change of any
-        of them computes it again); each call returns a new dict.
+        The counts are `_tres_counts`'s (computed once per set of counts and weights);
+        each call returns a new dict.
         """
-        key = (self.request, self.min_memory_mb, self.mem_per_cpu, self.num_cpus,
-               self.gpus_total, self.billing_weights)
-        cached = self._tres_req_cache
-        if cached is not None and cached[0] == key:
-            return dict(cached[1])
         nodes = self.request.node_count
         mem = self.min_memory_mb * nodes if self.min_memory_mb else 0
         if not mem and self.mem_per_cpu:
@@ -386,7 +377,6 @@ class Job:
         # job_set_req_tres: assoc_mgr_tres_weighted of the request, stored as uint64
         ordered, _ = _tres_counts(self.num_cpus, mem, nodes, self.gpus_total,
                                   self.billing_weights)
-        self._tres_req_cache = (key, ordered)
         return dict(ordered)
 
     def tres_alloc(self) -> dict[str, int]:
