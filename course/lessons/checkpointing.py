@@ -67,10 +67,6 @@ class CheckpointRunner:
         #: `_length`'s phases: a slot for the restart, then work, save, work, save, ...
         self._phases = np.zeros(1)
         self._sums = np.zeros(1)  # where `_length` adds them up
-        self._floats: list[float] = [0.0]  # the phases as floats, for a few added in Python
-        self._equal = 0  # segments at the start as long as the first (all but a remainder)
-        #: the restart plus k of those equal segments with their saves, added in order
-        self._restarted: list[float] = [0.0]
         self._ckpt = self._restart = 0.0
         self._done = 0  # segments saved
         self._job: int | None = None
@@ -91,12 +87,6 @@ class CheckpointRunner:
         self._phases[1::2] = self._segments
         self._phases[2::2] = checkpoint
         self._sums = np.empty_like(self._phases)
-        self._floats = self._phases.tolist()
-        segs = self._segments
-        self._equal = next((k for k, seg in enumerate(segs) if seg != segs[0]), len(segs))
-        head = self._phases[:2 * self._equal + 1].copy()
-        head[0] = restart
-        self._restarted = np.add.accumulate(head)[::2].tolist()
 
     def _timeline(self) -> Iterator[tuple[str, float]]:
         """The attempt's phases in order (a generator: `_account` stops at ``now``)."""
@@ -110,36 +100,22 @@ class CheckpointRunner:
         """Seconds of the whole attempt: the phases summed in `_timeline`'s order.
 
         One addition after another, as a loop over `_timeline` adds them (so the same
-        float to the last bit). A restarted attempt adds the restart, then the segments
-        left with their saves: all but a remainder are one interval long, so an attempt
-        with ``k`` of those left starts with the same additions as any other, and their
-        sums were made once (`plan`: ``_restarted[k]``); only the phases after them are
-        added here (`_add_from`)."""
-        if self.attempts == 1:
-            first = 2 * self._done + 1  # the first phase left (a work phase)
-            if first >= len(self._floats):
-                return 0.0
-            return self._add_from(first, self._floats[first])
-        if self._done < self._equal:
-            return self._add_from(2 * self._equal, self._restarted[self._equal - self._done])
-        return self._add_from(2 * self._done, self._restart)  # the restart: the slot before
-
-    def _add_from(self, slot: int, start: float) -> float:
-        """``start`` plus the phases after ``slot``, one addition after another: in Python
-        for a few, else in numpy's ``add.accumulate`` (a sequential C loop: a job saving
-        every few minutes for hundreds of hours has thousands of phases), ``start`` put in
-        the slot and the phase there put back after."""
-        floats = self._floats
-        if len(floats) - slot <= 16:
-            total = start
-            for seconds in floats[slot + 1:]:
-                total += seconds
-            return total
-        phases = self._phases
-        kept = phases[slot]
-        phases[slot] = start
-        np.add.accumulate(phases[slot:], out=self._sums[slot:])
-        phases[slot] = kept
+        float to the last bit), but in numpy's ``add.accumulate`` (a sequential C loop):
+        a job saving every few minutes for hundreds of hours has thousands of phases, and
+        each attempt sums those left (lesson 7's sweep starts ~900 attempts per move)."""
+        phases, first = self._phases, 2 * self._done + 1  # the first phase left
+        if self.attempts > 1:  # the restart goes in the slot before it (put back after:
+            first -= 1  # the save of the last segment saved, or the restart's own slot)
+            if first >= len(phases):
+                return float(self._restart)  # nothing left to do but the restart
+            kept = phases[first]
+            phases[first] = self._restart
+            np.add.accumulate(phases[first:], out=self._sums[first:])
+            phases[first] = kept
+        elif first >= len(phases):
+            return 0.0
+        else:
+            np.add.accumulate(phases[first:], out=self._sums[first:])
         return float(self._sums[-1])
 
     def start(self, job: Launch, allocation: Allocation, body: object) -> simpy.Event:
