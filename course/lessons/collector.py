@@ -25,8 +25,9 @@ CPU fell by 10-15 % (`bench_widgets -k L7`, interleaved with the previous code).
 
 Lesson 6's what-if and explorer runs gained nothing measurable (500 jobs: 679 vs
 698 ms, 100 jobs: 91 vs 95 ms, medians of interleaved runs; a pause over the whole
-500-job run, 2026-12-07: no difference either), so they run with the collector as
-it is.
+500-job run, 2026-12-07: no difference either), so they are not paused; they go
+through ``minislurm.sim.simulate``, which widens the collector's thresholds for the run
+(``minislurm.sim.collector``; neutral there, 10 % on 10,000 jobs).
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ from minislurm.errors import SubmitError
 from minislurm.job import JobRecord
 from minislurm.options import JobOptions
 from minislurm.sched.backfill import POLICIES
+from minislurm.sim.collector import collector_widened
 from minislurm.sim.metrics import Summary, summarize
 from minislurm.sim.workload.generator import DEFAULT_START, WorkloadJob
 from minislurm.sim.workload.swf import SWFWorkload, to_workload
@@ -281,7 +282,8 @@ def simulate(
     stop = env.event()
     env.process(_watch(ctl, env.process(feeder()), stop))
     try:
-        env.run(until=stop)
+        with collector_widened():  # see minislurm.sim.collector
+            env.run(until=stop)
     finally:
         if bar is not None:
             bar.close()
