@@ -19,7 +19,8 @@ So ``simulate`` runs inside ``collector_widened``:
 
 Cycles are still collected during the run (simpy's events and processes make some), so
 the peak memory stays what it was.  Both are put back after the run (``gc.unfreeze`` only
-if this call froze: a caller's own freeze, as slurmctld's of its recovered state, stays).
+if the run froze: a caller's own freeze, as slurmctld's of its recovered state, stays;
+runs that overlap put it back when the last one ends).
 Nothing the engine computes depends on when the collector runs; the schedule digests
 pinned by the tests are the same either way.
 
@@ -33,27 +34,43 @@ and new objects no longer reuse its memory).
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 #: The collector's thresholds while a simulation runs (``gc.set_threshold``).
 WIDE = (10_000, 20, 100)
 
+_lock = threading.Lock()
+_depth = 0  # simulations running now (nested, or in other threads)
+_saved: tuple[tuple[int, int, int], bool] = ((700, 10, 10), False)  # (thresholds, froze)
+
 
 @contextmanager
 def collector_widened() -> Iterator[None]:
-    """Run the body with what exists frozen and the thresholds at ``WIDE``; put both back."""
-    old = gc.get_threshold()
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
-    gc.set_threshold(*WIDE)
+    """Run the body with what exists frozen and the thresholds at ``WIDE``; put both back.
+
+    The collector is one per process: the first of simulations that overlap (nested,
+    or in threads) widens it, and the last to end puts it back as it was."""
+    global _depth, _saved
+    with _lock:
+        if _depth == 0:
+            freeze = gc.get_freeze_count() == 0
+            _saved = (gc.get_threshold(), freeze)
+            if freeze:
+                gc.freeze()
+            gc.set_threshold(*WIDE)
+        _depth += 1
     try:
         yield
     finally:
-        gc.set_threshold(*old)
-        if freeze:
-            gc.unfreeze()
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                thresholds, froze = _saved
+                gc.set_threshold(*thresholds)
+                if froze:
+                    gc.unfreeze()
 
 
 __all__ = ["WIDE", "collector_widened"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 
@@ -44,12 +45,50 @@ def test_put_back_after_an_error() -> None:
 def test_a_callers_freeze_stays_frozen() -> None:
     gc.freeze()
     try:
-        frozen = gc.get_freeze_count()
+        assert gc.get_freeze_count() > 0
         with collector_widened():
             pass
-        assert gc.get_freeze_count() >= frozen  # not unfrozen by the simulation
+        assert gc.get_freeze_count() > 0  # not unfrozen by the simulation (that empties it)
     finally:
         gc.unfreeze()
+
+
+def test_nested_runs_keep_it_widened_until_the_outermost_ends() -> None:
+    old = gc.get_threshold()
+    with collector_widened():
+        with collector_widened():
+            assert gc.get_threshold() == WIDE
+        assert gc.get_threshold() == WIDE and gc.get_freeze_count() > 0
+    assert gc.get_threshold() == old and gc.get_freeze_count() == 0
+
+
+def test_runs_overlapping_in_threads_put_it_back_when_the_last_ends() -> None:
+    """The first run in ends before the second: the second must not restore the
+    thresholds the first had set (WIDE), nor run unwidened after the first ends."""
+    old = gc.get_threshold()
+    first_in, second_in, first_out = (threading.Event() for _ in range(3))
+    seen: list[tuple[int, int, int]] = []
+
+    def first() -> None:
+        with collector_widened():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(5)
+        with collector_widened():
+            second_in.set()
+            first_out.wait(5)
+            seen.append(gc.get_threshold())  # the first one has ended
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == [WIDE]
+    assert gc.get_threshold() == old and gc.get_freeze_count() == 0
 
 
 def test_cycles_made_in_the_run_are_still_collected() -> None:
