@@ -5,7 +5,9 @@ Every ``bf_interval`` seconds (when something changed) the pass:
 1. builds the node-space map (``NodeSpaceMap``): the resources free now, plus
    each running job's resources coming back at its *time limit* (not its real
    end, which Slurm cannot know), slots rounded to ``bf_resolution`` seconds,
-   nothing tracked beyond ``bf_window`` minutes;
+   nothing tracked beyond ``bf_window`` minutes (Slurm builds it anew each pass;
+   here the last pass's map before its reservations is kept and brought up to date
+   where jobs started or ended, which gives the same map);
 2. walks pending jobs in priority order, at most ``bf_max_job_test`` of them;
 3. for each, finds the earliest slot where it fits for its whole time limit:
    if that is *now*, the job starts (it delays no reservation, since those are
@@ -289,7 +291,8 @@ def backfill_pass(
     a full cluster.  The node-space map itself is built only once it is needed
     (``running`` may be a function giving the running jobs then): a lazy pass in
     which no tested job fits now never builds it.  ``cells`` keeps the running
-    jobs' allocations as arrays from one pass to the next (``AllocCells``).
+    jobs' allocations as arrays, and the last pass's map of releases, from one pass
+    to the next (``AllocCells``).
     """
     if policy == "fifo":
         return 0

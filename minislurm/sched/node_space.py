@@ -17,12 +17,17 @@ Scaling (what keeps a pass cheap on 1,000 nodes and thousands of slots):
   map (Slurm's backfill meets the same shapes over and over in a queue);
 * the earliest start is found by testing only the slots where enough nodes are free,
   and for those only the run window of those nodes (like Slurm, which only tests
-  the slices overlapping a job's window).
+  the slices overlapping a job's window);
+* the map of releases only (before any reservation) is kept from one pass to the
+  next and updated where jobs started or ended since (``_BuiltMap``,
+  ``NodeSpaceMap._derive``); building it from every running job stays the reference
+  (``_build``), used when much changed or the usable nodes did.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 
 import numpy as np
 import numpy.typing as npt
@@ -73,7 +78,7 @@ class AllocCells:
         self._last_ids: list[int] = []  # the allocations of the last ``concat``
         self._last: tuple[IntArray, IntArray, IntArray] | None = None
         self._last_allocs: list[Allocation] = []
-        #: The last releases-only map built from ``_last`` (``NodeSpaceMap.add_releases``).
+        #: The last pass's releases-only map (``NodeSpaceMap.add_releases``), kept for the next.
         self.built: _BuiltMap | None = None
 
     def of(self, alloc: Allocation) -> tuple[IntArray, IntArray]:
@@ -89,17 +94,22 @@ class AllocCells:
         self._cells[id(alloc)] = (alloc, idx, vals)
         return idx, vals
 
+    def __len__(self) -> int:
+        return len(self._cells)
+
     def keep(self, allocs: list[Allocation]) -> None:
         """Forget every allocation but ``allocs`` (the running jobs' of this pass)."""
         old = self._cells
         if len(old) > len(allocs):
             self._cells = {k: old[k] for k in map(id, allocs) if k in old}
 
-    def concat(self, allocs: list[Allocation]) -> tuple[IntArray, IntArray, IntArray]:
+    def concat(self, allocs: list[Allocation], ids: list[int] | None = None,
+               ) -> tuple[IntArray, IntArray, IntArray]:  # fmt: skip
         """(node indices, resources, entries per allocation) of ``allocs`` one after the
         other; the same arrays again while the running jobs are the same ones (a pass
-        after a submission that started nothing)."""
-        ids = [id(a) for a in allocs]
+        after a submission that started nothing).  ``ids``: their identities, if known."""
+        if ids is None:
+            ids = [id(a) for a in allocs]
         if ids == self._last_ids and self._last is not None:
             return self._last
         self.keep(allocs)
@@ -115,28 +125,66 @@ class AllocCells:
         return self._last
 
 
-class _BuiltMap:
-    """A releases-only map as ``add_releases`` built it, before any reservation.
+#: The slot of a release that a map does not track (UNLIMITED, or beyond the window).
+_UNTRACKED = np.iinfo(np.int64).max
 
-    A pass that follows another with the same running jobs, the same limits, the same
-    free resources now and every release still after now and inside the window gets
-    the same map but for the time of its first slot (``now``): it takes a copy of this
-    one instead of summing the releases again (half the passes of a trace replay).
+#: A pass derives its map from the last one's (``NodeSpaceMap._derive``) while at most
+#: ``max(_DELTA_MIN, running jobs // _DELTA_SHARE)`` releases changed since and the nodes
+#: they touch are at most half the map's: past that, building it anew is cheaper.
+_DELTA_MIN, _DELTA_SHARE = 16, 4
+
+#: Maps of fewer nodes are derived only when nothing changed (a copy): what deriving
+#: saves grows with the nodes, what it costs per change does not, and building anew
+#: was cheaper on 8 and 256 nodes (lesson 6's what-if, a 256-processor trace).
+_DERIVE_NODES = 512
+
+
+class _BuiltMap:
+    """A releases-only map as ``add_releases`` left it (before any reservation), kept
+    for the next pass.
+
+    Slurm's ``_attempt_backfill`` builds its ``node_space_map_t`` anew each pass from
+    the running jobs; here the next pass's map is this one brought up to date where
+    jobs started or ended (``NodeSpaceMap._derive``), the same map for less work.  Kept:
+    the releases (allocations in the order given and their identities, each with its
+    slot, ``_UNTRACKED`` when outside the window), the pass's ``now``,
+    ``bf_resolution``, window and usable nodes, the slot starts after ``now``
+    (``tail``), the grids (slot order; row 0 is the free resources of the first slot)
+    and the events of ``start_bound``.
     """
 
-    __slots__ = ("arrays", "base", "ends", "events", "grids", "tail", "usable")
+    __slots__ = ("_by_id", "allocs", "due", "events", "grids", "ids", "now", "resolution",
+                 "tail", "usable", "window")
 
-    def __init__(self, arrays: tuple[IntArray, IntArray, IntArray], ends: IntArray,
-                 base: bytes, usable: bytes, tail: list[int], grids: list[CellArray],
-                 events: tuple[IntArray, ...]) -> None:  # fmt: skip
-        self.arrays, self.ends, self.base, self.usable = arrays, ends, base, usable
+    def __init__(self, allocs: list[Allocation], ids: list[int], due: IntArray, now: int,
+                 resolution: int, window: int, usable: bytes, tail: IntArray,
+                 grids: list[CellArray], events: tuple[IntArray, ...]) -> None:  # fmt: skip
+        self.allocs, self.ids, self.due = allocs, ids, due
+        self.now, self.resolution, self.window, self.usable = now, resolution, window, usable
         self.tail, self.grids, self.events = tail, grids, events
+        self._by_id: tuple[IntArray, IntArray] | None = None
 
-    def matches(self, arrays: tuple[IntArray, IntArray, IntArray], ends: IntArray,
-                base: bytes, usable: bytes) -> bool:  # fmt: skip
-        """True if a map of these releases and free resources equals this one's."""
-        return (arrays is self.arrays and base == self.base and usable == self.usable
-                and np.array_equal(ends, self.ends))  # fmt: skip
+    def by_id(self) -> tuple[IntArray, IntArray] | None:
+        """(identities sorted, their positions in ``allocs``); None if one is there twice."""
+        if self._by_id is None:
+            self._by_id = _sorted_ids(self.ids)
+        return self._by_id if len(self._by_id[0]) else None
+
+    def matches(self, usable: bytes, now: int, resolution: int, window: int) -> bool:
+        """True if a map at ``now`` can be derived from this one: the same usable nodes,
+        ``bf_resolution`` and window, and not earlier."""
+        return (usable == self.usable and now >= self.now and resolution == self.resolution
+                and window == self.window)  # fmt: skip
+
+
+def _sorted_ids(ids: list[int]) -> tuple[IntArray, IntArray]:
+    """(``ids`` sorted, their positions); both empty if one is there twice."""
+    arr = np.fromiter(ids, dtype=np.int64, count=len(ids))
+    order = np.argsort(arr, kind="stable")
+    arr = arr[order]
+    if len(arr) > 1 and bool((arr[1:] == arr[:-1]).any()):
+        return arr[:0], order[:0]
+    return arr, order
 
 
 #: ``fit_key`` of the requests seen (a pass asks it of every job it tests, and a queue
@@ -250,11 +298,14 @@ class NodeSpaceMap:
     def add_releases(self, releases: list[tuple[Allocation, int | None]]) -> None:
         """Running jobs give their resources back at their time limit (built in one go).
 
-        Meant for a fresh map (before any reservation).
+        Meant for a fresh map (before any reservation).  When every release is after
+        now, the map is kept for the next pass (``AllocCells.built``), and a map is
+        derived from the kept one (``_derive``) when that can be done cheaply; else it
+        is built from every release (``_build``), the reference.
         """
         if not releases:
             return
-        idx_all, vals_all, lens = self.cells.concat([alloc for alloc, _ in releases])
+        allocs = [alloc for alloc, _ in releases]
         horizon, now, res = self.horizon, self.now, self.resolution
         ends = np.fromiter((horizon if e is None else e for _, e in releases), dtype=np.int64,
                            count=len(releases))
@@ -263,34 +314,42 @@ class NodeSpaceMap:
         inside = ends < horizon
         if not inside.any():
             return
-        n = len(self.table)
-        times = np.unique(ends[inside]).tolist()
-        head = times[0] > now
+        if int(ends.min()) <= now:  # a release now: the first slot is not the table's
+            self._build(allocs, ends, inside)
+            return
+        ids = [id(a) for a in allocs]
+        due = np.where(inside, ends, _UNTRACKED)
+        usable = self.table.usable.tobytes()
         cells = self.cells
-        if head and inside.all():  # every release after now, inside the window
-            base_key = b"".join(r.tobytes() for r in (self._cpu[0], self._mem[0], self._gpu[0]))
-            usable = self.table.usable.tobytes()
-            built = cells.built
-            arrays = cells._last
-            assert arrays is not None
-            if built is not None and built.matches(arrays, ends, base_key, usable):
-                used = len(built.tail) + 1
-                cap = max(16, used * 2)
-                out = []
-                for g in built.grids:
-                    buf = np.empty((cap, n), dtype=_CELL)
-                    buf[:used] = g
-                    out.append(buf)
-                self.times = [now, *built.tail]
-                self._order = list(range(used))
-                self._arrays = None
-                self._set_buffers(out, used)
-                self._events = built.events
-                self._fit_times.clear()
+        built = cells.built
+        if built is not None and built.matches(usable, now, res, horizon - now):
+            kept = self._derive(built, allocs, ids, due)
+            if kept is not None:
+                cells.built = kept
+                if len(cells) > 2 * len(allocs) + 64:
+                    cells.keep(allocs)  # forget the allocations of jobs that ended
                 return
-        else:
-            base_key = usable = b""
-        all_times = [now, *times] if head else times
+        self._build(allocs, ends, inside, ids)
+        cells.built = self._kept(allocs, ids, due, usable)
+
+    def _take(self, times: list[int], grids: list[CellArray], used: int,
+              events: tuple[IntArray, ...]) -> None:  # fmt: skip
+        """Make ``grids`` (``used`` rows, slot order) and ``events`` the map's."""
+        self.times = times
+        self._order = list(range(used))
+        self._arrays = None
+        self._set_buffers(grids, used)
+        self._events = events
+        self._fit_times.clear()
+
+    def _build(self, allocs: list[Allocation], ends: IntArray, inside: BoolArray,
+               ids: list[int] | None = None) -> None:  # fmt: skip
+        """The map from every release: each slot's row is the first slot's free
+        resources plus the releases due at or before it (summed down the rows)."""
+        idx_all, vals_all, lens = self.cells.concat(allocs, ids)
+        n, now, horizon = len(self.table), self.now, self.horizon
+        times = np.unique(ends[inside]).tolist()
+        all_times = [now, *times] if times[0] > now else times
         row_t = np.repeat(ends, lens)
         keep = row_t < horizon
         node_idx, row_t = idx_all[keep], row_t[keep]
@@ -306,10 +365,11 @@ class NodeSpaceMap:
             grid[0] += base
             cumsum_rows(grid, used)
             out.append(grid)
-        self.times = all_times
-        self._order = list(range(len(all_times)))
-        self._arrays = None
-        self._set_buffers(out, len(all_times))
+        # the events of start_bound: per node and release time (those that give something
+        # back), what the node got back by then
+        some = v.any(axis=1)
+        if not some.all():  # nothing given back (a node not usable): no event
+            node_idx, row_t, v = node_idx[some], row_t[some], v[some]
         by = np.lexsort((row_t, node_idx))  # by node, then time
         ev_node, ev_time, ev_v = node_idx[by], row_t[by], v[by]
         cum = np.cumsum(ev_v, axis=0)
@@ -317,13 +377,133 @@ class NodeSpaceMap:
         before = np.zeros_like(cum)
         before[starts[1:]] = cum[starts[1:] - 1]
         cum -= np.maximum.accumulate(before, axis=0)  # released on the node so far
-        self._events = (ev_node, ev_time, cum[:, 0], cum[:, 1], cum[:, 2])
-        self._fit_times.clear()
-        if base_key:
-            arrays = cells._last
-            assert arrays is not None
-            cells.built = _BuiltMap(arrays, ends, base_key, usable, times,
-                                    [g[:used].copy() for g in out], self._events)
+        last = np.ones(len(ev_node), dtype=np.bool_)
+        last[:-1] = (ev_node[1:] != ev_node[:-1]) | (ev_time[1:] != ev_time[:-1])
+        cum = cum[last]  # one event per node and time: all it got back by then
+        self._take(all_times, out, used, (ev_node[last], ev_time[last], cum[:, 0], cum[:, 1],
+                                          cum[:, 2]))  # fmt: skip
+
+    def _kept(self, allocs: list[Allocation], ids: list[int], due: IntArray,
+              usable: bytes) -> _BuiltMap:  # fmt: skip
+        """This map, just built or derived, as kept for the next pass."""
+        assert self._events is not None
+        used = len(self.times)
+        return _BuiltMap(allocs, ids, due, self.now, self.resolution, self.horizon - self.now,
+                         usable, np.asarray(self.times[1:], dtype=np.int64),
+                         [g[:used].copy() for g in (self._cpu, self._mem, self._gpu)],
+                         self._events)  # fmt: skip
+
+    def _derive(self, built: _BuiltMap, allocs: list[Allocation], ids: list[int],
+                due: IntArray) -> _BuiltMap | None:
+        """This pass's map from ``built``, the last one's, and the map to keep then
+        (``built`` itself when nothing changed); None (nothing done) when building it
+        anew is cheaper: many releases changed, or some did on a narrow map
+        (``_DERIVE_NODES``).
+
+        Slot ``t`` holds the first slot's free resources plus every release due at or
+        before ``t``.  So it is ``built``'s slot holding ``t``, plus the change of the
+        first slot (the node table's free resources: jobs started or ended since), plus
+        the releases due by ``t`` that ``built`` lacked (jobs started since, a limit
+        that came inside the window), less those of ``built`` that are gone (jobs
+        ended, a limit moved).  Releases in both cancel out, so only the nodes of the
+        others and of the changed first slot are summed again, over a few columns; the
+        rest of each row is a copy.  The events of ``start_bound`` of those nodes are
+        read off their new columns (where a node's resources change from a slot to the
+        next), the others' are kept.
+        """
+        n, now = len(self.table), self.now
+        if ids == built.ids:  # the same jobs (in the same order): limits may have moved
+            changed = np.flatnonzero(due != built.due)
+            new = changed[due[changed] < _UNTRACKED].tolist()  # positions in ``allocs``
+            gone = changed[built.due[changed] < _UNTRACKED].tolist()  # in ``built.allocs``
+        else:  # matched by identity
+            if n < _DERIVE_NODES:
+                return None
+            old, mine = built.by_id(), _sorted_ids(ids)
+            if old is None or not len(mine[0]):
+                return None  # an allocation given twice: nothing to match it to
+            (old_ids, old_at), (new_ids, order) = old, mine
+            at = np.minimum(np.searchsorted(old_ids, new_ids), len(old_ids) - 1)
+            same = (old_ids[at] == new_ids) & (built.due[old_at[at]] == due[order])
+            still = np.zeros(len(old_ids), dtype=np.bool_)
+            still[at[same]] = True
+            new = order[~same & (due[order] < _UNTRACKED)].tolist()
+            gone = old_at[~still & (built.due[old_at] < _UNTRACKED)].tolist()
+        if len(new) + len(gone) > max(_DELTA_MIN, len(allocs) // _DELTA_SHARE) or (
+            (new or gone) and n < _DERIVE_NODES
+        ):
+            return None
+        base = (self._cpu[0], self._mem[0], self._gpu[0])
+        old_base = [g[0] for g in built.grids]
+        moved = np.flatnonzero((base[0] != old_base[0]) | (base[1] != old_base[1])
+                               | (base[2] != old_base[2]))  # fmt: skip
+        if not new and not gone and not len(moved):  # the same releases: the same slots
+            used = len(built.tail) + 1
+            out = []  # the same map but for ``now``: a copy of it
+            for g in built.grids:
+                buf = np.empty((max(16, used * 2), n), dtype=_CELL)
+                buf[:used] = g
+                out.append(buf)
+            self._take([now, *built.tail.tolist()], out, used, built.events)
+            return built
+        if len(moved) and n < _DERIVE_NODES:
+            return None
+        tail = np.unique(due[due < _UNTRACKED])
+        used = len(tail) + 1
+        cap = max(16, used * 2)
+        times = np.concatenate(([now], tail))
+        # the changes: (nodes, slot from which they count, resources per node, sign)
+        usable = self.table.usable
+        parts: list[tuple[IntArray, int, IntArray]] = []
+        for i in new:
+            idx, vals = self.cells.of(allocs[i])
+            parts.append((idx, int(np.searchsorted(times, due[i])), vals * usable[idx, None]))
+        for j in gone:
+            row = int(np.searchsorted(times, built.due[j]))  # the first slot it counted in
+            if row < used:
+                idx, vals = self.cells.of(built.allocs[j])
+                parts.append((idx, row, -vals * usable[idx, None]))
+        if len(moved):
+            diff = np.stack([b[moved].astype(np.int64) - o[moved]
+                             for b, o in zip(base, old_base, strict=True)], axis=1)  # fmt: skip
+            parts.append((moved, 0, diff))
+        touched = np.zeros(n, dtype=np.bool_)  # the nodes summed again
+        for p in parts:
+            touched[p[0]] = True
+        cols = np.flatnonzero(touched)
+        if 2 * len(cols) > n:
+            return None
+        delta = np.zeros((used, len(cols), 3), dtype=np.int64)
+        if parts:
+            rows = np.repeat(np.array([p[1] for p in parts], dtype=np.int64),
+                             [len(p[0]) for p in parts])  # fmt: skip
+            col_of = (np.cumsum(touched) - 1)[np.concatenate([p[0] for p in parts])]
+            np.add.at(delta, (rows, col_of), np.concatenate([p[2] for p in parts]))
+            np.cumsum(delta, axis=0, out=delta)
+        old_times = np.concatenate(([built.now], built.tail))
+        rowmap = np.searchsorted(old_times, times, side="right") - 1  # slot holding each time
+        out, sub = [], []
+        for k, g in enumerate(built.grids):
+            buf = np.empty((cap, n), dtype=_CELL)
+            _copy_rows(g, rowmap, buf)
+            s = buf[:used, cols] + delta[:, :, k].astype(_CELL)
+            buf[:used, cols] = s
+            out.append(buf)
+            sub.append(s)
+        # the events of the changed nodes, read off their columns, by node then time
+        step = (sub[0][1:] != sub[0][:-1]) | (sub[1][1:] != sub[1][:-1])
+        step |= sub[2][1:] != sub[2][:-1]
+        c, r = np.nonzero(step.T)
+        r += 1
+        old_ev = built.events
+        stay = ~touched[old_ev[0]]
+        ev = [np.concatenate((old_ev[0][stay], cols[c])),
+              np.concatenate((old_ev[1][stay], times[r]))]
+        ev += [np.concatenate((e[stay], s[r, c].astype(np.int64) - s[0, c]))
+               for e, s in zip(old_ev[2:], sub, strict=True)]
+        by_node = np.argsort(ev[0], kind="stable")  # each node's events come from one side
+        self._take(times.tolist(), out, used, tuple(e[by_node] for e in ev))
+        return self._kept(allocs, ids, due, built.usable)
 
     def round_up(self, t: int) -> int:
         """``t`` rounded up to a multiple of bf_resolution (never before now)."""
@@ -634,6 +814,20 @@ def cumsum_rows(grid: CellArray, used: int) -> None:
         return
     for r in range(1, used):
         np.add(grid[r], grid[r - 1], out=grid[r])
+
+
+def _copy_rows(src: CellArray, rows: IntArray, out: CellArray) -> None:
+    """``out[i] = src[rows[i]]`` for every ``i``, ``rows`` non-decreasing: a slice copy per
+    run of consecutive rows (a map kept from the last pass is mostly one or two runs,
+    and numpy's gather of rows was twice as slow as copying them as blocks)."""
+    cut = np.flatnonzero(np.diff(rows) != 1) + 1
+    if len(cut) > 16:
+        np.take(src, rows, axis=0, out=out[: len(rows)])
+        return
+    bounds = [0, *cut.tolist(), len(rows)]
+    for a, b in itertools.pairwise(bounds):
+        r = int(rows[a])
+        out[a:b] = src[r : r + b - a]
 
 
 def fit_cells(
