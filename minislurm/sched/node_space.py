@@ -365,11 +365,8 @@ class NodeSpaceMap:
             grid[0] += base
             cumsum_rows(grid, used)
             out.append(grid)
-        # the events of start_bound: per node and release time (those that give something
-        # back), what the node got back by then
-        some = v.any(axis=1)
-        if not some.all():  # nothing given back (a node not usable): no event
-            node_idx, row_t, v = node_idx[some], row_t[some], v[some]
+        # the events of start_bound: per release of a node, by node then time, what the
+        # node got back by then
         by = np.lexsort((row_t, node_idx))  # by node, then time
         ev_node, ev_time, ev_v = node_idx[by], row_t[by], v[by]
         cum = np.cumsum(ev_v, axis=0)
@@ -377,11 +374,7 @@ class NodeSpaceMap:
         before = np.zeros_like(cum)
         before[starts[1:]] = cum[starts[1:] - 1]
         cum -= np.maximum.accumulate(before, axis=0)  # released on the node so far
-        last = np.ones(len(ev_node), dtype=np.bool_)
-        last[:-1] = (ev_node[1:] != ev_node[:-1]) | (ev_time[1:] != ev_time[:-1])
-        cum = cum[last]  # one event per node and time: all it got back by then
-        self._take(all_times, out, used, (ev_node[last], ev_time[last], cum[:, 0], cum[:, 1],
-                                          cum[:, 2]))  # fmt: skip
+        self._take(all_times, out, used, (ev_node, ev_time, cum[:, 0], cum[:, 1], cum[:, 2]))
 
     def _kept(self, allocs: list[Allocation], ids: list[int], due: IntArray,
               usable: bytes) -> _BuiltMap:  # fmt: skip

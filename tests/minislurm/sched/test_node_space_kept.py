@@ -32,8 +32,29 @@ from minislurm.sim.simulate import simulate
 from minislurm.sim.workload.lublin import LublinSpec, lublin_workload
 
 
+def _events(space: NodeSpaceMap) -> list[tuple[int, int, int, int, int]] | None:
+    """The events as ``start_bound`` reads them: per node, in time order, what it got
+    back by then.  A node has one event per release in a map built from scratch and
+    one per change in a derived one: the same once a node's events at one time are
+    taken as the last of them, and an event that gives nothing back is dropped."""
+    if space._events is None:
+        return None
+    node, when, *got = (e.tolist() for e in space._events)
+    rows = list(zip(node, when, *got, strict=True))
+    assert [r[:2] for r in rows] == sorted(r[:2] for r in rows), "not by node, then time"
+    last: dict[tuple[int, int], tuple[int, int, int, int, int]] = {}
+    for r in rows:
+        last[r[0], r[1]] = r
+    out: list[tuple[int, int, int, int, int]] = []
+    for r in last.values():
+        before = out[-1][2:] if out and out[-1][0] == r[0] else (0, 0, 0)
+        if r[2:] != before:
+            out.append(r)
+    return out
+
+
 def _state(space: NodeSpaceMap) -> tuple[object, ...]:
-    events = None if space._events is None else tuple(e.tolist() for e in space._events)
+    events = _events(space)
     return (space.now, space.horizon, space.times, space.cpu.tolist(), space.mem.tolist(),
             space.gpu.tolist(), events)  # fmt: skip
 

@@ -1,8 +1,9 @@
 """Differential: what a scheduler pass reuses from the passes before changes no schedule.
 
-* A backfill pass that follows another with the same running jobs and free resources
-  takes a copy of the releases-only node-space map built before
-  (``node_space._BuiltMap``) instead of summing the releases again.
+* A backfill pass derives its releases-only node-space map from the last pass's
+  (``node_space._BuiltMap``, ``NodeSpaceMap._derive``: a copy when the same jobs run
+  with the same free resources, else updated where jobs started or ended) instead of
+  summing every release again.
 * The main scheduler answers a job whose select failed before with the same reason
   while nothing select reads changed (``builtin.SelectMemo``).
 * A backfill pass asks of a job that gets no reservation only whether it can start
