@@ -216,17 +216,17 @@ class NodeManager:
 
     def allocate(self, job_id: int, alloc: Allocation, now: int) -> None:
         """Record a job's allocation on its nodes."""
-        self.table.allocate(alloc)
-        for na in alloc.nodes:
-            info = self.by_name[na.node]
+        infos = self.infos
+        for i in self.table.allocate(alloc):
+            info = infos[i]
             info.jobs.add(job_id)
             info.last_busy_time = now
 
     def release(self, job_id: int, alloc: Allocation, now: int) -> None:
         """Give a job's resources back."""
-        self.table.release(alloc)
-        for na in alloc.nodes:
-            info = self.by_name[na.node]
+        infos = self.infos
+        for i in self.table.release(alloc):
+            info = infos[i]
             info.jobs.discard(job_id)
             info.last_busy_time = now
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +39,12 @@ class NodeShape:
 
 #: From this many nodes on, an allocation updates the free counts as vectors.
 _VECTOR_NODES = 32
+
+
+#: A ``NodeAlloc``'s node, CPU ids, CPUs and memory (``map`` over an allocation's nodes
+#: without a Python loop).
+_NODE, _CPU_IDS = attrgetter("node"), attrgetter("cpu_ids")
+_CPUS, _MEM = attrgetter("cpus"), attrgetter("mem_mb")
 
 
 def _gpu_index(g: tuple[str | None, int]) -> int:
@@ -130,8 +137,7 @@ class NodeTable:
         counts; the node indices.  A large allocation (a frontier job on thousands of
         nodes) is applied as one vector operation per count instead of per node."""
         nodes = alloc.nodes
-        index = self.index
-        idx = [index[na.node] for na in nodes]
+        idx = list(map(self.index.__getitem__, map(_NODE, nodes)))
         if len(nodes) < _VECTOR_NODES:  # counts read as Python ints (``item``): no
             free_cpu, free_mem, njobs = self.free_cpu, self.free_mem, self.njobs  # numpy
             for i, na in zip(idx, nodes, strict=True):  # scalar per update
@@ -142,22 +148,22 @@ class NodeTable:
                     self.free_gpu[i] = self.free_gpu.item(i) + sign * len(na.gpus)
                     self._count_typed(i, na.gpus, sign)
             return idx
-        at = np.array(idx, dtype=np.int64)
+        vec = np.array(idx, dtype=np.int64)
         n = len(nodes)
-        np.add.at(self.free_cpu, at, np.array([na.cpus for na in nodes], np.int64) * sign)
-        np.add.at(self.free_mem, at, np.array([na.mem_mb for na in nodes], np.int64) * sign)
-        np.add.at(self.njobs, at, -sign)
+        np.add.at(self.free_cpu, vec, np.fromiter(map(_CPUS, nodes), np.int64, n) * sign)
+        np.add.at(self.free_mem, vec, np.fromiter(map(_MEM, nodes), np.int64, n) * sign)
+        np.add.at(self.njobs, vec, -sign)
         if not alloc.num_gpus:  # a CPU job: the GPU counts stay
             return idx
         gpus = np.fromiter((sign * len(na.gpus) for na in nodes), np.int64, n)
-        np.add.at(self.free_gpu, at, gpus)
+        np.add.at(self.free_gpu, vec, gpus)
         for t, free in self.free_gpu_typed.items():
             if self._only_type is not None:
-                np.add.at(free, at, gpus)  # one type, every GPU of it: the same counts
+                np.add.at(free, vec, gpus)  # one type, every GPU of it: the same counts
                 continue
             per = np.fromiter((sign * sum(1 for g in na.gpus if g[0] == t) for na in nodes),
                               np.int64, n)
-            np.add.at(free, at, per)
+            np.add.at(free, vec, per)
         return idx
 
     def _count_typed(self, i: int, gpus: Sequence[tuple[str | None, int]], sign: int) -> None:
@@ -181,9 +187,15 @@ class NodeTable:
         for t, k in per.items():
             self.free_gpu_typed[t][i] += sign * k
 
-    def allocate(self, alloc: Allocation) -> None:
-        """Mark ``alloc`` as in use (a job starts)."""
-        for i, na in zip(self._count(alloc, -1), alloc.nodes, strict=True):
+    def allocate(self, alloc: Allocation) -> list[int]:
+        """Mark ``alloc`` as in use (a job starts); returns its node indices."""
+        idx = self._count(alloc, -1)
+        if self._whole_nodes(alloc, idx):  # every CPU id of each node taken: none left
+            cpu_free = self._cpu_free
+            for i in idx:
+                cpu_free[i] = ()
+            return idx
+        for i, na in zip(idx, alloc.nodes, strict=True):
             if na.cpu_ids:  # the ids are free ones: taking as many as are free takes all
                 free_ids = self._cpu_free[i]
                 if len(na.cpu_ids) == len(free_ids):
@@ -198,11 +210,18 @@ class NodeTable:
                 else:
                     used = set(na.gpus)
                     self._gpu_free[i] = [g for g in free_gpus if g not in used]
+        return idx
 
-    def release(self, alloc: Allocation) -> None:
-        """Give ``alloc`` back (a job ended or was requeued)."""
+    def release(self, alloc: Allocation) -> list[int]:
+        """Give ``alloc`` back (a job ended or was requeued); returns its node indices."""
         cpu_all, gpu_all = self._cpu_all, self._gpu_all
-        for i, na in zip(self._count(alloc, +1), alloc.nodes, strict=True):
+        idx = self._count(alloc, +1)
+        if self._whole_nodes(alloc, idx):  # every CPU id of each node back: all of them
+            cpu_free = self._cpu_free
+            for i in idx:
+                cpu_free[i] = cpu_all[i]
+            return idx
+        for i, na in zip(idx, alloc.nodes, strict=True):
             if na.cpu_ids:
                 free_ids = self._cpu_free[i]
                 if free_ids:
@@ -221,6 +240,16 @@ class NodeTable:
                     self._gpu_free[i] = gpu_all[i]
                 else:
                     self._gpu_free[i] = sorted(na.gpus, key=_gpu_index)
+        return idx
+
+    def _whole_nodes(self, alloc: Allocation, idx: list[int]) -> bool:
+        """True when ``alloc`` (large, no GPUs) holds every CPU id of each of its nodes:
+        what the loops of `allocate` and `release` do node by node then comes to "no id
+        free" and "every id free" (a ``--procs`` job's one-CPU nodes).  A node's ids are
+        distinct, so their total equals the nodes' CPUs only when each has all its own."""
+        if len(idx) < _VECTOR_NODES or alloc.num_gpus:
+            return False
+        return sum(map(len, map(_CPU_IDS, alloc.nodes))) == int(self.cpus[idx].sum())
 
     def node_alloc(self, i: int, cpus: int, mem: int, gpus: int, gpu_type: str | None) -> NodeAlloc:
         """The ``NodeAlloc`` of ``cpus``/``mem``/``gpus`` on node ``i`` (the lowest free CPU
