@@ -249,8 +249,8 @@ class NodeSpaceMap:
         n = len(self.table)
         bufs = []
         for g in grids:
-            if g.shape[0] < max(16, used * 2):
-                b = np.empty((max(16, used * 2), n), dtype=_CELL)
+            if g.shape[0] < _capacity(used):
+                b = np.empty((_capacity(used), n), dtype=_CELL)
                 b[:used] = g[:used]
                 g = b
             bufs.append(g)
@@ -357,7 +357,7 @@ class NodeSpaceMap:
         v = vals_all[keep] * self.table.usable[node_idx][:, None]
         flat = row_of * n + node_idx
         used = len(all_times)
-        cap = max(16, used * 2)
+        cap = _capacity(used)
         out = []
         for k, base in enumerate((self._cpu[0], self._mem[0], self._gpu[0])):
             grid = np.zeros((cap, n), dtype=_CELL)
@@ -434,7 +434,7 @@ class NodeSpaceMap:
             used = len(built.tail) + 1
             out = []  # the same map but for ``now``: a copy of it
             for g in built.grids:
-                buf = np.empty((max(16, used * 2), n), dtype=_CELL)
+                buf = np.empty((_capacity(used), n), dtype=_CELL)
                 buf[:used] = g
                 out.append(buf)
             self._take([now, *built.tail.tolist()], out, used, built.events)
@@ -443,7 +443,7 @@ class NodeSpaceMap:
             return None
         tail = np.unique(due[due < _UNTRACKED])
         used = len(tail) + 1
-        cap = max(16, used * 2)
+        cap = _capacity(used)
         times = np.concatenate(([now], tail))
         # the changes: (nodes, slot from which they count, resources per node, sign)
         usable = self.table.usable
@@ -795,6 +795,12 @@ class NodeSpaceMap:
     def anything_free_now(self) -> bool:
         """True while some usable node has a free CPU now (otherwise nothing can start)."""
         return bool((self._cpu[self._order[0]] > 0).any())
+
+
+def _capacity(used: int) -> int:
+    """Rows of a map's buffers for ``used`` slots: room for the slots that reservations
+    split off before the buffers must grow (``_grow``)."""
+    return max(16, used * 2)
 
 
 def cumsum_rows(grid: CellArray, used: int) -> None:
