@@ -54,6 +54,12 @@ _NARROW = 128
 #: searched with each slot's nodes as the bits of an int (``_earliest_bits``).
 _BITS = 64
 
+#: Maps of at most this many cells (slots x nodes) forget their cached fits when cells
+#: change, and compute them again for every row in one go when next read: on a few
+#: nodes one numpy call over the whole map costs less than updating the changed
+#: cells (a gather, a test and a scatter per change).
+_SMALL_CELLS = 2048
+
 #: Cell type of the map: 32 bits hold any node's CPUs and MB of memory and halve the
 #: memory traffic of a pass.
 _CELL = np.int32
@@ -559,6 +565,11 @@ class NodeSpaceMap:
         self._cpu[cells] += cpus * usable
         self._mem[cells] += mems * usable
         self._gpu[cells] += gpus * usable
+        if self._rows * len(self.table) <= _SMALL_CELLS:  # a small map: all rows anew
+            for entry in self._fits.values():
+                entry.valid = 0
+                entry.stale.clear()
+            return
         for entry in self._fits.values():  # the cached fits of these cells are stale
             if entry.valid:
                 entry.stale.append((rows, idx))
