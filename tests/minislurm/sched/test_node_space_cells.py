@@ -81,10 +81,11 @@ def test_same_running_jobs_reuse_the_concatenation() -> None:
     assert other is not first and other[0].tolist() == [2]
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("width", [4, 300])
-def test_cumsum_rows_is_numpy_cumsum_down_the_rows(width: int) -> None:
+def test_cumsum_rows_is_numpy_cumsum_down_the_rows(width: int, dtype: type) -> None:
     rng = np.random.default_rng(1)
-    grid = rng.integers(-5, 5, size=(12, width)).astype(np.int32)
+    grid: np.ndarray = rng.integers(-5, 5, size=(12, width)).astype(dtype)
     want = grid.copy()
     want[:9] = np.cumsum(grid[:9], axis=0)
     cumsum_rows(grid, 9)
