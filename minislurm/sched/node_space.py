@@ -195,21 +195,25 @@ def _sorted_ids(ids: list[int]) -> tuple[IntArray, IntArray]:
     return arr, order
 
 
-#: ``fit_key`` of the requests seen (a pass asks it of every job it tests, and a queue
-#: holds few distinct shapes); emptied when it grows past ``_FIT_KEYS_MAX``.
-_FIT_KEYS: dict[ResourceRequest, FitKey] = {}
+#: ``fit_key`` of the request objects seen (a pass asks it of every job it tests, and
+#: each pass tests the same jobs again), by identity: a request's hash and equality
+#: read its sixteen fields, three times the cost of the lookup by ``id``.  Each entry
+#: holds its request, so that its id is not reused while it is kept; emptied when it
+#: grows past ``_FIT_KEYS_MAX``.
+_FIT_KEYS: dict[int, tuple[ResourceRequest, FitKey]] = {}
 _FIT_KEYS_MAX = 4096
 
 
 def fit_key(req: ResourceRequest) -> FitKey:
     """What of ``req`` decides whether one node's share fits in a slot."""
-    key = _FIT_KEYS.get(req)
-    if key is None:
-        cpus, mem, gpus = req.per_node()
-        key = (cpus, mem, req.mem_per_node == 0, gpus, req.exclusive)
-        if len(_FIT_KEYS) >= _FIT_KEYS_MAX:
-            _FIT_KEYS.clear()
-        _FIT_KEYS[req] = key
+    hit = _FIT_KEYS.get(id(req))
+    if hit is not None and hit[0] is req:
+        return hit[1]
+    cpus, mem, gpus = req.per_node()
+    key = (cpus, mem, req.mem_per_node == 0, gpus, req.exclusive)
+    if len(_FIT_KEYS) >= _FIT_KEYS_MAX:
+        _FIT_KEYS.clear()
+    _FIT_KEYS[id(req)] = (req, key)
     return key
 
 

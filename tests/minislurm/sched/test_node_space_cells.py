@@ -104,6 +104,21 @@ def test_fit_key_is_the_same_for_equal_requests_and_follows_the_shape() -> None:
                                    exclusive=True)) == (4, 2000, False, 4, True)
 
 
+def test_fit_key_of_short_lived_requests_is_their_own() -> None:
+    """The keys are kept by the request's identity: requests made and dropped one
+    after another (ids free to be reused), past the size where the cache is emptied,
+    each get the key of their own shape."""
+    from minislurm.sched import node_space
+    from minislurm.select.request import ResourceRequest
+
+    for i in range(2 * node_space._FIT_KEYS_MAX + 10):
+        cpus, mem = 1 + i % 7, 100 * (i % 5)
+        req = ResourceRequest(ntasks=cpus, mem_per_node=mem)
+        assert node_space.fit_key(req) == (cpus, mem, mem == 0, 0, False)
+        del req
+    assert len(node_space._FIT_KEYS) <= node_space._FIT_KEYS_MAX
+
+
 def _state(space: NodeSpaceMap) -> tuple[object, ...]:
     events = tuple(e.tolist() for e in space._events) if space._events is not None else None
     return (*_grids(space), events)
