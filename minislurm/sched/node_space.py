@@ -120,14 +120,15 @@ class AllocCells:
             ids = [id(a) for a in allocs]
         if ids == self._last_ids and self._last is not None:
             return self._last
-        self.keep(allocs)
+        if len(self._cells) > 2 * len(allocs) + 64:
+            self.keep(allocs)  # forget the ended jobs' now and then, not at every pass
         parts = [self.of(a) for a in allocs]
         if parts:
             idx = np.concatenate([p[0] for p in parts])
             vals = np.concatenate([p[1] for p in parts])
         else:
             idx, vals = np.zeros(0, dtype=np.int64), np.zeros((0, 3), dtype=np.int64)
-        lens = np.fromiter((len(p[0]) for p in parts), dtype=np.int64, count=len(parts))
+        lens = np.array([len(p[0]) for p in parts], dtype=np.int64)
         self._last_ids, self._last = ids, (idx, vals, lens)
         self._last_allocs = allocs  # alive, so that their ids are not reused
         return self._last
@@ -361,7 +362,7 @@ class NodeSpaceMap:
         resources plus the releases due at or before it (summed down the rows)."""
         idx_all, vals_all, lens = self.cells.concat(allocs, ids)
         n, now, horizon = len(self.table), self.now, self.horizon
-        times = np.unique(ends[inside]).tolist()
+        times = sorted(set(ends[inside].tolist()))  # np.unique's overhead is most of it here
         all_times = [now, *times] if times[0] > now else times
         row_t = np.repeat(ends, lens)
         keep = row_t < horizon

@@ -69,6 +69,20 @@ def test_cells_of_jobs_no_longer_running_are_dropped() -> None:
     assert np.array_equal(cells.of(b)[1], np.array([[2, 20, 1]]))
 
 
+def test_concat_forgets_ended_jobs_now_and_then() -> None:
+    """The cells of jobs no longer running are dropped once they outnumber the running
+    jobs' (twice as many, plus 64), not at every pass; what is kept stays right."""
+    t = _table()
+    cells = AllocCells(t)
+    for i in range(300):
+        allocs = [_alloc((f"n{1 + (i + k) % 4}", 1 + k, 10, 0)) for k in range(3)]
+        idx, vals, lens = cells.concat(allocs)
+        assert len(cells) <= 2 * len(allocs) + 64 + len(allocs)
+        assert lens.tolist() == [1, 1, 1]
+        assert vals[:, 0].tolist() == [1, 2, 3]
+        assert idx.tolist() == [(i + k) % 4 for k in range(3)]
+
+
 def test_same_running_jobs_reuse_the_concatenation() -> None:
     t = _table()
     a = _alloc(("n1", 1, 10, 0), ("n2", 1, 10, 0))
