@@ -51,7 +51,8 @@ _CHUNK = 16
 _NARROW = 128
 
 #: Maps of at most this many nodes and slots (from the first start searched) are
-#: searched with each slot's nodes as the bits of an int (``_earliest_bits``).
+#: searched with each slot's nodes as the bits of an int (``_earliest_bits``; at most
+#: 64: a slot's nodes are read as one uint64).
 _BITS = 64
 
 #: Maps of at most this many cells (slots x nodes) forget their cached fits when cells
@@ -758,9 +759,13 @@ class NodeSpaceMap:
         rows = fit[order]
         rows &= allowed
         packed = np.packbits(rows, axis=1, bitorder="little")
-        width = packed.shape[1]
-        raw = packed.tobytes()
-        masks = [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
+        width = packed.shape[1]  # at most 8 bytes (_BITS nodes): a slot is a uint64
+        if width == 1:
+            masks = packed.ravel().tolist()
+        else:  # each slot's bytes as one little-endian word (not int.from_bytes per slot)
+            words = np.zeros((len(packed), 8), dtype=np.uint8)
+            words[:, :width] = packed
+            masks = words.view("<u8").ravel().tolist()
         times = self.times
         for s in range(n_start):
             held = masks[s]
