@@ -811,9 +811,10 @@ class NodeSpaceMap:
             node, when, c, m, g = self._events
             ok = fit_cells(self.table, key, cpu0[node] + c, mem0[node] + m, gpu0[node] + g, node)
             idx = np.flatnonzero(ok)
-            if len(idx):
-                nodes, first = np.unique(node[idx], return_index=True)
-                out[nodes] = when[idx[first]]
+            if len(idx):  # the events are by node, then time: each node's first that fits
+                hit = node[idx]  # (a change of node; np.unique sorted them again)
+                first = np.flatnonzero(np.concatenate(([True], hit[1:] != hit[:-1])))
+                out[hit[first]] = when[idx[first]]
         out[fit_cells(self.table, key, cpu0, mem0, gpu0, slice(None))] = self.now
         return out
 
