@@ -3,10 +3,11 @@
 ``earliest`` searches a small map with each slot's nodes as the bits of an int;
 otherwise it tests only the slots where enough nodes fit, a candidate's run window
 on a few nodes or (on narrow maps) on every node at once, and falls back to prefix
-sums after a few near misses.  The rule itself: the first slot from which ``count``
-allowed nodes (with the GPUs the request asks per node) fit one share of the request
-in every slot the run overlaps; the nodes returned are exactly those.  Asked on fresh
-maps (no cached lower bounds) of narrow and wide node tables.
+sums after a few near misses; a wide map is searched over its fits packed as bits.
+The rule itself: the first slot from which ``count`` allowed nodes (with the GPUs the
+request asks per node) fit one share of the request in every slot the run overlaps;
+the nodes returned are exactly those.  Asked on fresh maps (no cached lower bounds)
+of narrow and wide node tables.
 """
 
 from __future__ import annotations
@@ -69,20 +70,22 @@ def test_earliest_is_the_first_window_that_fits(
     _check(case, table, releases, req, allowed, duration)
 
 
-@settings(max_examples=200, deadline=None)
-@given(cases(), requests, st.data(), durations, st.sampled_from([(0, 128), (0, 0)]))
+@settings(max_examples=300, deadline=None)
+@given(cases(), requests, st.data(), durations,
+       st.sampled_from([(0, 128, 10**9), (0, 0, 10**9), (0, 0, 0)]))
 def test_earliest_without_bits_is_the_first_window_that_fits(
         case: Case, req: ResourceRequest, data: st.DataObject, duration: int,
-        limits: tuple[int, int]) -> None:
+        limits: tuple[int, int, int]) -> None:
     """The same on the numpy paths: the map's slots as arrays, each window tested on
-    every node (a narrow map) or on the nodes free at its start (``_NARROW`` 0)."""
+    every node (a narrow map) or on the nodes free at its start (``_NARROW`` 0), or
+    the slots' fits packed as bits (``_PACKED`` 0)."""
     table, releases = _table(case)
     n = len(table)
     allowed = np.array(data.draw(st.lists(_mostly(True), min_size=n, max_size=n)),
                        dtype=np.bool_)
-    saved = node_space._BITS, node_space._NARROW
-    node_space._BITS, node_space._NARROW = limits
+    saved = node_space._BITS, node_space._NARROW, node_space._PACKED
+    node_space._BITS, node_space._NARROW, node_space._PACKED = limits
     try:
         _check(case, table, releases, req, allowed, duration)
     finally:
-        node_space._BITS, node_space._NARROW = saved
+        node_space._BITS, node_space._NARROW, node_space._PACKED = saved
