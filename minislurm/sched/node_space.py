@@ -238,10 +238,12 @@ def fit_key(req: ResourceRequest) -> FitKey:
 
 class _Fit:
     """Where one shape fits: ``buf[row, node]`` for the buffer rows below ``valid``,
-    but for the cells of ``stale`` (``(rows, nodes, cells)`` a reservation or release
-    changed since; ``cells``: their flat indices in the buffers, rows x nodes): those
-    are computed again when the shape is next read, so a change costs nothing for the
-    shapes the rest of the pass does not test again.
+    but for the cells of ``stale`` (``(rows, nodes, cells, kept)`` a reservation or
+    release changed since; ``cells``: their flat indices in the buffers, rows x nodes;
+    ``kept``: for whole nodes held, the packed mask of the other nodes -- empty if no
+    shape was packed then -- else None):
+    those are computed again when the shape is next read, so a change costs nothing
+    for the shapes the rest of the pass does not test again.
 
     On a wide map the same rows are also kept packed, 64 nodes to a word (``bits``,
     up to date below ``bits_valid`` but for the rows of ``bits_stale``): the search
@@ -252,7 +254,7 @@ class _Fit:
     def __init__(self, buf: BoolArray) -> None:
         self.buf = buf
         self.valid = 0
-        self.stale: list[tuple[IntArray, IntArray, IntArray]] = []
+        self.stale: list[tuple[IntArray, IntArray, IntArray, WordArray | None]] = []
         self.bits: WordArray | None = None
         self.bits_valid = 0
         self.bits_stale: list[IntArray] = []
@@ -589,12 +591,15 @@ class NodeSpaceMap:
         """Hold the *whole* nodes ``idx`` from ``start`` to ``end`` (a reservation:
         ``_add_reservation`` clears them from the bitmap of every slice it covers)."""
         t = self.table
-        self._add_cells(idx, t.cpus[idx], t.mem[idx], t.gpus[idx], start, end, -1)
+        self._add_cells(idx, t.cpus[idx], t.mem[idx], t.gpus[idx], start, end, -1, held=True)
 
     def _add_cells(
         self, idx: IntArray, cpus: IntArray, mems: IntArray, gpus: IntArray, start: int,
-        end: int | None, sign: int,
+        end: int | None, sign: int, *, held: bool = False,
     ) -> None:
+        """Add ``sign`` x the resources of nodes ``idx`` over ``[start, end)``; ``held``:
+        they are the nodes' whole resources taken (``hold_nodes``), so that no share of
+        any shape fits in those cells any more."""
         start = self.round_up(start)
         if start >= self.horizon:
             return
@@ -615,9 +620,16 @@ class NodeSpaceMap:
             for entry in self._fits.values():
                 entry.forget()
             return
+        kept = None  # held: these cells fit no share of a CPU or more now
+        if held:  # the other nodes' bits, for the packed fits (none yet: no words)
+            kept = np.zeros(0, dtype=np.uint64)
+            if any(entry.bits is not None for entry in self._fits.values()):
+                gone = np.zeros(len(self.table), dtype=np.bool_)
+                gone[idx] = True
+                kept = ~_pack(gone, (len(gone) + 63) // 64)
         for entry in self._fits.values():  # the cached fits of these cells are stale
             if entry.valid:
-                entry.stale.append((rows, idx, cells))
+                entry.stale.append((rows, idx, cells, kept))
 
     def release_at(self, alloc: Allocation, end: int) -> None:
         """A running job gives its resources back at ``end`` (its time limit)."""
@@ -643,14 +655,21 @@ class NodeSpaceMap:
         fit, valid = entry.buf, entry.valid
         if entry.stale:  # cells changed since they were computed (``_add_cells``)
             cpu, mem, gpu = (g.reshape(-1) for g in (self._cpu, self._mem, self._gpu))
-            for rows, idx, cells in entry.stale:  # cells: flat, rows x idx
+            for rows, idx, cells, kept in entry.stale:  # cells: flat, rows x idx
                 if int(rows.max(initial=-1)) >= valid:
                     cells = cells[rows < valid]
-                if len(cells):
-                    fit.reshape(-1)[cells] = self._fit_cells(key, cpu[cells], mem[cells],
-                                                             gpu[cells], idx)
-                    if entry.bits is not None:
-                        entry.bits_stale.append(rows)
+                if not len(cells):
+                    continue
+                if kept is not None and key[0] >= 1:  # whole nodes held: no fit there
+                    fit.reshape(-1)[cells] = False
+                    if entry.bits is not None:  # it had them when the nodes were held
+                        packed = rows[rows < entry.bits_valid]
+                        entry.bits[packed] &= kept
+                    continue
+                fit.reshape(-1)[cells] = self._fit_cells(key, cpu[cells], mem[cells],
+                                                         gpu[cells], idx)
+                if entry.bits is not None:
+                    entry.bits_stale.append(rows)
             entry.stale.clear()
         if valid < self._rows:
             a, b = valid, self._rows
@@ -711,8 +730,8 @@ class NodeSpaceMap:
         slot at once: a node is good for a start slot when no slot overlapping
         ``[start, start + duration)`` lacks resources (prefix sums of the bad slots).
         A wide map (``_PACKED`` nodes or more) is searched the same way over its fits
-        packed 64 nodes to a word (``_earliest_packed``).  Returns (start, nodes free for the whole run) or ``None`` when the job cannot
-        start inside bf_window.
+        packed 64 nodes to a word (``_earliest_packed``).  Returns (start, nodes free
+        for the whole run) or ``None`` when the job cannot start inside bf_window.
         """
         found_before = self._bounds_of(req, allowed, count)
         if found_before is None:
