@@ -73,8 +73,8 @@ _SMALL_CELLS = 2048
 _CELL = np.int32
 CellArray = npt.NDArray[np.int32]
 
-#: Rows of nodes packed as bits, 64 nodes to a word (node ``i`` is bit ``i % 64`` of
-#: word ``i // 64``).
+#: Rows of nodes packed as bits, 64 nodes to a word (``np.packbits`` little-endian
+#: bit order: node ``i`` is bit ``i % 8`` of byte ``i // 8``, read as 8-byte words).
 WordArray = npt.NDArray[np.uint64]
 
 
@@ -855,6 +855,8 @@ class NodeSpaceMap:
         On 1,000 nodes a row is 16 words, where testing the windows node by node
         (prefix sums of the bad slots) summed 1,000 counts per row.
         """
+        if n_start <= 0:  # no slot starts inside the window
+            return None
         bits = self._fit_bits(key)
         all_times, all_order = self._slot_arrays()
         rows = bits[all_order[first:]]
