@@ -159,8 +159,8 @@ class Cards(Generic[S]):
                     why=f"{type(exc).__name__}: {exc}")
                 out.value = f"<span style='color:#cf222e'>{html.escape(why)}</span>"
                 return
+            check.disabled = True  # before the verdict shows: no second Check in between
             out.value = feedback_html(fb)
-            check.disabled = True
             self._refresh()
 
         check.on_click(on_check)

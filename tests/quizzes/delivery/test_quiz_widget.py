@@ -110,6 +110,22 @@ def test_the_widget_is_a_thin_face_over_the_session(bank, tmp_path):
     assert "Saved" in w.result.value and (tmp_path / "ada-02-sbatch-1.json").exists()
 
 
+def test_check_is_disabled_before_the_verdict_shows(bank, tmp_path):
+    """The front end applies the kernel's widget updates in the order they are sent: with
+    the verdict first, the page showed it while Check was still enabled (a second click
+    could land in between, and the class browser test once read the button then)."""
+    pytest.importorskip("ipywidgets")
+    from quizzes.widget import QuizWidget
+
+    w = QuizWidget(QuizSession(bank, "ada", "Ada", clock=Clock()), mode="one", folder=tmp_path)
+    _prompt, box, check, out = w.body.children[0].children
+    seen: list[bool] = []
+    out.observe(lambda change: seen.append(check.disabled), names="value")
+    box.value = str(right_answer(bank, "ada", w.items[0].item_id))
+    check.click()
+    assert seen == [True] and "Correct" in out.value
+
+
 def test_typed_answers_reach_the_kernel_before_the_click(tmp_path):
     """Every box a learner types an answer into, then presses a button for (each text,
     numeric, sbatch and lab item of the banks, the certificate's name prompt, a lab's
