@@ -611,10 +611,7 @@ class NodeSpaceMap:
         s0 = self._split(start)
         s1 = self._split(stop) if stop < self.horizon else len(self.times)
         usable = self.table.usable[idx].astype(np.int64) * sign
-        if self._arrays is None:  # after a split: these rows only, not every slot's
-            rows = np.array(self._order[s0:s1], dtype=np.int64)
-        else:
-            rows = self._arrays[1][s0:s1]
+        rows = self._slot_arrays()[1][s0:s1]
         cells = _flat_cells(rows, idx, len(self.table))
         for grid, vals in ((self._cpu, cpus), (self._mem, mems), (self._gpu, gpus)):
             flat = grid.reshape(-1)  # a view: the buffers are contiguous (_set_buffers)
