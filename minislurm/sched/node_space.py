@@ -626,7 +626,7 @@ class NodeSpaceMap:
             if any(entry.bits is not None for entry in self._fits.values()):
                 gone = np.zeros(len(self.table), dtype=np.bool_)
                 gone[idx] = True
-                kept = ~_pack(gone, (len(gone) + 63) // 64)
+                kept = ~_pack(gone)
         for entry in self._fits.values():  # the cached fits of these cells are stale
             if entry.valid:
                 entry.stale.append((rows, idx, cells, kept))
@@ -683,11 +683,9 @@ class NodeSpaceMap:
         self._fit_rows(key)
         entry = self._fits[key]
         n_bytes = (len(self.table) + 7) // 8
-        if entry.bits is None:
-            words = (len(self.table) + 63) // 64
-            entry.bits = np.zeros((entry.buf.shape[0], words), dtype=np.uint64)
-            entry.bits_valid = 0
-            entry.bits_stale.clear()
+        if entry.bits is None:  # (bits_valid is 0 and bits_stale empty until there are bits)
+            entry.bits = np.zeros((entry.buf.shape[0], _word_count(len(self.table))),
+                                  dtype=np.uint64)
         packed = entry.bits.view(np.uint8)
         fit = entry.buf
         if entry.bits_stale:
@@ -898,7 +896,7 @@ class NodeSpaceMap:
         key = allowed.tobytes()
         words = self._allowed_words.get(key)
         if words is None:
-            words = self._allowed_words[key] = _pack(allowed, (len(allowed) + 63) // 64)
+            words = self._allowed_words[key] = _pack(allowed)
         return words
 
     def _earliest_bits(
@@ -994,9 +992,14 @@ def _gather(buf: BoolArray, rows: IntArray, cols: IntArray) -> BoolArray:
     return buf.reshape(-1)[_flat_cells(rows, cols, buf.shape[1])]
 
 
-def _pack(mask: BoolArray, words: int) -> WordArray:
-    """``mask`` packed as ``words`` words (``WordArray``; the bits past its end clear)."""
-    out = np.zeros(words, dtype=np.uint64)
+def _word_count(n: int) -> int:
+    """Words of a row of ``n`` nodes packed (``WordArray``)."""
+    return (n + 63) // 64
+
+
+def _pack(mask: BoolArray) -> WordArray:
+    """``mask`` packed as a row of ``WordArray`` (the bits past its end clear)."""
+    out = np.zeros(_word_count(len(mask)), dtype=np.uint64)
     packed = np.packbits(mask, bitorder="little")
     out.view(np.uint8)[: len(packed)] = packed
     return out
