@@ -93,14 +93,13 @@ def _alive(ref: weakref.ref[CtldState]) -> CtldState:
 def _fingerprint(state: CtldState) -> bytes:
     """What select and the reason of a job that does not fit read (``SchedView.try_select``,
     ``_why_not``, without reservations and preemption), as bytes: the node table (which
-    one; configured, free and typed-GPU resources, jobs per node, usable nodes, weights)
-    and every partition's nodes."""
+    one: its configured resources and weights are fixed for its life; its free counts,
+    made again only when they changed: ``NodeTable.counts_bytes``), its usable nodes and
+    every partition's nodes."""
     t = state.table
-    arrays = [t.cpus, t.mem, t.gpus, t.weight, t.free_cpu, t.free_mem, t.free_gpu, t.njobs,
-              t.usable, *(t.free_gpu_typed[k] for k in sorted(t.free_gpu_typed))]
     parts = [b"%s\0%s\0" % (name.encode(), p.state.encode()) + p.mask.tobytes()
              for name, p in state.parts.items()]
-    return b"\0".join([b"%d" % id(t), *parts, *(a.tobytes() for a in arrays)])
+    return b"\0".join([b"%d" % id(t), *parts, t.usable.tobytes(), t.counts_bytes()])
 
 
 #: Each controller's running allocations as arrays, kept between its backfill passes.

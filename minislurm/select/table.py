@@ -9,6 +9,7 @@ devices a job got (``CUDA_VISIBLE_DEVICES``), as gres/gpu does.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -47,6 +48,11 @@ _NODE, _CPU_IDS = attrgetter("node"), attrgetter("cpu_ids")
 _CPUS, _MEM = attrgetter("cpus"), attrgetter("mem_mb")
 
 
+#: The numbers of ``NodeTable.version``: one sequence for every table, so that no two
+#: states of any two tables share a number.
+_VERSIONS = itertools.count(1)
+
+
 def _gpu_index(g: tuple[str | None, int]) -> int:
     return g[1]
 
@@ -65,6 +71,7 @@ class NodeTable:
         types = sorted({t for s in shapes for t, _ in s.gpus if t is not None})
         self.gpu_types: tuple[str, ...] = tuple(types)
         self.gpus: IntArray = np.array([sum(c for _, c in s.gpus) for s in shapes], dtype=np.int64)
+        self.gpu_total = int(self.gpus.sum())  # no GPU anywhere: the GPU counts stay 0
         self.gpus_typed: dict[str, IntArray] = {
             t: np.array([sum(c for tt, c in s.gpus if tt == t) for s in shapes], dtype=np.int64)
             for t in types
@@ -75,6 +82,11 @@ class NodeTable:
         self.free_gpu_typed: dict[str, IntArray] = {t: a.copy() for t, a in self.gpus_typed.items()}
         self.njobs: IntArray = np.zeros(n, dtype=np.int64)
         self.usable: BoolArray = np.ones(n, dtype=np.bool_)
+        #: A new number each time the free counts (CPUs, memory, GPUs of each type, jobs
+        #: per node) change (`_count`, their only writer), never given to another table
+        #: or state: "the same number" means "the same counts", read without the arrays.
+        self.version = next(_VERSIONS)
+        self._counts: tuple[int, bytes] = (0, b"")  # (version, counts_bytes then)
         # free GPU indices per node, per type: (type, index) pairs in index order (a
         # whole free node holds its tuple ``_gpu_all[i]``, as for the CPU ids below)
         self._gpu_free: list[Sequence[tuple[str | None, int]]] = []
@@ -132,12 +144,27 @@ class NodeTable:
             return tuple(free[:count])
         return tuple([g for g in free if g[0] == gpu_type][:count])
 
+    def counts_bytes(self) -> bytes:
+        """The free counts of every node as bytes: equal bytes for equal counts (a state
+        the table comes back to gives the bytes it gave before).  Made again only when
+        the counts changed since the last call (``version``); the configured resources
+        are not in them (fixed for the table's life)."""
+        at, data = self._counts
+        if at != self.version:
+            arrays = [self.free_cpu, self.free_mem, self.njobs]
+            if self.gpu_total:
+                arrays += [self.free_gpu, *(self.free_gpu_typed[t] for t in self.gpu_types)]
+            data = b"".join([a.tobytes() for a in arrays])
+            self._counts = (self.version, data)
+        return data
+
     def _count(self, alloc: Allocation, sign: int) -> list[int]:
         """Add ``sign`` times the CPUs, memory, jobs and GPUs of ``alloc`` to the free
         counts; the node indices.  A large allocation (a frontier job on thousands of
         nodes) is applied as one vector operation per count instead of per node."""
         nodes = alloc.nodes
         idx = list(map(self.index.__getitem__, map(_NODE, nodes)))
+        self.version = next(_VERSIONS)
         if len(nodes) < _VECTOR_NODES:  # counts read as Python ints (``item``): no
             free_cpu, free_mem, njobs = self.free_cpu, self.free_mem, self.njobs  # numpy
             for i, na in zip(idx, nodes, strict=True):  # scalar per update

@@ -19,6 +19,7 @@ import pytest
 from ctld_helpers import gpu_cluster, sub
 
 from minislurm.ctld import loops
+from minislurm.ctld.state import CtldState
 from minislurm.sched.builtin import SelectMemo
 from minislurm.states import Reason
 
@@ -147,3 +148,52 @@ def test_a_pass_with_nothing_pending_is_not_walked(monkeypatch: pytest.MonkeyPat
     sub(ctl, 600, partition="gpu", gres="gpu:8")
     ctl.run(until=ctl.now + 10)
     assert walks[0] >= 1
+
+
+def _state(state: CtldState) -> bytes:
+    """Everything the memo's fingerprint stands for, read in full: which node table,
+    its configured resources, every free count, its usable nodes and the partitions."""
+    t = state.table
+    arrays = [t.cpus, t.mem, t.gpus, t.weight, t.free_cpu, t.free_mem, t.free_gpu, t.njobs,
+              t.usable, *(t.free_gpu_typed[k] for k in sorted(t.free_gpu_typed))]
+    parts = [b"%s\0%s\0" % (name.encode(), p.state.encode()) + p.mask.tobytes()
+             for name, p in state.parts.items()]
+    return b"\0".join([b"%d" % id(t), *parts, *(a.tobytes() for a in arrays)])
+
+
+@pytest.mark.parametrize("run", ["lesson 6 what-if", "procs trace"])
+def test_the_fingerprint_names_one_state_and_each_state_has_one(
+    monkeypatch: pytest.MonkeyPatch, run: str
+) -> None:
+    """The memo's fingerprint keeps the bytes of the free counts from one change of
+    them to the next (``NodeTable.counts_bytes``, by ``version``) and leaves out what a
+    table never changes.  At every main pass: one fingerprint, one state (or a failure
+    would be answered in a state it was not found in), and one state, one fingerprint
+    (a state the cluster comes back to, a job ending and another taking its place,
+    finds the failures kept for it)."""
+    from minislurm.conf import load_config
+    from minislurm.sim.simulate import simulate
+    from minislurm.sim.workload.lublin import LublinSpec, lublin_workload
+
+    state_of: dict[bytes, bytes] = {}
+    fp_of: dict[bytes, bytes] = {}
+    versions: set[int] = set()
+    real = loops._fingerprint
+
+    def checking(state: CtldState) -> bytes:
+        fp, full = real(state), _state(state)
+        assert state_of.setdefault(fp, full) == full, "one fingerprint, two states"
+        assert fp_of.setdefault(full, fp) == fp, "one state, two fingerprints"
+        versions.add(state.table.version)
+        return fp
+
+    monkeypatch.setattr(loops, "_fingerprint", checking)
+    if run == "procs trace":
+        simulate(lublin_workload(LublinSpec(jobs=400, procs=64, seed=2)), procs=64,
+                 scheduler="slurm")
+    else:
+        from course.lessons.backfill_compare import whatif_jobs
+
+        simulate(whatif_jobs(300), load_config(None), scheduler="slurm")
+    assert len(versions) > 50  # the runs change the counts between many passes
+    assert len(fp_of) < len(versions)  # and come back to states seen before
