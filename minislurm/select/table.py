@@ -9,6 +9,7 @@ devices a job got (``CUDA_VISIBLE_DEVICES``), as gres/gpu does.
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,6 +58,21 @@ def _gpu_index(g: tuple[str | None, int]) -> int:
     return g[1]
 
 
+@dataclass(frozen=True, slots=True)
+class _Large:
+    """A large allocation as `NodeTable._count` applies it: its node indices (a list and
+    an array), the CPUs and MB of each node, and whether it holds every CPU id of each
+    of its nodes (`NodeTable._whole_nodes`).  Kept from the job's start to its end, so
+    that the release reads none of its hundreds of nodes again (a ``--procs`` job)."""
+
+    alloc: Allocation
+    idx: list[int]
+    vec: IntArray
+    cpus: IntArray
+    mems: IntArray
+    whole: bool
+
+
 class NodeTable:
     """Total and free CPUs, memory and GPUs of every node, plus the GPU indices in use."""
 
@@ -87,6 +103,7 @@ class NodeTable:
         #: or state: "the same number" means "the same counts", read without the arrays.
         self.version = next(_VERSIONS)
         self._counts: tuple[int, bytes] = (0, b"")  # (version, counts_bytes then)
+        self._large: dict[int, _Large] = {}  # the large allocations in use, by identity
         # free GPU indices per node, per type: (type, index) pairs in index order (a
         # whole free node holds its tuple ``_gpu_all[i]``, as for the CPU ids below)
         self._gpu_free: list[Sequence[tuple[str | None, int]]] = []
@@ -110,6 +127,16 @@ class NodeTable:
         self._cpu_free: list[Sequence[int]] = list(self._cpu_all)
         #: per memory size, the ``NodeAlloc`` of each node taken whole (`_cpu_allocs`)
         self._whole: dict[int, list[NodeAlloc | None]] = {}
+
+    def __deepcopy__(self, memo: dict[int, object]) -> NodeTable:
+        """A copy to take jobs off and put them on (``SchedView.earliest_start``): every
+        count and id list copied, but no kept `_Large` (each would copy its allocation's
+        nodes; the copy makes them again for the allocations it is given)."""
+        new = object.__new__(NodeTable)
+        memo[id(self)] = new
+        for name, value in vars(self).items():
+            setattr(new, name, {} if name == "_large" else copy.deepcopy(value, memo))
+        return new
 
     def __len__(self) -> int:
         return len(self.names)
@@ -158,14 +185,32 @@ class NodeTable:
             self._counts = (self.version, data)
         return data
 
-    def _count(self, alloc: Allocation, sign: int) -> list[int]:
+    def _large_of(self, alloc: Allocation, sign: int) -> _Large:
+        """``alloc``'s `_Large`: made when it is taken (``sign`` -1) and kept until it
+        is given back (+1); made again if it was not kept (a copy of the table)."""
+        key = id(alloc)
+        hit = self._large.pop(key, None) if sign > 0 else None
+        if hit is None or hit.alloc is not alloc:
+            nodes = alloc.nodes
+            idx = list(map(self.index.__getitem__, map(_NODE, nodes)))
+            n = len(nodes)
+            hit = _Large(alloc, idx, np.array(idx, dtype=np.int64),
+                         np.fromiter(map(_CPUS, nodes), np.int64, n),
+                         np.fromiter(map(_MEM, nodes), np.int64, n),
+                         self._whole_nodes(alloc, idx))  # fmt: skip
+        if sign < 0:
+            self._large[key] = hit  # holds the allocation: its id is not reused meanwhile
+        return hit
+
+    def _count(self, alloc: Allocation, sign: int) -> tuple[list[int], bool]:
         """Add ``sign`` times the CPUs, memory, jobs and GPUs of ``alloc`` to the free
-        counts; the node indices.  A large allocation (a frontier job on thousands of
-        nodes) is applied as one vector operation per count instead of per node."""
+        counts; the node indices, and whether it holds every CPU id of each of its nodes
+        (`_whole_nodes`).  A large allocation (a frontier job on thousands of nodes) is
+        applied as one vector operation per count instead of per node."""
         nodes = alloc.nodes
-        idx = list(map(self.index.__getitem__, map(_NODE, nodes)))
         self.version = next(_VERSIONS)
         if len(nodes) < _VECTOR_NODES:  # counts read as Python ints (``item``): no
+            idx = list(map(self.index.__getitem__, map(_NODE, nodes)))
             free_cpu, free_mem, njobs = self.free_cpu, self.free_mem, self.njobs  # numpy
             for i, na in zip(idx, nodes, strict=True):  # scalar per update
                 free_cpu[i] = free_cpu.item(i) + sign * na.cpus
@@ -174,14 +219,14 @@ class NodeTable:
                 if na.gpus:
                     self.free_gpu[i] = self.free_gpu.item(i) + sign * len(na.gpus)
                     self._count_typed(i, na.gpus, sign)
-            return idx
-        vec = np.array(idx, dtype=np.int64)
-        n = len(nodes)
-        np.add.at(self.free_cpu, vec, np.fromiter(map(_CPUS, nodes), np.int64, n) * sign)
-        np.add.at(self.free_mem, vec, np.fromiter(map(_MEM, nodes), np.int64, n) * sign)
+            return idx, False
+        large = self._large_of(alloc, sign)
+        idx, vec, n = large.idx, large.vec, len(nodes)
+        np.add.at(self.free_cpu, vec, large.cpus * sign)
+        np.add.at(self.free_mem, vec, large.mems * sign)
         np.add.at(self.njobs, vec, -sign)
         if not alloc.num_gpus:  # a CPU job: the GPU counts stay
-            return idx
+            return idx, large.whole
         gpus = np.fromiter((sign * len(na.gpus) for na in nodes), np.int64, n)
         np.add.at(self.free_gpu, vec, gpus)
         for t, free in self.free_gpu_typed.items():
@@ -191,7 +236,7 @@ class NodeTable:
             per = np.fromiter((sign * sum(1 for g in na.gpus if g[0] == t) for na in nodes),
                               np.int64, n)
             np.add.at(free, vec, per)
-        return idx
+        return idx, large.whole
 
     def _count_typed(self, i: int, gpus: Sequence[tuple[str | None, int]], sign: int) -> None:
         """Add ``sign`` per typed GPU of ``gpus`` to node ``i``'s free count of its type
@@ -216,8 +261,8 @@ class NodeTable:
 
     def allocate(self, alloc: Allocation) -> list[int]:
         """Mark ``alloc`` as in use (a job starts); returns its node indices."""
-        idx = self._count(alloc, -1)
-        if self._whole_nodes(alloc, idx):  # every CPU id of each node taken: none left
+        idx, whole = self._count(alloc, -1)
+        if whole:  # every CPU id of each node taken: none left
             cpu_free = self._cpu_free
             for i in idx:
                 cpu_free[i] = ()
@@ -242,8 +287,8 @@ class NodeTable:
     def release(self, alloc: Allocation) -> list[int]:
         """Give ``alloc`` back (a job ended or was requeued); returns its node indices."""
         cpu_all, gpu_all = self._cpu_all, self._gpu_all
-        idx = self._count(alloc, +1)
-        if self._whole_nodes(alloc, idx):  # every CPU id of each node back: all of them
+        idx, whole = self._count(alloc, +1)
+        if whole:  # every CPU id of each node back: all of them
             cpu_free = self._cpu_free
             for i in idx:
                 cpu_free[i] = cpu_all[i]

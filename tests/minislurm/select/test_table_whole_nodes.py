@@ -2,7 +2,9 @@
 each of its nodes (a ``--procs`` job's one-CPU nodes) set each node's free ids at once
 (`_whole_nodes`); node by node, the same table must come out.  A twin table that always
 goes node by node runs the same random allocations and releases (large and small, whole
-nodes and shares of nodes, some with GPUs) and is compared after every step."""
+nodes and shares of nodes, some with GPUs) and is compared after every step.  The twin
+also forgets the large allocations it keeps (`_Large`) before each release, so that it
+reads their nodes again: the kept arrays must give back exactly what was taken."""
 
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ def test_whole_nodes_at_once_is_node_by_node(seed: int, monkeypatch: pytest.Monk
     for _ in range(600):
         if held and (rng.random() < 0.4 or len(held) > 6):
             alloc = held.pop(rng.randrange(len(held)))
+            slow._large.clear()  # read from the nodes again
             assert fast.release(alloc) == slow.release(alloc)
         else:
             cpus = rng.choice((1, 1, 2))
@@ -65,4 +68,23 @@ def test_a_share_of_a_node_is_not_whole() -> None:
     t.allocate(rest)
     t.release(half)
     assert [list(ids) for ids in t._cpu_free] == [[0]] * 40
+    t.check()
+
+
+def test_a_deep_copy_gives_back_what_the_table_holds() -> None:
+    """``SchedView.earliest_start`` takes running jobs off a deep copy of the table: the
+    copy keeps no large allocation of its own, and gives back the same counts."""
+    import copy
+
+    t = NodeTable([NodeShape(f"n{i:02d}", 2, 100) for i in range(40)])
+    big = Allocation(t.node_allocs(list(range(40)), 2, 100, 0, None))
+    t.allocate(big)
+    assert len(t._large) == 1
+    twin = copy.deepcopy(t)
+    assert twin._large == {} and _state(twin) == _state(t)
+    twin.release(big)
+    assert twin.free_cpu.tolist() == [2] * 40 and twin.njobs.tolist() == [0] * 40
+    assert t.free_cpu.tolist() == [0] * 40  # the table itself is as it was
+    t.release(big)
+    assert t._large == {} and _state(t) == _state(twin)
     t.check()
