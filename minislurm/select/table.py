@@ -194,13 +194,22 @@ class NodeTable:
             nodes = alloc.nodes
             idx = list(map(self.index.__getitem__, map(_NODE, nodes)))
             n = len(nodes)
-            hit = _Large(alloc, idx, np.array(idx, dtype=np.int64),
-                         np.fromiter(map(_CPUS, nodes), np.int64, n),
-                         np.fromiter(map(_MEM, nodes), np.int64, n),
-                         self._whole_nodes(alloc, idx))  # fmt: skip
+            arrays = (np.array(idx, dtype=np.int64), np.fromiter(map(_CPUS, nodes), np.int64, n),
+                      np.fromiter(map(_MEM, nodes), np.int64, n))
+            for a in arrays:
+                a.flags.writeable = False  # shared with readers (`large_arrays`)
+            hit = _Large(alloc, idx, *arrays, self._whole_nodes(alloc, idx))
         if sign < 0:
             self._large[key] = hit  # holds the allocation: its id is not reused meanwhile
         return hit
+
+    def large_arrays(self, alloc: Allocation) -> tuple[IntArray, IntArray, IntArray] | None:
+        """(node indices, CPUs, MB per node) of ``alloc`` if it is a large allocation in
+        use (kept from its start: `_Large`), else None.  Read-only arrays."""
+        hit = self._large.get(id(alloc))
+        if hit is None or hit.alloc is not alloc:
+            return None
+        return hit.vec, hit.cpus, hit.mems
 
     def _count(self, alloc: Allocation, sign: int) -> tuple[list[int], bool]:
         """Add ``sign`` times the CPUs, memory, jobs and GPUs of ``alloc`` to the free
