@@ -526,6 +526,7 @@ def shrink(ctl: CtldState, job: Job, down: set[str]) -> None:
     if job.nodes_before_resize is None:
         job.nodes_before_resize = len(alloc.nodes)
     job.resize_time = now
+    ctl.table.forget(alloc)  # given back as ``lost`` now and ``keep`` at the end
     ctl.nodes_mgr.release(job.job_id, lost, now)
     job.allocation = keep
     if isinstance(ctl.runner, NodeLossRunner):

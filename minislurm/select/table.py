@@ -203,6 +203,14 @@ class NodeTable:
             self._large[key] = hit  # holds the allocation: its id is not reused meanwhile
         return hit
 
+    def forget(self, alloc: Allocation) -> None:
+        """``alloc`` is no longer given back whole (a job shrank: its nodes come back as
+        two new allocations, the lost nodes now and the rest at the end): drop what was
+        kept for it (`_Large`), which would otherwise stay for the table's life."""
+        hit = self._large.get(id(alloc))
+        if hit is not None and hit.alloc is alloc:
+            del self._large[id(alloc)]
+
     def large_arrays(self, alloc: Allocation) -> tuple[IntArray, IntArray, IntArray] | None:
         """(node indices, CPUs, MB per node) of ``alloc`` if it is a large allocation in
         use (kept from its start: `_Large`), else None.  Read-only arrays."""

@@ -156,3 +156,25 @@ def test_the_seconds_before_and_after_are_charged_at_their_sizes(captures: objec
         assert used["cpu"] == pytest.approx(2 * 50 + 1 * 50)
     finally:
         c.close()
+
+
+def test_a_large_job_that_shrinks_keeps_nothing_of_its_old_allocation() -> None:
+    """The node table keeps a large allocation's arrays from its start to its end
+    (``NodeTable._Large``); a job that shrinks gives its nodes back as two new
+    allocations, so what was kept for the old one is dropped, and every count comes
+    back when the job ends."""
+    from minislurm.sim.simulate import procs_config
+
+    c = Cluster(procs_config(40))
+    table = c.controller.table
+    jid = c.sbatch("#!/bin/bash\nsleep 100\n", "-N40", "-k")
+    c.advance(10)
+    assert len(table._large) == 1
+    assert c.run("scontrol update nodename=p0040 state=down reason=drill").returncode == 0
+    c.advance(1)
+    assert c.run(f"squeue -h -j {jid} -o '%T %D'").stdout.split() == ["RUNNING", "39"]
+    assert table._large == {}
+    c.advance(200)
+    assert c.run(f"squeue -h -j {jid}").stdout == ""
+    assert table.free_cpu.tolist() == table.cpus.tolist() and not table.njobs.any()
+    table.check()
