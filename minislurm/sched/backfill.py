@@ -22,7 +22,9 @@ Every ``bf_interval`` seconds (when something changed) the pass:
 
 * ``'slurm'``: as above; jobs with priority below ``bf_min_prio_reserve`` are only
   started, never given a reservation;
-* ``'easy'``: EASY backfilling: only the first job that cannot start gets a reservation;
+* ``'easy'``: EASY backfilling: only the first job that cannot start gets a reservation
+  (where nobody reads the expected starts, the pass asks an ``EasySpace``: the same
+  answers without the map's grids);
 * ``'conservative'``: every job gets a reservation, no ``bf_max_job_test`` cap;
 * ``'fifo'``: no backfill at all (the main scheduler's strict FIFO).
 
@@ -43,6 +45,7 @@ from minislurm.common.hostlist import compress
 from minislurm.conf import SchedulerParameters
 from minislurm.job import Allocation
 from minislurm.sched.builtin import SchedJob, SchedulerContext
+from minislurm.sched.easy_space import EasySpace
 from minislurm.sched.node_space import AllocCells, FitKey, NodeSpaceMap, fit_key, fit_now
 from minislurm.select.cons_tres import spread_node_estimate
 from minislurm.select.request import ResourceRequest, order_nodes
@@ -83,6 +86,17 @@ class Running:
 
     allocation: Allocation
     limit_end: int | None  # None: UNLIMITED
+
+
+#: The node-space map a pass asks: the map itself, or an EASY pass's `EasySpace`.
+Space = NodeSpaceMap | EasySpace
+
+
+def space_for(policy: str, estimates: bool) -> type[NodeSpaceMap] | type[EasySpace]:
+    """What a pass of ``policy`` asks for its node-space map: an EASY pass whose expected
+    starts nobody reads (a simulation) asks an `EasySpace`, the same answers without
+    the map's grids; every other pass the ``NodeSpaceMap``."""
+    return EasySpace if policy == "easy" and not estimates else NodeSpaceMap
 
 
 def _hold(
@@ -129,7 +143,7 @@ class _Postponed:
     node order of each reservation (busy nodes first) sees the nodes as they were.
     """
 
-    def __init__(self, space: NodeSpaceMap, table: NodeTable) -> None:
+    def __init__(self, space: Space, table: NodeTable) -> None:
         self.space = space
         self.table = table
         self.log: list[tuple[list[_Blocked], bool] | tuple[Allocation, int]] = []
@@ -192,7 +206,7 @@ def _give(cells: AllocCells, free_cpu: IntArray, alloc: Allocation, sign: int) -
 
 
 def _reserve(
-    space: NodeSpaceMap, table: NodeTable, b: _Blocked, first: bool,
+    space: Space, table: NodeTable, b: _Blocked, first: bool,
     found: tuple[int, BoolArray] | bool | None = False, *, free_cpu: IntArray | None = None,
 ) -> None:
     """Give ``b`` a reservation at its earliest start in the map (``squeue --start``)."""
@@ -301,12 +315,12 @@ def backfill_pass(
         lazy = policy != "conservative"
     now = ctx.now
     view = _PassView(ctx, table)
-    space_box: list[NodeSpaceMap] = []
+    space_box: list[Space] = []
+    space_kind = space_for(policy, estimates)
 
-    def space_now() -> NodeSpaceMap:
+    def space_now() -> Space:
         if not space_box:
-            space = NodeSpaceMap(table, now, params.bf_resolution, params.bf_window * 60,
-                                 cells)
+            space = space_kind(table, now, params.bf_resolution, params.bf_window * 60, cells)
             jobs = running() if callable(running) else running
             space.add_releases([(r.allocation, r.limit_end) for r in jobs])
             space_box.append(space)

@@ -275,8 +275,10 @@ class NodeSpaceMap:
 
     def __init__(
         self, table: NodeTable, now: int, resolution: int, window: int,
-        cells: AllocCells | None = None,
+        cells: AllocCells | None = None, free: list[IntArray] | None = None,
     ) -> None:
+        """``free``: the CPUs, MB and GPUs free now on each node, if not the node
+        table's (a map made later for a pass, as of its start: ``EasySpace``)."""
         self.table = table
         self.cells = cells if cells is not None and cells.table is table else AllocCells(table)
         self.now = now
@@ -287,7 +289,7 @@ class NodeSpaceMap:
         self._arrays: tuple[IntArray, IntArray] | None = None  # (times, _order) as arrays
         self._rows = 1
         rows = [np.where(table.usable, v, 0).astype(_CELL)[None, :] for v in
-                (table.free_cpu, table.free_mem, table.free_gpu)]
+                (free or (table.free_cpu, table.free_mem, table.free_gpu))]
         self._set_buffers(rows, 1)
         # the releases-only map, for lower bounds of reservation starts (start_bound)
         self._base = [r[0].astype(np.int64) for r in rows]
@@ -361,13 +363,8 @@ class NodeSpaceMap:
         """
         if not releases:
             return
-        allocs = [alloc for alloc, _ in releases]
         horizon, now, res = self.horizon, self.now, self.resolution
-        ends = np.fromiter((horizon if e is None else e for _, e in releases), dtype=np.int64,
-                           count=len(releases))
-        ends = np.where(ends <= now, now, np.maximum(now, -(-ends // res) * res))  # round_up
-        ends[ends >= horizon] = horizon  # UNLIMITED, or beyond the window: not tracked
-        inside = ends < horizon
+        allocs, ends, inside = release_ends(releases, now, horizon, res)
         if not inside.any():
             return
         if int(ends.min()) <= now:  # a release now: the first slot is not the table's
@@ -401,15 +398,11 @@ class NodeSpaceMap:
                ids: list[int] | None = None) -> None:  # fmt: skip
         """The map from every release: each slot's row is the first slot's free
         resources plus the releases due at or before it (summed down the rows)."""
-        idx_all, vals_all, lens = self.cells.concat(allocs, ids)
         n, now, horizon = len(self.table), self.now, self.horizon
         times = sorted(set(ends[inside].tolist()))  # np.unique's overhead is most of it here
         all_times = [now, *times] if times[0] > now else times
-        row_t = np.repeat(ends, lens)
-        keep = row_t < horizon
-        node_idx, row_t = idx_all[keep], row_t[keep]
+        node_idx, row_t, v = release_cells(self.cells, allocs, ends, horizon, ids)
         row_of = np.searchsorted(np.asarray(all_times, dtype=np.int64), row_t)
-        v = vals_all[keep] * self.table.usable[node_idx][:, None]
         flat = row_of * n + node_idx
         used = len(all_times)
         cap = _capacity(used)
@@ -420,16 +413,7 @@ class NodeSpaceMap:
             grid[0] += base
             cumsum_rows(grid, used)
             out.append(grid)
-        # the events of start_bound: per release of a node, by node then time, what the
-        # node got back by then
-        by = np.lexsort((row_t, node_idx))  # by node, then time
-        ev_node, ev_time, ev_v = node_idx[by], row_t[by], v[by]
-        cum = np.cumsum(ev_v, axis=0)
-        starts = _run_starts(ev_node)
-        before = np.zeros_like(cum)
-        before[starts[1:]] = cum[starts[1:] - 1]
-        cum -= np.maximum.accumulate(before, axis=0)  # released on the node so far
-        self._take(all_times, out, used, (ev_node, ev_time, cum[:, 0], cum[:, 1], cum[:, 2]))
+        self._take(all_times, out, used, release_events(node_idx, row_t, v))
 
     def _kept(self, allocs: list[Allocation], ids: list[int], due: IntArray,
               usable: bytes) -> _BuiltMap:  # fmt: skip
@@ -715,8 +699,7 @@ class NodeSpaceMap:
         request's GPUs per node, the request's fit key, and the answers already found
         for it on those nodes (``(count, duration)`` -> first start, None = never);
         None when fewer than ``count`` nodes are left."""
-        if req.gpus_per_node:
-            allowed = allowed & (self.table.total_gpus_of(req.gpu_type) >= req.gpus_per_node)
+        allowed = gpu_allowed(self.table, req, allowed)
         if int(np.count_nonzero(allowed)) < count:
             return None
         key = fit_key(req)
@@ -959,18 +942,7 @@ class NodeSpaceMap:
 
     def _first_fit(self, key: FitKey) -> IntArray:
         """Per node, the slot start from which one share of ``key`` fits (releases only)."""
-        cpu0, mem0, gpu0 = self._base
-        out = np.full(len(self.table), self.horizon, dtype=np.int64)
-        if self._events is not None and len(self._events[0]):
-            node, when, c, m, g = self._events
-            ok = fit_cells(self.table, key, cpu0[node] + c, mem0[node] + m, gpu0[node] + g, node)
-            idx = np.flatnonzero(ok)
-            if len(idx):  # the events are by node, then time: each node's first that fits
-                hit = node[idx]  # (where the node changes; np.unique sorted them again)
-                first = _run_starts(hit)
-                out[hit[first]] = when[idx[first]]
-        out[fit_cells(self.table, key, cpu0, mem0, gpu0, slice(None))] = self.now
-        return out
+        return first_fit(self.table, key, self._base, self._events, self.now, self.horizon)
 
     def anything_free_now(self) -> bool:
         """True while some usable node has a free CPU now (otherwise nothing can start)."""
@@ -1024,6 +996,79 @@ def _run_starts(values: IntArray) -> IntArray:
     """The positions where a run of equal ``values`` begins (the first of each value,
     when equal values are together)."""
     return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+
+
+def release_ends(releases: list[tuple[Allocation, int | None]], now: int, horizon: int,
+                 resolution: int) -> tuple[list[Allocation], IntArray, BoolArray]:  # fmt: skip
+    """(allocations, the slot start of each one's release, which of those are inside the
+    window) of ``releases`` (allocation, limit end or None: UNLIMITED): each end rounded
+    up to ``resolution`` and never before ``now``; ``horizon`` when not tracked
+    (UNLIMITED, or beyond the window)."""
+    allocs = [alloc for alloc, _ in releases]
+    ends = np.fromiter((horizon if e is None else e for _, e in releases), dtype=np.int64,
+                       count=len(releases))
+    ends = np.where(ends <= now, now, np.maximum(now, -(-ends // resolution) * resolution))
+    ends[ends >= horizon] = horizon  # UNLIMITED, or beyond the window: not tracked
+    return allocs, ends, ends < horizon
+
+
+def release_cells(cells: AllocCells, allocs: list[Allocation], ends: IntArray, horizon: int,
+                  ids: list[int] | None = None) -> tuple[IntArray, IntArray, IntArray]:  # fmt: skip
+    """(node, slot start, resources given back) of every node of every release inside
+    the window (``release_ends``), in the allocations' order; nothing on unusable nodes."""
+    idx_all, vals_all, lens = cells.concat(allocs, ids)
+    row_t = np.repeat(ends, lens)
+    keep = row_t < horizon
+    node_idx, row_t = idx_all[keep], row_t[keep]
+    return node_idx, row_t, vals_all[keep] * cells.table.usable[node_idx][:, None]
+
+
+def release_events(node_idx: IntArray, row_t: IntArray, v: IntArray) -> tuple[IntArray, ...]:
+    """The events of ``start_bound`` from ``release_cells``: per release of a node, by node
+    then time, (node, time, CPUs, MB and GPUs the node got back by then)."""
+    width = int(node_idx.max()) + 1 if len(node_idx) else 0
+    if len(node_idx) and int(np.bincount(node_idx, minlength=width).max()) == 1:
+        # one release per node (one-CPU nodes, whole nodes): placed by node, no sort, and
+        # each is all its node got back
+        at = np.full(width, -1, dtype=np.int64)
+        at[node_idx] = np.arange(len(node_idx))
+        by = at[at >= 0]
+        ev_v = v[by]
+        return node_idx[by], row_t[by], ev_v[:, 0], ev_v[:, 1], ev_v[:, 2]
+    by = np.lexsort((row_t, node_idx))  # by node, then time
+    ev_node, ev_time, ev_v = node_idx[by], row_t[by], v[by]
+    cum = np.cumsum(ev_v, axis=0)
+    starts = _run_starts(ev_node)
+    before = np.zeros_like(cum)
+    before[starts[1:]] = cum[starts[1:] - 1]
+    cum -= np.maximum.accumulate(before, axis=0)  # released on the node so far
+    return ev_node, ev_time, cum[:, 0], cum[:, 1], cum[:, 2]
+
+
+def first_fit(table: NodeTable, key: FitKey, base: list[IntArray],
+              events: tuple[IntArray, ...] | None, now: int, horizon: int) -> IntArray:  # fmt: skip
+    """Per node, the slot start from which one share of ``key`` fits in a map of releases
+    only (``base``: each node's free CPUs, MB and GPUs now; ``events``: `release_events`);
+    ``horizon`` for a node where it never fits inside the window."""
+    cpu0, mem0, gpu0 = base
+    out = np.full(len(table), horizon, dtype=np.int64)
+    if events is not None and len(events[0]):
+        node, when, c, m, g = events
+        ok = fit_cells(table, key, cpu0[node] + c, mem0[node] + m, gpu0[node] + g, node)
+        idx = np.flatnonzero(ok)
+        if len(idx):  # the events are by node, then time: each node's first that fits
+            hit = node[idx]  # (where the node changes; np.unique sorted them again)
+            first = _run_starts(hit)
+            out[hit[first]] = when[idx[first]]
+    out[fit_cells(table, key, cpu0, mem0, gpu0, slice(None))] = now
+    return out
+
+
+def gpu_allowed(table: NodeTable, req: ResourceRequest, allowed: BoolArray) -> BoolArray:
+    """``allowed`` less the nodes with fewer GPUs (of the type) than ``req`` asks per node."""
+    if req.gpus_per_node:
+        return allowed & (table.total_gpus_of(req.gpu_type) >= req.gpus_per_node)
+    return allowed
 
 
 def cumsum_rows(grid: CellArray | IntArray, used: int) -> None:

@@ -9,11 +9,15 @@
 * A backfill pass asks of a job that gets no reservation only whether it can start
   now (``NodeSpaceMap.starts_now``), not when it could start later
   (``backfill._only_now``).
+* An EASY pass whose expected starts nobody reads asks an ``EasySpace`` (the answers
+  of its map from the node table and each node's first fit, without the grids; the
+  map itself for any question outside that pattern): ``backfill.space_for``.
 
-Every trace is simulated twice, once with all three refused (every map built from
-scratch, every select made, every earliest start searched, as before they existed),
-and every accounting record of the two runs must be equal, field by field (times,
-node lists, allocations, reasons).  Only EASY has jobs without a reservation.
+Every trace is simulated twice, once with all four refused (every map built from
+scratch, every select made, every earliest start searched, every pass with the map
+itself, as before they existed), and every accounting record of the two runs must be
+equal, field by field (times, node lists, allocations, reasons).  Only EASY has jobs
+without a reservation, and only EASY asks an ``EasySpace`` (so its passes keep no map).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ REUSE = {
     "map": (node_space._BuiltMap, "matches", False),
     "select": (SelectMemo, "failed", None),
     "start now only": (backfill, "_only_now", False),
+    "easy space": (backfill, "space_for", node_space.NodeSpaceMap),
 }
 
 
@@ -47,7 +52,8 @@ def _both(monkeypatch: pytest.MonkeyPatch, run: Callable[[], SimulationResult],
         def counting(*args: object, _real: object = real, _what: str = what) -> object:
             assert callable(_real)
             got = _real(*args)
-            hits[_what] += bool(got is not None and got is not False)
+            hits[_what] += bool(got is not None and got is not False
+                                and got is not REUSE[_what][2])  # fmt: skip
             return got
 
         monkeypatch.setattr(owner, name, counting)
@@ -67,7 +73,8 @@ def test_procs_traces_schedule_the_same_with_and_without_reuse(
     monkeypatch: pytest.MonkeyPatch, seed: int, jobs: int, procs: int, scheduler: str
 ) -> None:
     trace = lublin_workload(LublinSpec(jobs=jobs, procs=procs, seed=seed))
-    expect = frozenset(REUSE) if scheduler == "easy" else frozenset({"map", "select"})
+    expect = (frozenset({"select", "start now only", "easy space"}) if scheduler == "easy"
+              else frozenset({"map", "select"}))  # fmt: skip
     _both(monkeypatch, lambda: simulate(trace, procs=procs, scheduler=scheduler), expect)
 
 
@@ -81,3 +88,15 @@ def test_lesson6_whatif_on_the_gpu_cluster_schedules_the_same(
     jobs = whatif_jobs(500)
     _both(monkeypatch, lambda: simulate(jobs, cfg, scheduler="slurm"),
           frozenset({"map", "select"}))
+
+
+def test_lesson6_whatif_with_easy_on_the_gpu_cluster_schedules_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """EASY on a GPU cluster: shares of nodes, GPUs, jobs spread unevenly (whose search
+    the ``EasySpace`` leaves to the map itself)."""
+    from course.lessons.backfill_compare import whatif_jobs
+
+    jobs = whatif_jobs(500)
+    _both(monkeypatch, lambda: simulate(jobs, load_config(None), scheduler="easy"),
+          frozenset({"select", "easy space"}))
