@@ -91,6 +91,18 @@ def _same_answers(easy: EasySpace, full: NodeSpaceMap, rng: np.random.Generator)
             assert np.array_equal(a, b)
 
 
+def _same_earliest(easy: EasySpace, full: NodeSpaceMap, rng: np.random.Generator
+                   ) -> tuple[ResourceRequest, tuple[int, BoolArray] | None, int]:
+    """One job's earliest start asked of both: (the request, the answer, its duration)."""
+    req, allowed, d = _ask(rng, len(full.table))
+    got, want = (easy.earliest(req, allowed, req.node_count, d),
+                 full.earliest(req, allowed, req.node_count, d))  # fmt: skip
+    assert (got is None) == (want is None)
+    if got is not None and want is not None:
+        assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    return req, want, d
+
+
 def _start(table: NodeTable, rng: np.random.Generator) -> Allocation | None:
     free = np.flatnonzero(table.usable & (table.free_cpu >= 1))
     if not len(free):
@@ -127,12 +139,8 @@ def test_an_easy_pass_gets_the_answers_of_the_map(seed: int) -> None:
     for alloc, d in started:  # the reservation: the starts taken out, then put back
         for space in (easy, full):
             space.add(alloc, NOW, NOW + d, +1)
-    req, allowed, d = _ask(rng, len(table))
-    got, want = easy.earliest(req, allowed, req.node_count, d), full.earliest(
-        req, allowed, req.node_count, d)
-    assert (got is None) == (want is None)
-    if got is not None and want is not None:
-        assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    req, want, d = _same_earliest(easy, full, rng)
+    if want is not None:
         held = np.flatnonzero(want[1])[: req.node_count]
         start = want[0] if want[0] > NOW else NOW + RESOLUTION
         for space in (easy, full):
@@ -152,9 +160,4 @@ def test_an_easy_pass_gets_the_answers_of_the_map(seed: int) -> None:
             for space in (easy, full):
                 space.reserve(alloc, NOW + 300, NOW + 900)
     _same_answers(easy, full, rng)
-    req, allowed, d = _ask(rng, len(table))
-    got, want = easy.earliest(req, allowed, req.node_count, d), full.earliest(
-        req, allowed, req.node_count, d)
-    assert (got is None) == (want is None)
-    if got is not None and want is not None:
-        assert got[0] == want[0] and np.array_equal(got[1], want[1])
+    _same_earliest(easy, full, rng)
