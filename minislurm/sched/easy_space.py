@@ -43,6 +43,7 @@ from minislurm.sched.node_space import (
     release_cells,
     release_ends,
     release_events,
+    round_up,
 )
 from minislurm.select.request import ResourceRequest
 from minislurm.select.table import BoolArray, IntArray, NodeTable
@@ -161,18 +162,13 @@ class EasySpace:
         if self._hold is not None:
             self._full()  # a second reservation: outside the pattern
             return
-        first = self._round_up(start)
-        if first >= self.horizon or min(self._round_up(end), self.horizon) <= first:
+        first = round_up(start, self.now, self.resolution)
+        if first >= self.horizon or min(round_up(end, self.now, self.resolution),
+                                         self.horizon) <= first:  # fmt: skip
             return  # NodeSpaceMap holds nothing then either
         nodes = np.zeros(len(self.table), dtype=np.bool_)
         nodes[idx] = True
         self._hold = (nodes, first)
-
-    def _round_up(self, t: int) -> int:
-        """``NodeSpaceMap.round_up``."""
-        if t <= self.now:
-            return self.now
-        return max(self.now, -(-t // self.resolution) * self.resolution)
 
     # ---- questions -----------------------------------------------------------------
     def start_bound(self, req: ResourceRequest, allowed: BoolArray, count: int) -> int:

@@ -539,9 +539,7 @@ class NodeSpaceMap:
 
     def round_up(self, t: int) -> int:
         """``t`` rounded up to a multiple of bf_resolution (never before now)."""
-        if t <= self.now:
-            return self.now
-        return max(self.now, -(-t // self.resolution) * self.resolution)
+        return round_up(t, self.now, self.resolution)
 
     def _split(self, t: int) -> int:
         """Make ``t`` a slot boundary; return the slot that starts at ``t``."""
@@ -998,6 +996,13 @@ def _run_starts(values: IntArray) -> IntArray:
     return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
 
 
+def round_up(t: int, now: int, resolution: int) -> int:
+    """``t`` rounded up to a multiple of ``resolution`` (bf_resolution), never before ``now``."""
+    if t <= now:
+        return now
+    return max(now, -(-t // resolution) * resolution)
+
+
 def release_ends(releases: list[tuple[Allocation, int | None]], now: int, horizon: int,
                  resolution: int) -> tuple[list[Allocation], IntArray, BoolArray]:  # fmt: skip
     """(allocations, the slot start of each one's release, which of those are inside the
@@ -1154,4 +1159,18 @@ def _first_window(
     return None
 
 
-__all__ = ["AllocCells", "FitKey", "NodeSpaceMap", "cumsum_rows", "fit_cells", "fit_key", "fit_now"]
+__all__ = [
+    "AllocCells",
+    "FitKey",
+    "NodeSpaceMap",
+    "cumsum_rows",
+    "first_fit",
+    "fit_cells",
+    "fit_key",
+    "fit_now",
+    "gpu_allowed",
+    "release_cells",
+    "release_ends",
+    "release_events",
+    "round_up",
+]
