@@ -88,7 +88,18 @@ def test_script_steps_on_minislurm(tmp_path: Path) -> None:
     assert got == (_rows(RUNNING), _rows(ENDED))
 
 
+#: The ``.batch`` line of the cancelled job as real Slurm showed it once (a clean-clone CI
+#: run of 2026-12-08): the batch shell ended with exit status 15 instead of by the
+#: cancel's SIGTERM, most likely because its srun, signalled too, exited first.  The
+#: capture and every other run show ``CANCELLED 0:15``, which minislurm gives.
+_BATCH_RACED = ["<long>.batch", "batch", "FAILED", "15:0"]
+
+
 @pytest.mark.realslurm
 def test_script_steps_on_real_slurm(real_slurm: RealSlurm, tmp_path: Path) -> None:
-    got = _scene(checked_stdout(real_slurm.run, cwd=tmp_path), time.sleep, tmp_path)
-    assert got == (_rows(RUNNING), _rows(ENDED))
+    running, ended = _scene(checked_stdout(real_slurm.run, cwd=tmp_path), time.sleep,
+                            tmp_path)  # fmt: skip
+    want = _rows(ENDED)
+    ended = [want[i] if row[:4] == _BATCH_RACED and want[i][0] == row[0] else row
+             for i, row in enumerate(ended)]  # fmt: skip
+    assert (running, ended) == (_rows(RUNNING), want)
