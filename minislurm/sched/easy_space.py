@@ -21,7 +21,8 @@ grids (``NodeSpaceMap`` builds three of them each pass).  It keeps every change 
 given, and any question outside that pattern (a second reservation, a start not now,
 a search with a reservation in the map) is answered by the ``NodeSpaceMap`` the pass
 would have had: built as of the space's creation, from the free resources then, with
-the changes made again in order.  ``tests/minislurm/sim/test_easy_space.py`` runs
+the changes made again in order.  ``tests/minislurm/sched/test_easy_space.py`` asks
+both the same questions; ``tests/minislurm/sim/test_pass_reuse_differential.py`` runs
 traces and the GPU cluster both ways and compares every record.
 """
 
@@ -79,9 +80,11 @@ class EasySpace:
         self.resolution = max(1, resolution)
         self.horizon = now + max(window, self.resolution)  # as NodeSpaceMap's
         u = table.usable
-        #: the map's first slot when it was made (the node table's free resources then)
+        #: the map's first slot when it was made (the node table's free resources then,
+        #: int64 as the table's: ``first_fit``'s base as ``NodeSpaceMap._base``)
         self._free = [np.where(u, v, 0) for v in (table.free_cpu, table.free_mem, table.free_gpu)]
         self._releases: list[tuple[Allocation, int | None]] = []
+        self._due_now = False  # a release due now (a running job past its limit)
         self._events: tuple[IntArray, ...] | None = None
         self._first: dict[FitKey, IntArray] = {}
         self._log: list[_Add | _Hold] = []
@@ -110,6 +113,7 @@ class EasySpace:
     def add_releases(self, releases: list[tuple[Allocation, int | None]]) -> None:
         """Running jobs give their resources back at their time limit."""
         self._releases = releases
+        self._due_now = any(e is not None and e <= self.now for _, e in releases)
 
     def _first_fit(self, key: FitKey) -> IntArray:
         """Per node, the first slot start where one share of ``key`` fits (releases only)."""
@@ -120,16 +124,14 @@ class EasySpace:
                                                      self.resolution)  # fmt: skip
                 self._events = release_events(*release_cells(self.cells, allocs, ends,
                                                              self.horizon))  # fmt: skip
-            base = [a.astype(np.int64) for a in self._free]
-            hit = self._first[key] = first_fit(self.table, key, base, self._events,
+            hit = self._first[key] = first_fit(self.table, key, self._free, self._events,
                                                self.now, self.horizon)  # fmt: skip
         return hit
 
     def _table_is_first_slot(self) -> bool:
         """True if the map's first slot is the node table's free resources now: every
         start of the pass in it, and no release due now (a job past its limit)."""
-        return not self._out and not any(e is not None and e <= self.now
-                                         for _, e in self._releases)  # fmt: skip
+        return not self._out and not self._due_now
 
     # ---- changes -------------------------------------------------------------------
     def add(self, alloc: Allocation, start: int, end: int | None, sign: int) -> None:
