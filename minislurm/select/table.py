@@ -203,21 +203,23 @@ class NodeTable:
             self._large[key] = hit  # holds the allocation: its id is not reused meanwhile
         return hit
 
+    def _kept(self, alloc: Allocation) -> _Large | None:
+        """The `_Large` kept for ``alloc`` itself (not for another that had its id)."""
+        hit = self._large.get(id(alloc))
+        return hit if hit is not None and hit.alloc is alloc else None
+
     def forget(self, alloc: Allocation) -> None:
         """``alloc`` is no longer given back whole (a job shrank: its nodes come back as
         two new allocations, the lost nodes now and the rest at the end): drop what was
         kept for it (`_Large`), which would otherwise stay for the table's life."""
-        hit = self._large.get(id(alloc))
-        if hit is not None and hit.alloc is alloc:
+        if self._kept(alloc) is not None:
             del self._large[id(alloc)]
 
     def large_arrays(self, alloc: Allocation) -> tuple[IntArray, IntArray, IntArray] | None:
         """(node indices, CPUs, MB per node) of ``alloc`` if it is a large allocation in
         use (kept from its start: `_Large`), else None.  Read-only arrays."""
-        hit = self._large.get(id(alloc))
-        if hit is None or hit.alloc is not alloc:
-            return None
-        return hit.vec, hit.cpus, hit.mems
+        hit = self._kept(alloc)
+        return None if hit is None else (hit.vec, hit.cpus, hit.mems)
 
     def _count(self, alloc: Allocation, sign: int) -> tuple[list[int], bool]:
         """Add ``sign`` times the CPUs, memory, jobs and GPUs of ``alloc`` to the free
